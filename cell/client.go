@@ -1,0 +1,138 @@
+package cell
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cellserver/cellserver/resp"
+)
+
+// Client is one connection and its state. It is owned by its connection's
+// goroutine; fields that other goroutines read (CLIENT LIST, CLIENT KILL,
+// WATCH invalidation) are atomics or behind mu.
+type Client struct {
+	srv *Server
+	id  int64
+	nc  net.Conn
+	rd  *resp.Reader
+	w   *resp.Writer
+	ctx Ctx // reused for every command: no allocation per call
+
+	db     int
+	authed bool
+	// closeAfter closes the connection once the pending replies are sent
+	// (QUIT, protocol errors).
+	closeAfter bool
+
+	multi      *txn // non-nil between MULTI and EXEC/DISCARD
+	watched    []watchedKey
+	watchDirty atomic.Bool
+
+	locks   lockSet // the shards of the running command
+	txLocks lockSet // the shards of a running EXEC
+	keyIdx  []int
+	created time.Time
+	addr    string
+	laddr   string
+
+	mu         sync.Mutex // guards name for CLIENT LIST
+	name       string
+	lastCmd    atomic.Pointer[Command]
+	lastActive atomic.Int64 // Unix ms
+	ncmds      atomic.Int64 // commands processed; written only by this client
+	killed     atomic.Bool
+}
+
+func newClient(srv *Server, nc net.Conn) *Client {
+	c := &Client{
+		srv:     srv,
+		id:      srv.nextClientID.Add(1),
+		nc:      nc,
+		w:       resp.NewWriter(),
+		created: time.Now(),
+		authed:  srv.live.requirePass.Load() == nil,
+	}
+	c.rd = resp.NewReader(nc, resp.Limits{
+		MaxBulkLen:  srv.live.protoMaxBulkLen.Load(),
+		MaxQueryBuf: int(srv.live.clientQueryBufferLimit.Load()),
+	})
+	c.addr = addrString(nc.RemoteAddr())
+	c.laddr = addrString(nc.LocalAddr())
+	c.ctx = Ctx{srv: srv, cl: c, W: c.w}
+	c.lastActive.Store(time.Now().UnixMilli())
+	return c
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	if a.Network() == "unix" {
+		return "/unixsocket:0"
+	}
+	return a.String()
+}
+
+// serve reads and runs commands until the connection ends. Replies are
+// flushed once per batch: when the input buffer holds no complete command.
+func (c *Client) serve() {
+	defer c.close()
+	for {
+		args, ok, err := c.rd.Next(c.authed)
+		if err != nil {
+			var pe resp.ProtocolError
+			if errors.As(err, &pe) {
+				c.w.Error(pe.Error())
+				c.srv.stats.countError(pe.Error())
+				c.flush()
+			}
+			return
+		}
+		if !ok {
+			if c.w.Len() > 0 && !c.flush() {
+				return
+			}
+			if c.closeAfter || c.srv.closing.Load() {
+				return
+			}
+			if err := c.rd.Fill(); err != nil {
+				if errors.Is(err, resp.ErrQueryBufferLimit) {
+					c.srv.log.Warn("closing client that reached max query buffer length",
+						"id", c.id, "addr", c.addr, "qbuf", c.rd.Buffered())
+				}
+				return
+			}
+			continue
+		}
+		c.dispatch(args)
+		if c.closeAfter {
+			c.flush()
+			return
+		}
+		if c.w.Len() > 64<<10 && !c.flush() {
+			return
+		}
+	}
+}
+
+func (c *Client) flush() bool {
+	_, err := c.nc.Write(c.w.Bytes())
+	c.w.Reset()
+	return err == nil
+}
+
+func (c *Client) close() {
+	c.unwatchAll()
+	c.nc.Close()
+	c.srv.removeClient(c)
+}
+
+// Name is the name set with CLIENT SETNAME or HELLO SETNAME.
+func (c *Client) Name() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}

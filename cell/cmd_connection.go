@@ -1,0 +1,193 @@
+package cell
+
+import (
+	"crypto/subtle"
+	"strings"
+
+	"github.com/cellserver/cellserver/resp"
+)
+
+func init() {
+	register(
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast, Handler: ping},
+		&Command{Name: "echo", Arity: 2, Flags: FlagFast, Handler: echo},
+		&Command{Name: "quit", Arity: -1, Flags: FlagAllowBusy | FlagNoAuth | FlagNoScript | FlagLoading | FlagStale | FlagFast | flagTxn, Handler: quit},
+		&Command{Name: "reset", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy | flagTxn, Handler: reset},
+		&Command{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Handler: selectDB},
+		&Command{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: auth},
+		&Command{Name: "hello", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: hello},
+	)
+}
+
+func ping(x *Ctx) {
+	switch len(x.Args) {
+	case 1:
+		x.W.Status("PONG")
+	case 2:
+		x.W.Bulk(x.Args[1])
+	default:
+		x.Error(errArity("ping"))
+	}
+}
+
+func echo(x *Ctx) { x.W.Bulk(x.Args[1]) }
+
+func quit(x *Ctx) {
+	x.W.OK()
+	x.cl.closeAfter = true
+}
+
+// reset returns the connection to its state right after connecting.
+func reset(x *Ctx) {
+	c := x.cl
+	c.multi = nil
+	c.unwatchAll()
+	c.db = 0
+	c.w.SetProto(2)
+	c.setName("")
+	c.authed = x.srv.live.requirePass.Load() == nil
+	x.W.Status("RESET")
+}
+
+func selectDB(x *Ctx) {
+	n, ok := resp.ParseInt(x.Args[1])
+	if !ok || n != int64(int32(n)) {
+		x.Error(ErrNotInteger)
+		return
+	}
+	if n < 0 || n >= int64(len(x.srv.ks.dbs)) {
+		x.Error(ErrDBIndex)
+		return
+	}
+	x.cl.db = int(n)
+	x.db = int(n)
+	x.W.OK()
+}
+
+// parseDBIndex is SELECT's argument check, for EXEC's lock planning.
+func parseDBIndex(s *Server, b []byte) (int, bool) {
+	n, ok := resp.ParseInt(b)
+	if !ok || n < 0 || n >= int64(len(s.ks.dbs)) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func auth(x *Ctx) {
+	if len(x.Args) > 3 {
+		x.Error(ErrSyntax)
+		return
+	}
+	if len(x.Args) == 2 && x.srv.live.requirePass.Load() == nil {
+		x.Error(ErrNoPassword)
+		return
+	}
+	user, pass := []byte("default"), x.Args[len(x.Args)-1]
+	if len(x.Args) == 3 {
+		user = x.Args[1]
+	}
+	if !x.srv.checkPassword(user, pass) {
+		x.Error(ErrWrongPass)
+		return
+	}
+	x.cl.authed = true
+	x.W.OK()
+}
+
+// checkPassword authenticates the only user there is, "default": any
+// password works when no requirepass is set, as with Redis's nopass user.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	if string(user) != "default" {
+		return false
+	}
+	want := s.live.requirePass.Load()
+	if want == nil {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(*want), pass) == 1
+}
+
+func hello(x *Ctx) {
+	c := x.cl
+	proto := int64(c.w.Proto())
+	if len(x.Args) >= 2 {
+		v, ok := resp.ParseInt(x.Args[1])
+		if !ok {
+			x.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			x.Error(ErrNoProto)
+			return
+		}
+		proto = v
+	}
+	var user, pass, name []byte
+	setName := false
+	for j := 2; j < len(x.Args); j++ {
+		more := len(x.Args) - 1 - j
+		opt := x.Args[j]
+		switch {
+		case strings.EqualFold(string(opt), "auth") && more >= 2:
+			user, pass = x.Args[j+1], x.Args[j+2]
+			j += 2
+		case strings.EqualFold(string(opt), "setname") && more >= 1:
+			name, setName = x.Args[j+1], true
+			j++
+		default:
+			x.Error("ERR Syntax error in HELLO option '" + cstring(opt) + "'")
+			return
+		}
+	}
+	if user != nil {
+		if !x.srv.checkPassword(user, pass) {
+			x.Error(ErrWrongPass)
+			return
+		}
+		c.authed = true
+	}
+	if !c.authed {
+		x.Error(ErrHelloNoAuth)
+		return
+	}
+	if setName {
+		if !validClientName(name) {
+			x.Error(ErrClientName)
+			return
+		}
+		c.setName(string(name))
+	}
+	c.w.SetProto(int(proto))
+	w := x.W
+	w.Map(7)
+	w.BulkString("server")
+	w.BulkString("redis")
+	w.BulkString("version")
+	w.BulkString(x.srv.cfg.Version)
+	w.BulkString("proto")
+	w.Int(proto)
+	w.BulkString("id")
+	w.Int(c.id)
+	w.BulkString("mode")
+	w.BulkString("standalone")
+	w.BulkString("role")
+	w.BulkString("master")
+	w.BulkString("modules")
+	w.Array(0)
+}
+
+// validClientName allows only printable ASCII without spaces, as Redis.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) setName(n string) {
+	c.mu.Lock()
+	c.name = n
+	c.mu.Unlock()
+}

@@ -1,0 +1,181 @@
+package cell
+
+func init() {
+	register(
+		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: multi},
+		&Command{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog | flagTxn, Handler: exec},
+		&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: discard},
+		&Command{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, FirstKey: 1, LastKey: -1, Handler: watch},
+		&Command{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Handler: unwatch},
+	)
+}
+
+// txn is a client's MULTI state: the queued commands with their own copies
+// of the arguments, and whether a queue-time error poisoned it.
+type txn struct {
+	cmds  []queued
+	dirty bool
+}
+
+type queued struct {
+	cmd  *Command
+	args [][]byte
+}
+
+// add queues a command, copying its arguments out of the read buffer in
+// one allocation.
+func (t *txn) add(cmd *Command, args [][]byte) {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		cp[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	t.cmds = append(t.cmds, queued{cmd, cp})
+}
+
+// watchedKey is a key a client WATCHes. expired records that the key was
+// already logically expired at WATCH time: it then counts as missing and
+// its later deletion does not abort the transaction (Redis 7.0).
+type watchedKey struct {
+	db      int
+	key     string
+	expired bool
+}
+
+func multi(x *Ctx) {
+	if x.cl.multi != nil {
+		x.Error(ErrMultiNested)
+		return
+	}
+	x.cl.multi = &txn{}
+	x.W.OK()
+}
+
+func discard(x *Ctx) {
+	if x.cl.multi == nil {
+		x.Error(ErrDiscardNoMult)
+		return
+	}
+	x.cl.multi = nil
+	x.cl.unwatchAll()
+	x.W.OK()
+}
+
+func unwatch(x *Ctx) {
+	x.cl.unwatchAll()
+	x.W.OK()
+}
+
+func watch(x *Ctx) {
+	c := x.cl
+	if c.multi != nil {
+		x.Error(ErrWatchInMulti)
+		return
+	}
+next:
+	for _, k := range x.Args[1:] {
+		for _, w := range c.watched {
+			if w.db == x.db && w.key == string(k) {
+				continue next
+			}
+		}
+		s := x.srv.ks.shardOf(x.db, k)
+		e := s.keys[string(k)]
+		key := string(k)
+		if s.watchers == nil {
+			s.watchers = map[string][]*Client{}
+		}
+		s.watchers[key] = append(s.watchers[key], c)
+		c.watched = append(c.watched, watchedKey{db: x.db, key: key, expired: e != nil && e.expired(x.now)})
+	}
+	x.W.OK()
+}
+
+// unwatchAll forgets every WATCHed key of c, taking each shard's lock.
+func (c *Client) unwatchAll() {
+	for _, w := range c.watched {
+		s := c.srv.ks.shardOf(w.db, []byte(w.key))
+		s.mu.Lock()
+		list := s.watchers[w.key]
+		for i, other := range list {
+			if other == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.watchers, w.key)
+		} else {
+			s.watchers[w.key] = list
+		}
+		s.mu.Unlock()
+	}
+	c.watched = c.watched[:0]
+	c.watchDirty.Store(false)
+}
+
+// exec runs the queued commands atomically: it locks the shards of every
+// queued command and every WATCHed key together, checks the WATCHes, then
+// runs the queue with time frozen at EXEC's start.
+func exec(x *Ctx) {
+	c := x.cl
+	t := c.multi
+	if t == nil {
+		x.Error(ErrExecNoMulti)
+		return
+	}
+	c.multi = nil
+	defer c.unwatchAll()
+	if t.dirty {
+		x.Error(ErrExecAbort)
+		return
+	}
+	locks := &c.txLocks
+	db := c.db
+	for _, q := range t.cmds {
+		c.lockFor(locks, q.cmd, q.args, db)
+		if q.cmd.Name == "select" {
+			if n, ok := parseDBIndex(c.srv, q.args[1]); ok {
+				db = n
+			}
+		}
+	}
+	for _, w := range c.watched {
+		locks.add(c.srv.ks.shardOf(w.db, []byte(w.key)))
+	}
+	locks.lock()
+	defer locks.unlock()
+	if c.watchAborted(x.now) {
+		x.W.NullArray()
+		return
+	}
+	x.W.Array(len(t.cmds))
+	for _, q := range t.cmds {
+		sub := Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now}
+		q.cmd.Handler(&sub)
+		c.record(q.cmd, sub.failed, 0)
+	}
+}
+
+// watchAborted reports whether a WATCHed key changed, or expired, since
+// WATCH. The shards of the watched keys must be locked.
+func (c *Client) watchAborted(now int64) bool {
+	if c.watchDirty.Load() {
+		return true
+	}
+	for _, w := range c.watched {
+		if w.expired {
+			continue
+		}
+		s := c.srv.ks.shardOf(w.db, []byte(w.key))
+		if e := s.keys[w.key]; e != nil && e.expired(now) {
+			return true
+		}
+	}
+	return false
+}

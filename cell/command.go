@@ -1,0 +1,167 @@
+package cell
+
+import (
+	"sort"
+	"sync/atomic"
+)
+
+// Flag is a command property that changes how dispatch treats it. The
+// exported ones mirror Redis's command flags (COMMAND INFO prints them).
+type Flag uint32
+
+const (
+	FlagWrite Flag = 1 << iota
+	FlagReadonly
+	FlagDenyOOM
+	FlagAdmin
+	FlagPubSub
+	FlagNoScript
+	FlagBlocking
+	FlagLoading
+	FlagStale
+	FlagSkipMonitor
+	FlagSkipSlowlog
+	FlagAsking
+	FlagFast
+	FlagNoAuth
+	FlagMayReplicate
+	FlagSentinel
+	FlagOnlySentinel
+	FlagNoMandatoryKeys
+	FlagProtected
+	FlagModule
+	FlagAllowBusy
+	FlagNoMulti
+	FlagMovableKeys
+
+	// Ours, not shown by COMMAND INFO.
+
+	// flagWholeDB commands read or write every key of the selected database
+	// (KEYS, SCAN, DBSIZE, FLUSHDB): dispatch locks all its shards.
+	flagWholeDB
+	// flagAllDBs commands touch every database (FLUSHALL).
+	flagAllDBs
+	// flagTxn commands drive a transaction and are never queued
+	// (MULTI, EXEC, DISCARD, WATCH, plus QUIT and RESET).
+	flagTxn
+)
+
+// Handler runs one command. The shards holding the command's keys are
+// locked by dispatch before it is called.
+type Handler func(x *Ctx)
+
+// Command is one entry of the command table.
+type Command struct {
+	Name  string // lower-case full name: "get", "config|get"
+	Arity int    // Redis's arity: N exactly, -N at least N, counting the name
+	Flags Flag
+	// Key positions as Redis's legacy (first, last, step) triple; last < 0
+	// counts from the end. Zero first means no keys.
+	FirstKey, LastKey, Step int
+	// Keys computes key positions for commands whose keys move (EVAL).
+	Keys    func(args [][]byte) []int
+	Handler Handler
+	// Sub holds the subcommands of a container command (CONFIG, CLIENT).
+	Sub map[string]*Command
+
+	stats cmdStats
+}
+
+// cmdStats feeds INFO commandstats.
+type cmdStats struct {
+	calls, usec, rejected, failed atomic.Int64
+}
+
+// commands is the table, keyed by lower-case name. It is filled by the
+// register calls at the top of each cmd_*.go file and read-only afterwards.
+var commands = map[string]*Command{}
+
+// register adds commands to the table. A name with '|' is a subcommand and
+// attaches to its container, which must be registered first.
+func register(cmds ...*Command) {
+	for _, c := range cmds {
+		if c.Step == 0 && c.FirstKey > 0 {
+			c.Step = 1
+		}
+		if parent, sub, ok := cutPipe(c.Name); ok {
+			p := commands[parent]
+			if p == nil {
+				panic("cell: subcommand before its container: " + c.Name)
+			}
+			if p.Sub == nil {
+				p.Sub = map[string]*Command{}
+			}
+			p.Sub[sub] = c
+			continue
+		}
+		if commands[c.Name] != nil {
+			panic("cell: command registered twice: " + c.Name)
+		}
+		commands[c.Name] = c
+	}
+}
+
+func cutPipe(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '|' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// lookupCommand finds a command by name in any letter case without
+// allocating: the lower-cased name is built in a stack buffer, and the map
+// lookup by string(bytes) does not copy.
+func lookupCommand(table map[string]*Command, name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return table[string(buf[:len(name)])]
+}
+
+// arityOK applies Redis's arity rule to argc (the name included).
+func (c *Command) arityOK(argc int) bool {
+	if c.Arity >= 0 {
+		return argc == c.Arity
+	}
+	return argc >= -c.Arity
+}
+
+// keyIndexes appends the positions of the keys in args.
+func (c *Command) keyIndexes(args [][]byte, dst []int) []int {
+	if c.Keys != nil {
+		return append(dst, c.Keys(args)...)
+	}
+	if c.FirstKey <= 0 || c.FirstKey >= len(args) {
+		return dst
+	}
+	last := c.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	for i := c.FirstKey; i <= last; i += c.Step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// commandNames lists the table sorted, for COMMAND and its tests.
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

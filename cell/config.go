@@ -1,0 +1,95 @@
+package cell
+
+import (
+	"log/slog"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Config is the server's settings. The fields are the start-up values;
+// settings CONFIG SET can change live in the atomics below them.
+type Config struct {
+	Bind                   []string // addresses to listen on; empty: none (unix socket only)
+	Port                   int      // 0: no TCP listener
+	UnixSocket             string
+	UnixSocketPerm         uint32
+	RequirePass            string
+	Databases              int
+	MaxClients             int
+	Dir                    string
+	ProtoMaxBulkLen        int64
+	ClientQueryBufferLimit int64
+	Shards                 int // per database; 0: chosen from GOMAXPROCS
+	Hz                     int // active expiry cycles per second
+	Version                string
+	Logger                 *slog.Logger
+}
+
+// liveConfig holds the settings CONFIG SET can change while clients run.
+type liveConfig struct {
+	requirePass            atomic.Pointer[string]
+	maxClients             atomic.Int64
+	protoMaxBulkLen        atomic.Int64
+	clientQueryBufferLimit atomic.Int64
+}
+
+// DefaultConfig is what `cellserver` runs with when given no flags: Redis's
+// defaults.
+func DefaultConfig() Config {
+	return Config{
+		Bind:                   []string{"127.0.0.1"},
+		Port:                   6379,
+		Databases:              16,
+		MaxClients:             10000,
+		Dir:                    ".",
+		ProtoMaxBulkLen:        512 << 20,
+		ClientQueryBufferLimit: 1 << 30,
+		Hz:                     10,
+		Version:                "7.0.15",
+	}
+}
+
+// DefaultShards is the shard count for 0: enough that every core works
+// without contending for one lock.
+func DefaultShards() int {
+	n := 16
+	for n < 8*runtime.GOMAXPROCS(0) {
+		n <<= 1
+	}
+	return n
+}
+
+func (l *liveConfig) load(c *Config) {
+	if c.RequirePass != "" {
+		p := c.RequirePass
+		l.requirePass.Store(&p)
+	}
+	l.maxClients.Store(int64(c.MaxClients))
+	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
+	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
+}
+
+// ParseMemory reads a size as redis.conf writes it: a number with an
+// optional unit, k/m/g powers of 1000 and kb/mb/gb powers of 1024, any case.
+func ParseMemory(s string) (int64, bool) {
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}}
+	l := strings.ToLower(s)
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(l, u.suffix) {
+			l, mul = strings.TrimSuffix(l, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(l, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mul {
+		return 0, false
+	}
+	return n * mul, true
+}

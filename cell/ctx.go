@@ -1,0 +1,34 @@
+package cell
+
+import (
+	"github.com/cellserver/cellserver/resp"
+)
+
+// Ctx is one command's execution: its arguments, its client, where its
+// reply goes and the frozen clock. Handlers reach the keyspace only through
+// the Ctx methods in mutate.go, with the command's shards already locked.
+type Ctx struct {
+	srv  *Server
+	cl   *Client
+	cmd  *Command
+	Args [][]byte
+	W    *resp.Writer
+	db   int
+	// now is the time for expiry, in Unix ms: read once per command, once
+	// for a whole EXEC (Redis freezes time there too).
+	now    int64
+	failed bool // the reply was an error (INFO commandstats failed_calls)
+}
+
+// Error replies with a Redis error text ("ERR ...", "WRONGTYPE ...").
+func (x *Ctx) Error(msg string) {
+	x.W.Error(msg)
+	x.failed = true
+	x.srv.stats.countError(msg)
+}
+
+// DB is the selected database.
+func (x *Ctx) DB() int { return x.db }
+
+// Now is the command's frozen time in Unix ms.
+func (x *Ctx) Now() int64 { return x.now }

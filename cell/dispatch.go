@@ -1,0 +1,114 @@
+package cell
+
+import (
+	"time"
+)
+
+// dispatch runs the checks Redis's processCommand runs, in its order, then
+// queues the command (inside MULTI) or calls it:
+//
+//  1. unknown command or subcommand, wrong arity
+//  2. NOAUTH
+//  3. commands not allowed inside MULTI
+//  4. MULTI queueing: everything but the transaction commands is queued
+//
+// A failed check inside MULTI poisons the transaction (EXECABORT).
+func (c *Client) dispatch(args [][]byte) {
+	c.lastActive.Store(time.Now().UnixMilli())
+	cmd := lookupCommand(commands, args[0])
+	if cmd == nil {
+		c.reject(nil, errUnknownCommand(args))
+		return
+	}
+	if cmd.Sub != nil && len(args) >= 2 {
+		sub := lookupCommand(cmd.Sub, args[1])
+		if sub == nil {
+			c.reject(nil, errUnknownSubcommand(args[0], args[1]))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		c.reject(cmd, errArity(cmd.Name))
+		return
+	}
+	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
+		c.reject(cmd, ErrNoAuth)
+		return
+	}
+	if c.multi != nil {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.reject(cmd, ErrNoMulti)
+			return
+		}
+		if cmd.Flags&flagTxn == 0 {
+			c.multi.add(cmd, args)
+			c.w.Status("QUEUED")
+			return
+		}
+	}
+	c.call(cmd, args)
+}
+
+// reject answers a command that failed dispatch's checks.
+//
+// EXEC itself failing a check discards the transaction, and its reply
+// names the reason (Redis's execCommandAbort).
+func (c *Client) reject(cmd *Command, msg string) {
+	if cmd != nil && cmd.Name == "exec" {
+		c.srv.stats.countError(msg)
+		c.multi = nil
+		c.unwatchAll()
+		c.w.Error("EXECABORT Transaction discarded because of: " + msg)
+		cmd.stats.rejected.Add(1)
+		return
+	}
+	c.w.Error(msg)
+	c.srv.stats.countError(msg)
+	if cmd != nil {
+		cmd.stats.rejected.Add(1)
+	}
+	if c.multi != nil {
+		c.multi.dirty = true
+	}
+}
+
+// call locks the command's shards, runs it and records its stats.
+func (c *Client) call(cmd *Command, args [][]byte) {
+	start := time.Now()
+	x := &c.ctx
+	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
+	c.lockFor(&c.locks, cmd, args, c.db)
+	c.locks.lock()
+	cmd.Handler(x)
+	c.locks.unlock()
+	c.record(cmd, x.failed, time.Since(start))
+}
+
+// lockFor adds to l the shards cmd needs when run in db.
+func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
+	ks := c.srv.ks
+	switch {
+	case cmd.Flags&flagAllDBs != 0:
+		for d := range ks.dbs {
+			l.addDB(ks, d)
+		}
+	case cmd.Flags&flagWholeDB != 0:
+		l.addDB(ks, db)
+	default:
+		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
+		for _, i := range c.keyIdx {
+			l.add(ks.shardOf(db, args[i]))
+		}
+	}
+}
+
+func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
+	cmd.stats.calls.Add(1)
+	cmd.stats.usec.Add(int64(d / time.Microsecond))
+	if failed {
+		cmd.stats.failed.Add(1)
+	}
+	c.ncmds.Add(1)
+	c.lastCmd.Store(cmd)
+}

@@ -1,0 +1,121 @@
+package cell
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync"
+)
+
+// Entry is one key's value and expiry.
+//
+// A string value lives in Str with Obj nil; other types live in Obj
+// (*zsetlite.Set, *Hash, *List). Exp is the absolute expiry in Unix ms, 0
+// for none. A key is expired when now > Exp, as in Redis.
+type Entry struct {
+	Exp int64
+	Str []byte
+	Obj any
+}
+
+// Type names the value's type as TYPE replies it.
+func (e *Entry) Type() string {
+	if e.Obj == nil {
+		return "string"
+	}
+	if t, ok := e.Obj.(interface{ TypeName() string }); ok {
+		return t.TypeName()
+	}
+	return "none"
+}
+
+// expired reports whether the entry is logically gone at now (ms).
+func (e *Entry) expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
+
+// Shard is a slice of one database's keys behind one mutex. Every access
+// to keys, withTTL and watchers happens with mu held.
+type Shard struct {
+	mu       sync.Mutex
+	id       int // global lock order: db*shards + index
+	keys     map[string]*Entry
+	withTTL  int                  // keys with an expiry, for INFO keyspace
+	dirty    int64                // writes, for rdb_changes_since_last_save
+	expired  int64                // keys expired, for INFO expired_keys
+	watchers map[string][]*Client // WATCHed keys of this shard
+	_        [64]byte             // keep hot mutexes on separate cache lines
+}
+
+// DB is one of the numbered databases (SELECT n).
+type DB struct {
+	shards []Shard
+}
+
+// Keyspace holds every database. Its shape is fixed at start.
+type Keyspace struct {
+	dbs  []DB
+	mask uint64
+	seed maphash.Seed
+}
+
+// NewKeyspace makes databases x shards; shards is rounded up to a power of two.
+func NewKeyspace(databases, shards int) *Keyspace {
+	n := 1
+	for n < shards {
+		n <<= 1
+	}
+	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1), seed: maphash.MakeSeed()}
+	for d := range ks.dbs {
+		ks.dbs[d].shards = make([]Shard, n)
+		for i := range ks.dbs[d].shards {
+			s := &ks.dbs[d].shards[i]
+			s.id = d*n + i
+			s.keys = map[string]*Entry{}
+		}
+	}
+	return ks
+}
+
+// Shards is the number of shards per database.
+func (ks *Keyspace) Shards() int { return int(ks.mask + 1) }
+
+// shardOf returns the shard that owns key in db.
+func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
+	h := maphash.Bytes(ks.seed, key)
+	return &ks.dbs[db].shards[h&ks.mask]
+}
+
+// lockSet is the set of shards one execution holds, locked in ascending id
+// order so that executions holding several shards cannot deadlock.
+type lockSet struct {
+	one    [4]*Shard
+	shards []*Shard
+}
+
+func (l *lockSet) add(s *Shard) {
+	if l.shards == nil {
+		l.shards = l.one[:0]
+	}
+	l.shards = append(l.shards, s)
+}
+
+func (l *lockSet) addDB(ks *Keyspace, db int) {
+	for i := range ks.dbs[db].shards {
+		l.add(&ks.dbs[db].shards[i])
+	}
+}
+
+func (l *lockSet) lock() {
+	if len(l.shards) > 1 {
+		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
+		l.shards = slices.Compact(l.shards)
+	}
+	for _, s := range l.shards {
+		s.mu.Lock()
+	}
+}
+
+func (l *lockSet) unlock() {
+	for i := len(l.shards) - 1; i >= 0; i-- {
+		l.shards[i].mu.Unlock()
+	}
+	l.shards = l.shards[:0]
+}

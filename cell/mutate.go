@@ -1,0 +1,135 @@
+package cell
+
+// The keyspace mutation API. Every write to a key goes through one of the
+// functions below, and each of them ends in wrote(): the single place where
+// WATCH invalidation, the changes-since-save count and (later) the
+// persistence effect log hook in. A handler that changes a value in place
+// (INCR, ZADD into an existing set) calls touched() when it is done.
+//
+// All of them require the key's shard to be locked by dispatch.
+
+// lookup returns key's live entry or nil. An expired entry is deleted on
+// the way, as Redis's expireIfNeeded does on every access.
+func (x *Ctx) lookup(key []byte) *Entry {
+	s := x.srv.ks.shardOf(x.db, key)
+	e := s.keys[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.expired(x.now) {
+		x.srv.ks.expire(s, string(key), e)
+		return nil
+	}
+	return e
+}
+
+// lookupString returns key's string entry, or nil if missing. ok is false,
+// with WRONGTYPE already replied, if the key holds another type.
+func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
+	e = x.lookup(key)
+	if e != nil && e.Obj != nil {
+		x.Error(ErrWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
+// setString stores a string value under key, replacing whatever the key
+// held, with absolute expiry exp (0: none). The value is copied.
+func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
+	s := x.srv.ks.shardOf(x.db, key)
+	e := s.keys[string(key)]
+	if e == nil {
+		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
+		s.keys[string(key)] = e
+	} else {
+		e.Obj = nil
+		e.Str = append(e.Str[:0], val...)
+	}
+	s.setExp(e, exp)
+	x.wrote(s, key)
+	return e
+}
+
+// setObject stores an aggregate value under key, replacing what it held.
+func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
+	s := x.srv.ks.shardOf(x.db, key)
+	e := s.keys[string(key)]
+	if e == nil {
+		e = &Entry{Obj: obj}
+		s.keys[string(key)] = e
+	} else {
+		e.Str, e.Obj = nil, obj
+	}
+	s.setExp(e, exp)
+	x.wrote(s, key)
+	return e
+}
+
+// setExpire changes the expiry of a live entry (0 removes it).
+func (x *Ctx) setExpire(key []byte, e *Entry, exp int64) {
+	s := x.srv.ks.shardOf(x.db, key)
+	s.setExp(e, exp)
+	x.wrote(s, key)
+}
+
+// touched records an in-place change of key's value.
+func (x *Ctx) touched(key []byte) {
+	x.wrote(x.srv.ks.shardOf(x.db, key), key)
+}
+
+// remove deletes key and reports whether it existed (expired keys do not
+// count, as in Redis).
+func (x *Ctx) remove(key []byte) bool {
+	if x.lookup(key) == nil {
+		return false
+	}
+	s := x.srv.ks.shardOf(x.db, key)
+	s.drop(string(key))
+	x.wrote(s, key)
+	return true
+}
+
+// wrote is the one hook every mutation reaches.
+func (x *Ctx) wrote(s *Shard, key []byte) {
+	s.dirty++
+	if len(s.watchers) != 0 {
+		s.touchWatchers(string(key))
+	}
+}
+
+// setExp keeps withTTL in step with the entry's expiry.
+func (s *Shard) setExp(e *Entry, exp int64) {
+	if e.Exp != 0 {
+		s.withTTL--
+	}
+	if exp != 0 {
+		s.withTTL++
+	}
+	e.Exp = exp
+}
+
+// drop deletes key from the shard's maps.
+func (s *Shard) drop(key string) {
+	if e := s.keys[key]; e != nil && e.Exp != 0 {
+		s.withTTL--
+	}
+	delete(s.keys, key)
+}
+
+// expire deletes an entry found expired, lazily or by the active cycle.
+func (ks *Keyspace) expire(s *Shard, key string, e *Entry) {
+	s.drop(key)
+	s.expired++
+	s.dirty++
+	if len(s.watchers) != 0 {
+		s.touchWatchers(key)
+	}
+}
+
+// touchWatchers fails the transactions of clients WATCHing key.
+func (s *Shard) touchWatchers(key string) {
+	for _, c := range s.watchers[key] {
+		c.watchDirty.Store(true)
+	}
+}

@@ -1,0 +1,220 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a running cellserver: its keyspace, its listeners and its
+// clients.
+type Server struct {
+	cfg   *Config
+	live  liveConfig
+	ks    *Keyspace
+	log   *slog.Logger
+	stats serverStats
+	start time.Time
+
+	nextClientID atomic.Int64
+	closing      atomic.Bool
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	clients   map[int64]*Client
+	conns     sync.WaitGroup
+	done      chan struct{}
+}
+
+// New makes a server from cfg. Nothing listens until Serve.
+func New(cfg Config) *Server {
+	if cfg.Databases <= 0 {
+		cfg.Databases = 16
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = DefaultShards()
+	}
+	if cfg.Hz <= 0 {
+		cfg.Hz = 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.Version == "" {
+		cfg.Version = DefaultConfig().Version
+	}
+	s := &Server{
+		cfg:     &cfg,
+		ks:      NewKeyspace(cfg.Databases, cfg.Shards),
+		log:     cfg.Logger,
+		start:   time.Now(),
+		clients: map[int64]*Client{},
+		done:    make(chan struct{}),
+	}
+	s.live.load(&cfg)
+	go s.activeExpiry()
+	return s
+}
+
+// Listen opens the configured TCP and unix listeners.
+func (s *Server) Listen() error {
+	var lns []net.Listener
+	fail := func(err error) error {
+		for _, l := range lns {
+			l.Close()
+		}
+		return err
+	}
+	if s.cfg.Port > 0 {
+		for _, b := range s.cfg.Bind {
+			ln, err := net.Listen("tcp", net.JoinHostPort(b, itoa(int64(s.cfg.Port))))
+			if err != nil {
+				return fail(err)
+			}
+			lns = append(lns, ln)
+		}
+	}
+	if s.cfg.UnixSocket != "" {
+		os.Remove(s.cfg.UnixSocket)
+		ln, err := net.Listen("unix", s.cfg.UnixSocket)
+		if err != nil {
+			return fail(err)
+		}
+		if s.cfg.UnixSocketPerm != 0 {
+			os.Chmod(s.cfg.UnixSocket, os.FileMode(s.cfg.UnixSocketPerm))
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return errors.New("nothing to listen on: give --port or --unixsocket")
+	}
+	s.mu.Lock()
+	s.listeners = append(s.listeners, lns...)
+	s.mu.Unlock()
+	return nil
+}
+
+// Addrs lists the listening addresses.
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []net.Addr
+	for _, l := range s.listeners {
+		out = append(out, l.Addr())
+	}
+	return out
+}
+
+// Serve accepts clients on every listener until Shutdown.
+func (s *Server) Serve() error {
+	s.mu.Lock()
+	lns := append([]net.Listener(nil), s.listeners...)
+	s.mu.Unlock()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
+	}
+	var first error
+	for range lns {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) accept(ln net.Listener) error {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+			tc.SetKeepAlive(true)
+			tc.SetKeepAlivePeriod(300 * time.Second)
+		}
+		c := newClient(s, nc)
+		if !s.addClient(c) {
+			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
+			nc.Close()
+			continue
+		}
+		go c.serve()
+	}
+}
+
+func (s *Server) addClient(c *Client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() || int64(len(s.clients)) >= s.live.maxClients.Load() {
+		s.stats.rejectedConns.Add(1)
+		return false
+	}
+	s.clients[c.id] = c
+	s.conns.Add(1)
+	s.stats.connections.Add(1)
+	return true
+}
+
+func (s *Server) removeClient(c *Client) {
+	s.mu.Lock()
+	if _, ok := s.clients[c.id]; ok {
+		delete(s.clients, c.id)
+		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.conns.Done()
+	}
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting, lets every client finish the command it is
+// running and flush its replies, then returns. Clients still busy when ctx
+// ends are cut off.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(s.done)
+	s.mu.Lock()
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	if s.cfg.UnixSocket != "" {
+		os.Remove(s.cfg.UnixSocket)
+	}
+	// A client blocked reading wakes up now; one running a command finishes
+	// it, flushes and sees closing before it reads again.
+	for _, c := range s.clients {
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	idle := make(chan struct{})
+	go func() { s.conns.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, c := range s.clients {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// Keyspace exposes the data for tests and persistence.
+func (s *Server) Keyspace() *Keyspace { return s.ks }

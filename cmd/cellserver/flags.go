@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cellserver/cellserver/cell"
+)
+
+// parseFlags reads redis-server style flags (--port 6380 or -port=6380)
+// over the embedded defaults.
+func parseFlags(args []string, out io.Writer) (cell.Config, error) {
+	cfg := cell.DefaultConfig()
+	fs := flag.NewFlagSet("cellserver", flag.ContinueOnError)
+	fs.SetOutput(out)
+	bind := strings.Join(cfg.Bind, " ")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: no TCP)")
+	fs.StringVar(&bind, "bind", bind, "space-separated addresses to listen on")
+	fs.StringVar(&cfg.UnixSocket, "unixsocket", "", "path of a unix socket to listen on as well")
+	perm := fs.String("unixsocketperm", "0", "permissions of the unix socket, octal (0: umask)")
+	fs.StringVar(&cfg.RequirePass, "requirepass", "", "password clients must AUTH with (empty: none)")
+	fs.IntVar(&cfg.Databases, "databases", cfg.Databases, "number of databases (SELECT 0..n-1)")
+	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum simultaneous clients")
+	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "working directory for data files")
+	bulk := sizeFlag{&cfg.ProtoMaxBulkLen}
+	fs.Var(bulk, "proto-max-bulk-len", "largest bulk argument a client may send (512mb)")
+	qbuf := sizeFlag{&cfg.ClientQueryBufferLimit}
+	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client (1gb)")
+	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
+	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (flags are --name value)", fs.Arg(0))
+	}
+	cfg.Bind = strings.Fields(bind)
+	p, err := strconv.ParseUint(*perm, 8, 32)
+	if err != nil {
+		return cfg, fmt.Errorf("--unixsocketperm %q: not an octal number", *perm)
+	}
+	cfg.UnixSocketPerm = uint32(p)
+	switch {
+	case cfg.Port < 0 || cfg.Port > 65535:
+		return cfg, fmt.Errorf("--port %d: must be 0..65535", cfg.Port)
+	case cfg.Databases < 1:
+		return cfg, errors.New("--databases must be at least 1")
+	case cfg.MaxClients < 1:
+		return cfg, errors.New("--maxclients must be at least 1")
+	case cfg.Shards < 0 || cfg.Shards&(cfg.Shards-1) != 0:
+		return cfg, fmt.Errorf("--shards %d: must be a power of two", cfg.Shards)
+	case cfg.Hz < 1 || cfg.Hz > 500:
+		return cfg, errors.New("--hz must be 1..500")
+	case cfg.ProtoMaxBulkLen < 1:
+		return cfg, errors.New("--proto-max-bulk-len must be positive")
+	case cfg.ClientQueryBufferLimit < 1<<20:
+		return cfg, errors.New("--client-query-buffer-limit must be at least 1mb")
+	}
+	return cfg, nil
+}
+
+// sizeFlag is a byte size in Redis's notation: 1000, 1k, 1kb, 512mb, 1gb.
+type sizeFlag struct{ v *int64 }
+
+func (f sizeFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*f.v, 10)
+}
+
+func (f sizeFlag) Set(s string) error {
+	n, ok := cell.ParseMemory(s)
+	if !ok {
+		return fmt.Errorf("invalid size %q (e.g. 1048576, 512mb, 1gb)", s)
+	}
+	*f.v = n
+	return nil
+}

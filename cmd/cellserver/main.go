@@ -1,0 +1,73 @@
+// Command cellserver runs the server: a Redis 7.0 + redis-cell compatible
+// rate-limiting server. Flags are named as redis-server's.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cellserver/cellserver/cell"
+)
+
+// version is cellserver's own release; clients see the Redis version it
+// is compatible with (cell.Config.Version).
+const version = "0.1.0"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "cellserver:", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Logger = log
+	srv := cell.New(cfg)
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen", "err", err)
+		return 1
+	}
+	var addrs []string
+	for _, a := range srv.Addrs() {
+		addrs = append(addrs, a.String())
+	}
+	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
+		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
+		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir)
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", "signal", sig.String())
+	case err := <-served:
+		if err != nil {
+			log.Error("serve failed", "err", err)
+			return 1
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("clients cut off at shutdown", "err", err)
+	}
+	log.Info("bye")
+	return 0
+}

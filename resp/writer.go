@@ -1,0 +1,184 @@
+package resp
+
+import "strconv"
+
+// Writer appends replies to an in-memory buffer in RESP2 or RESP3.
+type Writer struct {
+	buf   []byte
+	proto int
+}
+
+// NewWriter returns a RESP2 writer.
+func NewWriter() *Writer { return &Writer{proto: 2, buf: make([]byte, 0, 4096)} }
+
+// SetProto switches between RESP2 and RESP3 (HELLO).
+func (w *Writer) SetProto(p int) { w.proto = p }
+
+// Proto is the protocol version replies are written in.
+func (w *Writer) Proto() int { return w.proto }
+
+// Bytes returns the buffered replies.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Len is the number of buffered bytes.
+func (w *Writer) Len() int { return len(w.buf) }
+
+// Truncate drops everything written after the first n bytes.
+func (w *Writer) Truncate(n int) { w.buf = w.buf[:n] }
+
+// Reset empties the buffer, keeping its capacity unless it grew very large.
+func (w *Writer) Reset() {
+	if cap(w.buf) > 1<<20 {
+		w.buf = make([]byte, 0, 4096)
+		return
+	}
+	w.buf = w.buf[:0]
+}
+
+// Raw appends bytes that are already RESP.
+func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
+
+// Status writes +s, with CR and LF replaced by spaces.
+func (w *Writer) Status(s string) {
+	w.buf = append(w.buf, '+')
+	w.buf = appendLine(w.buf, s)
+}
+
+// OK writes +OK.
+func (w *Writer) OK() { w.buf = append(w.buf, "+OK\r\n"...) }
+
+// Error writes -s. s carries its own code ("ERR ...", "WRONGTYPE ...");
+// CR and LF become spaces.
+func (w *Writer) Error(s string) {
+	w.buf = append(w.buf, '-')
+	w.buf = appendLine(w.buf, s)
+}
+
+func appendLine(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		b = append(b, c)
+	}
+	return append(b, '\r', '\n')
+}
+
+// Int writes :n.
+func (w *Writer) Int(n int64) {
+	w.buf = append(w.buf, ':')
+	w.buf = strconv.AppendInt(w.buf, n, 10)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// Bulk writes a bulk string.
+func (w *Writer) Bulk(b []byte) {
+	w.buf = append(w.buf, '$')
+	w.buf = strconv.AppendInt(w.buf, int64(len(b)), 10)
+	w.buf = append(w.buf, '\r', '\n')
+	w.buf = append(w.buf, b...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// BulkString writes a bulk string.
+func (w *Writer) BulkString(s string) {
+	w.buf = append(w.buf, '$')
+	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
+	w.buf = append(w.buf, '\r', '\n')
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// BulkInt writes n as a bulk string (TIME, CONFIG GET values).
+func (w *Writer) BulkInt(n int64) {
+	var tmp [20]byte
+	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
+}
+
+// Null writes the null of the protocol: $-1 or _.
+func (w *Writer) Null() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+		return
+	}
+	w.buf = append(w.buf, "$-1\r\n"...)
+}
+
+// NullArray writes *-1 (RESP2) or _ (RESP3): an aborted EXEC.
+func (w *Writer) NullArray() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+		return
+	}
+	w.buf = append(w.buf, "*-1\r\n"...)
+}
+
+// Array writes the header of an array of n elements.
+func (w *Writer) Array(n int) { w.header('*', n) }
+
+// Map writes the header of a map of n pairs; RESP2 gets a flat array.
+func (w *Writer) Map(n int) {
+	if w.proto == 3 {
+		w.header('%', n)
+		return
+	}
+	w.header('*', 2*n)
+}
+
+// Set writes the header of a set of n elements; RESP2 gets an array.
+func (w *Writer) Set(n int) {
+	if w.proto == 3 {
+		w.header('~', n)
+		return
+	}
+	w.header('*', n)
+}
+
+func (w *Writer) header(kind byte, n int) {
+	w.buf = append(w.buf, kind)
+	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// Double writes a score as Redis 7.0 does: %.17g text, a bulk string in
+// RESP2 and a double in RESP3.
+func (w *Writer) Double(f float64) {
+	var tmp [32]byte
+	txt := AppendDouble(tmp[:0], f)
+	if w.proto == 3 {
+		w.buf = append(w.buf, ',')
+		w.buf = append(w.buf, txt...)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Bulk(txt)
+}
+
+// Bool writes #t/#f in RESP3 and :1/:0 in RESP2.
+func (w *Writer) Bool(v bool) {
+	switch {
+	case w.proto == 3 && v:
+		w.buf = append(w.buf, "#t\r\n"...)
+	case w.proto == 3:
+		w.buf = append(w.buf, "#f\r\n"...)
+	case v:
+		w.buf = append(w.buf, ":1\r\n"...)
+	default:
+		w.buf = append(w.buf, ":0\r\n"...)
+	}
+}
+
+// Verbatim writes a verbatim text string (INFO, CLIENT INFO): =len txt:...
+// in RESP3, a bulk string in RESP2.
+func (w *Writer) Verbatim(s string) {
+	if w.proto != 3 {
+		w.BulkString(s)
+		return
+	}
+	w.buf = append(w.buf, '=')
+	w.buf = strconv.AppendInt(w.buf, int64(len(s)+4), 10)
+	w.buf = append(w.buf, "\r\ntxt:"...)
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '\r', '\n')
+}
