@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"strings"
 	"time"
 )
 
@@ -59,7 +60,8 @@ func (c *Client) reject(cmd *Command, msg string) {
 		c.srv.stats.countError(msg)
 		c.multi = nil
 		c.unwatchAll()
-		c.w.Error("EXECABORT Transaction discarded because of: " + msg)
+		// Redis quotes its own ERR texts without the code, others with it.
+		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
 		cmd.stats.rejected.Add(1)
 		return
 	}
