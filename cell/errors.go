@@ -31,6 +31,10 @@ const (
 	ErrHelloNoAuth   = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 )
 
+// MsgProbeUsage is CL.PROBE's argument-count error, worded like
+// CL.THROTTLE's (gcra.MsgUsage).
+const MsgProbeUsage = "Cell error: Store error: Usage: cl.probe <key> <max_burst> <count per period> <period> [<quantity>]"
+
 // errArity is Redis's wrong-arity text; name is the lower-case full name
 // ("zadd", "config|get").
 func errArity(name string) string {

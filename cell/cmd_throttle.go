@@ -1,0 +1,83 @@
+package cell
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/cellserver/cellserver/gcra"
+)
+
+func init() {
+	register(
+		// redis-cell checks the argument count itself (the Usage error), so
+		// the table's arity lets everything through.
+		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Handler: clThrottle},
+		&Command{Name: "cl.probe", Arity: -1, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: clProbe},
+	)
+}
+
+// clThrottle is redis-cell's CL.THROTTLE key max_burst count period [quantity]:
+// GCRA over a string key holding the theoretical arrival time in ns.
+func clThrottle(x *Ctx) { throttle(x, true, gcra.MsgUsage) }
+
+// clProbe is our CL.PROBE: the reply CL.THROTTLE would give now, without
+// writing anything, creating the key or touching its TTL.
+func clProbe(x *Ctx) { throttle(x, false, MsgProbeUsage) }
+
+func throttle(x *Ctx, write bool, usage string) {
+	if n := len(x.Args); n != 5 && n != 6 {
+		x.Error(usage)
+		return
+	}
+	p := gcra.Params{Quantity: 1}
+	fields := [4]*int64{&p.MaxBurst, &p.Count, &p.Period, &p.Quantity}
+	for i, a := range x.Args[2:] {
+		v, ok := gcra.ParseInt(a)
+		if !ok {
+			x.Error(gcra.ParseFailure(a))
+			return
+		}
+		*fields[i] = v
+	}
+	if err := p.Validate(); err != nil {
+		x.Error(err.Error())
+		return
+	}
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	var tat int64
+	if e != nil {
+		var err error
+		if tat, err = gcra.ParseTAT(e.Str); err != nil {
+			x.Error(err.Error())
+			return
+		}
+	}
+	// redis-cell reads the wall clock on every call, also inside MULTI and
+	// scripts, where Redis's own expiry clock is frozen.
+	now := time.Now().UnixNano()
+	r, err := gcra.Throttle(tat, e != nil, now, p)
+	if err != nil && err != gcra.ErrExpire {
+		x.Error(err.Error())
+		return
+	}
+	if write && r.Store {
+		var buf [20]byte
+		exp := int64(0)
+		if r.TTLms >= 0 {
+			exp = now/int64(time.Millisecond) + r.TTLms
+		}
+		x.setString(key, strconv.AppendInt(buf[:0], r.NewTAT, 10), exp)
+	}
+	if err != nil { // ErrExpire: the value is written without a TTL, then the error
+		x.Error(err.Error())
+		return
+	}
+	x.W.Array(5)
+	for _, v := range r.Reply() {
+		x.W.Int(v)
+	}
+}
