@@ -133,3 +133,24 @@ func (s *Shard) touchWatchers(key string) {
 		c.watchDirty.Store(true)
 	}
 }
+
+// flushDB deletes every key of db. Every shard of db must be locked. WATCHes
+// on keys that existed are broken, as Redis's FLUSHDB/FLUSHALL do.
+func (x *Ctx) flushDB(db int) {
+	for i := range x.srv.ks.dbs[db].shards {
+		s := &x.srv.ks.dbs[db].shards[i]
+		if len(s.keys) == 0 {
+			continue
+		}
+		if len(s.watchers) != 0 {
+			for k := range s.watchers {
+				if _, ok := s.keys[k]; ok {
+					s.touchWatchers(k)
+				}
+			}
+		}
+		s.dirty += int64(len(s.keys))
+		s.keys = map[string]*Entry{}
+		s.withTTL = 0
+	}
+}

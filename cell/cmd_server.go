@@ -1,0 +1,68 @@
+package cell
+
+import (
+	"strings"
+	"time"
+)
+
+// Server commands over whole databases. INFO, CONFIG, CLIENT and COMMAND
+// have files of their own.
+
+func init() {
+	register(
+		&Command{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast | flagWholeDB, Handler: dbsize},
+		&Command{Name: "flushdb", Arity: -1, Flags: FlagWrite | flagWholeDB, Handler: flushdb},
+		&Command{Name: "flushall", Arity: -1, Flags: FlagWrite | flagAllDBs, Handler: flushall},
+		&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: timeCmd},
+	)
+}
+
+// dbsize counts the keys of the selected database. As in Redis, keys past
+// their expiry that no one has reaped yet still count.
+func dbsize(x *Ctx) {
+	n := 0
+	for i := range x.srv.ks.dbs[x.db].shards {
+		n += len(x.srv.ks.dbs[x.db].shards[i].keys)
+	}
+	x.W.Int(int64(n))
+}
+
+// flushMode accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC. Both empty
+// the database before replying here: freeing is the Go collector's job.
+func flushMode(x *Ctx) bool {
+	if len(x.Args) == 1 {
+		return true
+	}
+	if len(x.Args) == 2 && (strings.EqualFold(string(x.Args[1]), "async") || strings.EqualFold(string(x.Args[1]), "sync")) {
+		return true
+	}
+	x.Error(ErrSyntax)
+	return false
+}
+
+func flushdb(x *Ctx) {
+	if !flushMode(x) {
+		return
+	}
+	x.flushDB(x.db)
+	x.W.OK()
+}
+
+func flushall(x *Ctx) {
+	if !flushMode(x) {
+		return
+	}
+	for d := range x.srv.ks.dbs {
+		x.flushDB(d)
+	}
+	x.W.OK()
+}
+
+// timeCmd is TIME: seconds and microseconds as two bulk strings, the
+// microseconds not zero-padded.
+func timeCmd(x *Ctx) {
+	now := time.Now()
+	x.W.Array(2)
+	x.W.BulkInt(now.Unix())
+	x.W.BulkInt(int64(now.Nanosecond() / 1000))
+}
