@@ -415,6 +415,14 @@ func TestRemainingDivision(t *testing.T) {
 	if r.Remaining != 0 || r.Limited {
 		t.Errorf("0/0: %+v", r)
 	}
+	// Derived: remaining can be -1. T = 333333333 ns is not a whole us
+	// (T_us = 333333); a stored TAT 666666400 ns ahead with burst 0 is
+	// limited with ttl = 666666400, so next = T - ttl = -333333067 > -T and
+	// next_us = -333333: -333333 / 333333 = -1. Retry and reset: 0.666 s -> 1.
+	r, _ = Throttle(uint64(base+666666400), true, base, p4(0, 3, 1, 1))
+	if r.Reply() != [5]int64{1, 1, -1, 1, 1} {
+		t.Errorf("next in (-T, -T_us]: %v", r.Reply())
+	}
 	// Derived: next <= -T gives 0 without dividing (m2: tau = -1 s, ttl 0).
 	r, _ = Throttle(0, false, base, p4(-2, 1, 1, 1))
 	if r.Remaining != 0 {
