@@ -39,7 +39,10 @@
 //     computed in a 128-bit integer (type wide).
 //
 // remaining divides whole microseconds by whole microseconds in float64, so
-// with T < 1us it is MaxInt64 (positive numerator) or 0 (0/0). Seconds in the
+// with T < 1us it is MaxInt64 (positive numerator) or 0 (0/0), and when T
+// is not a whole number of microseconds it can exceed the limit (the spec's
+// x row) or be -1 (a stored TAT more than tau ahead, as after the arguments
+// changed). Callers must not assume 0 <= remaining <= limit. Seconds in the
 // reply are trunc(secs + nanos/1e9) in float64, plus one when the sub-second
 // part holds at least one whole millisecond; negative spans never round up.
 //
