@@ -25,8 +25,8 @@ const (
 	maxLongDoubleChars = 5 * 1024
 )
 
-// ParseLongDouble parses a number as Redis's string2ld does: strtold over
-// the whole string, as C sees it (up to its first NUL), refusing an empty
+// ParseLongDouble parses a number as Redis's string2ld does: strtold must
+// consume the whole string (so a NUL byte fails), refusing an empty
 // or over-long string, leading whitespace, trailing garbage, NaN, overflow
 // to infinity and underflow to zero. "inf" itself is accepted. The result
 // is finite or ±Inf.
@@ -34,13 +34,8 @@ func ParseLongDouble(b []byte) (*big.Float, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars || strtodSpace(b[0]) {
 		return nil, false
 	}
-	if i := indexNUL(b); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) == 0 {
-		// strtold converts nothing and stops at the terminator, which
-		// string2ld takes as a complete parse of zero.
-		return new(big.Float).SetPrec(ldPrec), true
+	if indexNUL(b) >= 0 {
+		return nil, false // strtold stops there, short of the whole string
 	}
 	i := 0
 	neg := false
