@@ -428,7 +428,8 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 	}
 	t = max(t, 0)
 	if !ms {
-		t = (t + 500) / 1000
+		// (t+500)/1000 without overflowing at PEXPIREAT 2^63-1.
+		t = t/1000 + (t%1000+500)/1000
 	}
 	x.W.Int(t)
 }

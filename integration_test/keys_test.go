@@ -339,6 +339,7 @@ func TestKeysExpire(t *testing.T) {
 		c.Do("PEXPIRETIME", "k")
 		c.Do("PEXPIREAT", "k", "9223372036854775807")
 		c.Do("PEXPIRETIME", "k")
+		c.Do("EXPIRETIME", "k")
 		c.Error("EXPIREAT", "missing", "9223372036854776")
 		c.Error("EXPIRE", "k")
 		c.Error("TTL")
