@@ -27,6 +27,8 @@ func FuzzCommands(f *testing.F) {
 		"SET \"\\x00\\xff\" \"a\\r\\nb\"\nGETRANGE \"\\x00\\xff\" -100 100\nSETRANGE k 5 x",
 		"INCRBYFLOAT f 1e400\nAPPEND f x\nEXPIRE f 9223372036854775807",
 		"CONFIG GET *\nINFO all\nCOMMAND INFO get\nCLIENT LIST\nOBJECT ENCODING k",
+		"SET a 1 PX 5 GET\nGETEX a PXAT 1\nRENAME a b\nRENAMENX b b\nSCAN -1 TYPE string MATCH [^a-\\]*\nOBJECT FREQ b\nRANDOMKEY",
+		"MSETNX x 1 y 2\nSETRANGE x 3 abc\nGETRANGE x -9223372036854775808 -1\nINCRBYFLOAT y 0x1p-16445\nEXPIRE y 5 GT LT\nEXPIRETIME y\nKEYS *[\nGETDEL x",
 	}
 	for _, s := range seeds {
 		f.Add(s)

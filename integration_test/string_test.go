@@ -346,8 +346,16 @@ func TestStringIncrbyfloat(t *testing.T) {
 		c.Do("SET", "z", "0")
 		c.Do("INCRBYFLOAT", "z", "-0")
 		c.Do("INCRBYFLOAT", "z", "-0.0")
-		c.Do("INCRBYFLOAT", "nul", "1\x00junk")
-		c.Do("INCRBYFLOAT", "nul2", "\x00junk")
+		// The edges of the x87 format: subnormals and the largest values.
+		for _, v := range []string{"2e-4951", "0x1p-16445", "0x1.8p-16446", "3e-4940", "1.18973149535723176502e+4932", "0x1.fffffffffffffffep16383"} {
+			c.Do("DEL", "edge")
+			c.Do("INCRBYFLOAT", "edge", v)
+		}
+		for _, v := range []string{"1e-4951", "0x1p-16446", "1.18973149535723176509e+4932", "0x1.ffffffffffffffffp16383"} {
+			c.Error("INCRBYFLOAT", "edge", v)
+		}
+		c.Error("INCRBYFLOAT", "nul", "1\x00junk")
+		c.Error("INCRBYFLOAT", "nul2", "\x00junk")
 		for _, bad := range []string{"", " 1", "1 ", "abc", "1e", "0x", "nan", "NaN", "-nan", "1_000", "--1", "1e5000", "-1e5000", "1e-5000", "infinit", "1.2.3", "+", "-", "."} {
 			c.Error("INCRBYFLOAT", "f", bad)
 		}
