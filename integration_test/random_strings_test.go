@@ -22,7 +22,9 @@ func TestStringKeysRandom(t *testing.T) {
 	future := func() string { return strconv.Itoa(4102444800 + r.IntN(1000)) }
 	gens := []func() []string{
 		func() []string { return []string{"SET", key(), val()} },
-		func() []string { return []string{"SET", key(), val(), []string{"NX", "XX", "GET", "KEEPTTL"}[r.IntN(4)]} },
+		func() []string {
+			return []string{"SET", key(), val(), []string{"NX", "XX", "GET", "KEEPTTL"}[r.IntN(4)]}
+		},
 		func() []string { return []string{"SET", key(), val(), "EXAT", future(), "GET"} },
 		func() []string { return []string{"GET", key()} },
 		func() []string { return []string{"GETSET", key(), val()} },
