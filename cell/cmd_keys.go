@@ -2,8 +2,10 @@ package cell
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -98,23 +100,27 @@ func keys(x *Ctx) {
 	}
 }
 
-// SCAN's cursor is a position in the space of the keyspace's 64-bit key
-// hash, the same hash that places keys in shards. With S shards, every key
-// of shard i has hash&(S-1) == i, so a cursor c names shard c&(S-1) and a
-// threshold c&^(S-1): the keys of that shard whose hash, without the shard
-// bits, is at least the threshold are still to come. A call returns keys of
-// a shard in increasing hash order, always including every key that shares
-// the last hash it returns, and the next cursor starts just above that
-// hash, or at the next shard. Because the hash of a key never changes while
-// the server runs, a key present from the first call to the last is
-// returned exactly once, whatever is added, deleted or resized meanwhile
-// (keys added or deleted during the scan may or may not appear, as in
-// Redis). Cursor 0 starts and ends a scan.
+// SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
+// that also places keys in shards (by its low bits). With S = 2^b shards, a
+// cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
+// the top 53-b bits of its hash. The keys of that shard at or above the
+// threshold are still to come. A call returns keys of a shard in increasing
+// position order, always including every key that shares the last position
+// it returns, and the next cursor starts just above that position, or at
+// the next shard. A key's hash never changes while the server runs, so a
+// key present from the first call to the last is returned exactly once,
+// whatever is added, deleted or grown meanwhile (keys added or deleted
+// during the scan may or may not appear, as in Redis). Cursor 0 starts and
+// ends a scan. Cursors stay below 2^53, so clients and scripts that keep
+// them as doubles (JavaScript, Lua) do not corrupt them.
 //
 // Each call costs a pass over one or more shards. So that a full scan stays
 // linear in the number of keys, a call takes at least 1/scanSlices of a
 // shard, which may return more keys than COUNT (Redis may too).
 const scanSlices = 64
+
+// scanCursorBits is the width of every cursor.
+const scanCursorBits = 53
 
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
@@ -180,42 +186,37 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 	ks := x.srv.ks
 	shards := ks.dbs[x.db].shards
 	mask := ks.mask
-	type hashed struct {
-		h uint64
-		k string
+	shardBits := uint(bits.OnesCount64(mask))
+	posBits := scanCursorBits - shardBits
+	endPos := uint64(1) << posBits // positions are below this
+	type keyPos struct {
+		pos uint64
+		k   string
 	}
 	var out []string
-	var cands []hashed
-	shard, thr := cursor&mask, cursor&^mask
+	var cands []keyPos
+	shard, thr := cursor&mask, cursor>>shardBits
 	for int64(len(out)) < count {
 		s := &shards[shard]
 		cands = cands[:0]
 		for k := range s.keys {
-			if h := maphash.String(ks.seed, k) &^ mask; h >= thr {
-				cands = append(cands, hashed{h, k})
+			if pos := maphash.String(ks.seed, k) >> (64 - posBits); pos >= thr {
+				cands = append(cands, keyPos{pos, k})
 			}
 		}
 		want := max(int(count)-len(out), len(s.keys)/scanSlices, 1)
 		if len(cands) > want {
-			slices.SortFunc(cands, func(a, b hashed) int {
-				switch {
-				case a.h < b.h:
-					return -1
-				case a.h > b.h:
-					return 1
-				}
-				return 0
-			})
-			last := cands[want-1].h
+			slices.SortFunc(cands, func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
+			last := cands[want-1].pos
 			n := want
-			for n < len(cands) && cands[n].h == last {
+			for n < len(cands) && cands[n].pos == last {
 				n++
 			}
 			for _, c := range cands[:n] {
 				out = append(out, c.k)
 			}
-			if last <= math.MaxUint64-mask-1 {
-				return out, (last + mask + 1) | shard
+			if last+1 < endPos {
+				return out, (last+1)<<shardBits | shard
 			}
 		} else {
 			for _, c := range cands {
@@ -228,7 +229,7 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 			return out, 0
 		}
 	}
-	return out, shard | thr
+	return out, shard
 }
 
 // parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/cellserver/cellserver/resp"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -62,6 +60,9 @@ func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) m
 		// *2 $n cursor *m $k key ...
 		lines := strings.Split(reply, "\r\n")
 		cursor = lines[2]
+		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<scanCursorBits {
+			t.Fatalf("cursor %q: not below 2^53", cursor)
+		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(lines[3], "*"))
 		for i := 0; i < n; i++ {
 			seen[lines[5+2*i]]++
@@ -204,5 +205,4 @@ func TestEncodingOf(t *testing.T) {
 			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
 		}
 	}
-	_ = resp.ParseInt
 }
