@@ -130,6 +130,7 @@ func scan(x *Ctx) {
 	}
 	count := int64(10)
 	var pat, typ []byte
+	usePat, useType := false, false
 	for i := 2; i < len(x.Args); i += 2 {
 		a, more := x.Args[i], i+1 < len(x.Args)
 		switch {
@@ -146,11 +147,9 @@ func scan(x *Ctx) {
 			count = n
 		case optIs(a, "match") && more:
 			pat = x.Args[i+1]
-			if len(pat) == 1 && pat[0] == '*' {
-				pat = nil
-			}
+			usePat = !(len(pat) == 1 && pat[0] == '*')
 		case optIs(a, "type") && more:
-			typ = x.Args[i+1]
+			typ, useType = x.Args[i+1], true
 		default:
 			x.Error(ErrSyntax)
 			return
@@ -159,14 +158,14 @@ func scan(x *Ctx) {
 	found, next := x.scanFrom(cursor, count)
 	out := found[:0]
 	for _, k := range found {
-		if pat != nil && !globMatch(pat, []byte(k)) {
+		if usePat && !globMatch(pat, []byte(k)) {
 			continue
 		}
 		e := x.lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
 		if e == nil {
 			continue
 		}
-		if typ != nil && !bytes.EqualFold([]byte(cstring(typ)), []byte(e.Type())) {
+		if useType && !bytes.EqualFold([]byte(cstring(typ)), []byte(e.Type())) {
 			continue
 		}
 		out = append(out, k)
