@@ -188,10 +188,6 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 	shardBits := uint(bits.OnesCount64(mask))
 	posBits := scanCursorBits - shardBits
 	endPos := uint64(1) << posBits // positions are below this
-	type keyPos struct {
-		pos uint64
-		k   string
-	}
 	var out []string
 	var cands []keyPos
 	shard, thr := cursor&mask, cursor>>shardBits
@@ -205,14 +201,16 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 		}
 		want := max(int(count)-len(out), len(s.keys)/scanSlices, 1)
 		if len(cands) > want {
-			slices.SortFunc(cands, func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
-			last := cands[want-1].pos
-			n := want
-			for n < len(cands) && cands[n].pos == last {
-				n++
-			}
-			for _, c := range cands[:n] {
+			smallestFirst(cands, want)
+			last := cands[0].pos
+			for _, c := range cands[:want] {
 				out = append(out, c.k)
+				last = max(last, c.pos)
+			}
+			for _, c := range cands[want:] {
+				if c.pos == last { // keys sharing the last position go together
+					out = append(out, c.k)
+				}
 			}
 			if last+1 < endPos {
 				return out, (last+1)<<shardBits | shard
@@ -229,6 +227,49 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 		}
 	}
 	return out, shard
+}
+
+// keyPos is a key and its SCAN position.
+type keyPos struct {
+	pos uint64
+	k   string
+}
+
+// smallestFirst reorders c so that its k smallest positions come first, in
+// no particular order: quickselect, linear on average, where sorting every
+// call would make a full scan of a big shard cost n log n per call.
+func smallestFirst(c []keyPos, k int) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		if hi-lo < 16 {
+			slices.SortFunc(c[lo:hi+1], func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
+			return
+		}
+		// Positions are hash bits, so the middle element is a random pivot.
+		p := c[lo+(hi-lo)/2].pos
+		i, j := lo, hi
+		for i <= j {
+			for c[i].pos < p {
+				i++
+			}
+			for c[j].pos > p {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
