@@ -142,7 +142,7 @@ func TestKeysReplies(t *testing.T) {
 		{cmd("PEXPIREAT", "b", "9223372036854775807"), ":1\r\n"},
 		{cmd("PEXPIRETIME", "b"), ":9223372036854775807\r\n"},
 		{cmd("EXPIRETIME", "b"), ":9223372036854776\r\n"},
-		{cmd("PEXPIRE", "b", "1500"), ":1\r\n"},
+		{cmd("PEXPIRE", "b", "1800"), ":1\r\n"},
 		{cmd("TTL", "b"), ":2\r\n"},
 		{cmd("EXPIRE", "b", "100", "GT"), ":1\r\n"},
 		{cmd("EXPIRE", "b", "50", "GT"), ":0\r\n"},
