@@ -96,3 +96,17 @@ func upper(s string) string {
 	}
 	return string(b)
 }
+
+// Strings and keys.
+const (
+	ErrInvalidCursor  = "ERR invalid cursor"
+	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
+	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
+// as a C string.
+func errUnsupportedOption(opt []byte) string {
+	return "ERR Unsupported option " + cstring(opt)
+}
