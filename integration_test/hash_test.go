@@ -264,6 +264,14 @@ func TestHashIncrByFloat(t *testing.T) {
 		for _, inf := range []string{"inf", "-inf", "+inf", "INF", "infinity", "-Infinity"} {
 			c.Error("HINCRBYFLOAT", "h", "f", inf)
 		}
+		// A NUL anywhere is refused: strtold must consume every byte.
+		c.Error("HINCRBYFLOAT", "h", "f", "\x001")
+		c.Error("HINCRBYFLOAT", "h", "f", "1\x00x")
+		c.Error("HINCRBYFLOAT", "h", "f", "\x00")
+		c.Do("HSET", "h", "nul", "2\x00abc")
+		c.Error("HINCRBYFLOAT", "h", "nul", "1")
+		c.Error("HINCRBY", "h", "nul", "1")
+		c.Error("HINCRBY", "h", "f", "1\x00")
 		c.Error("HINCRBYFLOAT", "nokey", "f", "x")
 		c.Error("HINCRBYFLOAT", "nokey", "f", "inf")
 		c.Do("HEXISTS", "nokey", "f")

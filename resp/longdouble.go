@@ -35,22 +35,15 @@ func NewLongDouble() *big.Float {
 }
 
 // ParseLongDouble parses b as Redis's string2ld does: strtold (C locale)
-// must consume the whole string up to its first NUL (Redis hands it a C
-// string), which must be non-empty, shorter than 5 KiB and not start with
-// whitespace; NaN, overflow and underflow to zero are refused. Infinity is
+// must consume the whole string (so a NUL inside is refused), which must be
+// non-empty, shorter than 5 KiB and not start with whitespace; NaN, overflow and underflow to zero are refused. Infinity is
 // accepted ("inf", "-Infinity"), as string2ld accepts it; callers decide
 // what it means.
 func ParseLongDouble(b []byte) (*big.Float, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return nil, false
 	}
-	for i, c := range b {
-		if c == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	if len(b) == 0 || strtodSpace(b[0]) {
+	if strtodSpace(b[0]) {
 		return nil, false
 	}
 	v, n, _ := strtod(b)
