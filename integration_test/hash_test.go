@@ -3,6 +3,7 @@ package integration_test
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -529,5 +530,40 @@ func TestHashWithKeyCommands(t *testing.T) {
 		c.Do("OBJECT", "ENCODING", "big")
 		c.Do("HSET", "long", "f", strings.Repeat("x", 65))
 		c.Do("OBJECT", "ENCODING", "long")
+	})
+}
+
+// TestHashIncrByFloatRandom sums seeded random decimals of up to 25 digits
+// and wide exponents, where any difference in long double rounding or in
+// %.17Lf printing shows.
+func TestHashIncrByFloatRandom(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		r := rand.New(rand.NewPCG(7, uint64(c.proto)))
+		number := func() string {
+			var b strings.Builder
+			if r.IntN(3) == 0 {
+				b.WriteByte('-')
+			}
+			digits := 1 + r.IntN(25)
+			dot := r.IntN(digits + 1)
+			for i := range digits {
+				if i == dot {
+					b.WriteByte('.')
+				}
+				b.WriteByte(byte('0' + r.IntN(10)))
+			}
+			switch r.IntN(4) {
+			case 0:
+				fmt.Fprintf(&b, "e%d", r.IntN(61)-30)
+			case 1:
+				fmt.Fprintf(&b, "e%d", r.IntN(9000)-4500)
+			}
+			return b.String()
+		}
+		for i := range 300 {
+			field := "f" + strconv.Itoa(i%40)
+			c.Do("HINCRBYFLOAT", "r", field, number())
+		}
+		c.DoSorted("HGETALL", "r") // long values made it a hash table
 	})
 }

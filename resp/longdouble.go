@@ -27,6 +27,8 @@ const (
 	// of that.
 	ldMaxExp = 16384
 	ldMinExp = -16445
+	// parsePrec is the working precision of parsing.
+	parsePrec = 1024
 )
 
 // NewLongDouble returns a zero that computes with long double precision.
@@ -54,9 +56,15 @@ func ParseLongDouble(b []byte) (*big.Float, bool) {
 	if math.IsInf(v, 0) && isInfText(b) {
 		return f.SetInf(v < 0), true
 	}
+	// Parse with many more bits than a long double and round once at the
+	// end: big.Float rounds the digits and the power of ten separately, so
+	// parsing straight at 64 bits could round twice, where strtold rounds
+	// the exact value once.
+	f.SetPrec(parsePrec)
 	if _, _, err := f.Parse(clampExponent(b), 0); err != nil {
 		return nil, false
 	}
+	f.SetPrec(LongDoublePrec)
 	if f.Sign() == 0 {
 		return f, true
 	}
