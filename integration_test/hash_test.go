@@ -475,8 +475,12 @@ func TestHashTransaction(t *testing.T) {
 		c.Do("HSET", "h", "a", "1")
 		c.Do("HINCRBY", "h", "a", "2")
 		c.Do("HINCRBY", "h", "a", "x")
+		c.Do("HSET", "h", "b", "1", "c") // odd pairs: queued, fails in EXEC
 		c.Do("HGETALL", "h")
 		c.Do("EXEC")
+		c.Do("MULTI")
+		c.Error("HSET", "h", "b") // arity: the transaction is discarded
+		c.Error("EXEC")
 
 		other := c.OtherClient()
 		c.Do("WATCH", "h")
@@ -565,5 +569,46 @@ func TestHashIncrByFloatRandom(t *testing.T) {
 			c.Do("HINCRBYFLOAT", "r", field, number())
 		}
 		c.DoSorted("HGETALL", "r") // long values made it a hash table
+	})
+}
+
+// TestHashRandomOps sends the same seeded random sequence of hash commands
+// to both servers and compares every reply. The fields are few and short,
+// so each hash stays small and its order is defined.
+func TestHashRandomOps(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		r := rand.New(rand.NewPCG(11, uint64(c.proto)))
+		pick := func(prefix string, n int) string { return prefix + strconv.Itoa(r.IntN(n)) }
+		for range 1500 {
+			key, f := pick("h", 3), pick("f", 12)
+			switch r.IntN(12) {
+			case 0, 1:
+				c.Do("HSET", key, f, pick("v", 50), pick("f", 12), "")
+			case 2:
+				c.Do("HSETNX", key, f, pick("n", 5))
+			case 3:
+				c.Do("HDEL", key, f, pick("f", 12))
+			case 4:
+				c.Do("HINCRBY", key, f, strconv.Itoa(r.IntN(200)-100))
+			case 5:
+				c.Do("HINCRBYFLOAT", key, f, strconv.FormatFloat(r.Float64()*10-5, 'g', -1, 64))
+			case 6:
+				c.Do("HGETALL", key)
+			case 7:
+				c.Do("HMGET", key, f, pick("f", 12), pick("f", 12))
+			case 8:
+				c.Do("HKEYS", key)
+				c.Do("HVALS", key)
+			case 9:
+				c.Do("HLEN", key)
+				c.Do("HSTRLEN", key, f)
+				c.Do("HEXISTS", key, f)
+			case 10:
+				c.Do("HRANDFIELD", key, "12", "WITHVALUES")
+			case 11:
+				c.Do("RPUSH", pick("h", 4), "x") // WRONGTYPE on a hash, or a list
+			}
+		}
+		c.Do("DBSIZE")
 	})
 }

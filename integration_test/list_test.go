@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -318,6 +319,7 @@ func TestListTransaction(t *testing.T) {
 		c.Do("MULTI")
 		c.Do("RPUSH", "l", "a", "b")
 		c.Do("LPOP", "l", "x")
+		c.Do("LPOP", "l", "1", "2") // the command's own arity check: fails in EXEC
 		c.Do("LRANGE", "l", "0", "-1")
 		c.Do("EXEC")
 		other := c.OtherClient()
@@ -366,5 +368,51 @@ func TestListWithKeyCommands(t *testing.T) {
 		c.Do("LRANGE", "l", "0", "-1")
 		c.Do("RPUSH", "long", strings.Repeat("x", 10000))
 		c.Do("OBJECT", "ENCODING", "long")
+	})
+}
+
+// TestListRandomOps sends the same seeded random sequence of list commands
+// to both servers and compares every reply.
+func TestListRandomOps(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		r := rand.New(rand.NewPCG(13, uint64(c.proto)))
+		pick := func(prefix string, n int) string { return prefix + strconv.Itoa(r.IntN(n)) }
+		idx := func() string { return strconv.Itoa(r.IntN(30) - 15) }
+		for range 3000 {
+			key, v := pick("l", 3), pick("v", 6)
+			switch r.IntN(16) {
+			case 0, 1:
+				c.Do("RPUSH", key, v, pick("v", 6))
+			case 2, 3:
+				c.Do("LPUSH", key, v)
+			case 4:
+				c.Do("LPUSHX", key, v)
+				c.Do("RPUSHX", key, v)
+			case 5:
+				c.Do("LPOP", key)
+			case 6:
+				c.Do("RPOP", key, strconv.Itoa(r.IntN(4)))
+			case 7:
+				c.Do("LRANGE", key, idx(), idx())
+			case 8:
+				c.Do("LTRIM", key, idx(), strconv.Itoa(r.IntN(20)))
+			case 9:
+				c.Do("LREM", key, strconv.Itoa(r.IntN(5)-2), v)
+			case 10:
+				c.Do("LINSERT", key, []string{"BEFORE", "AFTER"}[r.IntN(2)], v, pick("w", 3))
+			case 11:
+				c.Do("LINDEX", key, idx())
+			case 12:
+				c.Do("LSET", key, idx(), pick("s", 3))
+			case 13:
+				c.Do("LPOS", key, v, "RANK", []string{"1", "2", "-1", "-2"}[r.IntN(4)], "COUNT", strconv.Itoa(r.IntN(3)), "MAXLEN", strconv.Itoa(r.IntN(12)))
+			case 14:
+				c.Do("LLEN", key)
+				c.Do("LRANGE", key, "0", "-1")
+			case 15:
+				c.Do("HSET", pick("l", 4), "f", "v") // WRONGTYPE on a list, or a hash
+			}
+		}
+		c.Do("DBSIZE")
 	})
 }
