@@ -27,8 +27,8 @@ type hashPair struct {
 
 // Redis 7.0's defaults for hash-max-listpack-entries and
 // hash-max-listpack-value, read from a running 7.0.15 (CONFIG GET) and from
-// Debian's redis.conf alike: 512 fields, 64 bytes. (Older releases used
-// 128 entries.) A 513th field, or a field or value of 65 bytes, converts.
+// Debian's redis.conf alike: 512 fields, 64 bytes.
+// A 513th field, or a field or value of 65 bytes, converts.
 const (
 	hashMaxListpackEntries = 512
 	hashMaxListpackValue   = 64
