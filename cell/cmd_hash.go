@@ -353,10 +353,27 @@ func hincrbyfloat(x *Ctx) {
 	x.W.Bulk(txt)
 }
 
-// maxRandCount bounds HRANDFIELD's repeated-sampling count. Redis has no
-// bound and would build a reply of billions of elements; this one keeps a
-// reply under a few hundred MB.
-const maxRandCount = 1 << 26
+// maxRandReply bounds the size of HRANDFIELD's reply with a negative
+// count, where fields repeat. Redis has no bound there: HRANDFIELD h
+// -9223372036854775807 makes it build a reply until memory runs out. We
+// refuse a count whose reply could pass 512 MB (proto-max-bulk-len) instead.
+const maxRandReply = 512 << 20
+
+// randReplyFits reports whether n picks from h, each at most the longest
+// field (and value) plus framing, stay under maxRandReply.
+func randReplyFits(h *Hash, n int64, withValues bool) bool {
+	longest := 0
+	for i := 0; i < h.Len(); i++ {
+		f, v := h.At(i)
+		size := len(f)
+		if withValues {
+			size += len(v)
+		}
+		longest = max(longest, size)
+	}
+	per := int64(longest) + 40 // headers of a field, a value and a pair
+	return n <= maxRandReply/per
+}
 
 // hrandfield is HRANDFIELD key [count [WITHVALUES]].
 //
@@ -431,7 +448,7 @@ func hrandfield(x *Ctx) {
 	}
 	size := h.Len()
 	if l < 0 {
-		if -l > maxRandCount {
+		if !randReplyFits(h, -l, withValues) {
 			x.Error(ErrReplyTooLarge)
 			return
 		}
