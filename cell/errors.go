@@ -110,3 +110,22 @@ const (
 func errUnsupportedOption(opt []byte) string {
 	return "ERR Unsupported option " + cstring(opt)
 }
+
+// Hashes and lists.
+const (
+	ErrHashNotInt     = "ERR hash value is not an integer"
+	ErrHashNotFloat   = "ERR hash value is not a float"
+	ErrIncrNaNOrInf   = "ERR value is NaN or Infinity"
+	ErrOutOfRange     = "ERR value is out of range"
+	ErrMustBePositive = "ERR value is out of range, must be positive"
+	ErrLposRankZero   = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLposCountNeg   = "ERR COUNT can't be negative"
+	ErrLposMaxlenNeg  = "ERR MAXLEN can't be negative"
+	// ErrCountRange is getRangeLongFromObjectOrReply's text for a count
+	// outside [-LONG_MAX, LONG_MAX] (HRANDFIELD), "must between" included.
+	ErrCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	// ErrReplyTooLarge is ours: Redis would try to send a reply of
+	// billions of elements (HRANDFIELD h -9223372036854775807) and run out
+	// of memory.
+	ErrReplyTooLarge = "ERR value is out of range, the reply would be too large"
+)
