@@ -64,6 +64,13 @@ type Command struct {
 	// Sub holds the subcommands of a container command (CONFIG, CLIENT).
 	Sub map[string]*Command
 
+	// Metadata for COMMAND INFO / DOCS / LIST only; see command_meta.go for
+	// how to fill it. The zero values are valid.
+	ACL      ACLCategory // explicit ACL categories; implicit ones come from Flags
+	Tips     []string
+	KeySpecs []KeySpec
+	Doc      *CommandDoc
+
 	stats cmdStats
 }
 

@@ -20,6 +20,10 @@ type Server struct {
 	log   *slog.Logger
 	stats serverStats
 	start time.Time
+	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+
+	idOnce sync.Once // run_id and master_replid for INFO (cmd_info.go)
+	ident  *serverIdentity
 
 	nextClientID atomic.Int64
 	closing      atomic.Bool
