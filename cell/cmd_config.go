@@ -2,7 +2,6 @@ package cell
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -61,6 +60,7 @@ type configParam struct {
 	min, max  int64
 	choices   []string
 	immutable bool
+	protected bool // refused while enable-protected-configs is no (its default)
 	// apply makes a validated value take effect; nil only stores it.
 	apply func(s *Server, v string) string // returns an error text or ""
 	// get reads the live value; nil reads the stored one.
@@ -92,25 +92,12 @@ var configParams = []*configParam{
 			return ""
 		}},
 	{name: "databases", kind: kindInt, immutable: true, get: func(s *Server) string { return strconv.Itoa(len(s.ks.dbs)) }},
-	{name: "dir", kind: kindString, get: func(s *Server) string {
-		if d := s.configValue("dir"); d != "" {
-			return d
-		}
+	{name: "dir", kind: kindString, protected: true, get: func(s *Server) string {
 		d, err := filepath.Abs(s.cfg.Dir)
 		if err != nil {
 			return s.cfg.Dir
 		}
 		return d
-	}, apply: func(s *Server, v string) string {
-		if st, err := os.Stat(v); err != nil || !st.IsDir() {
-			return "No such file or directory"
-		}
-		abs, err := filepath.Abs(v)
-		if err != nil {
-			return "No such file or directory"
-		}
-		s.setConfigValue("dir", abs)
-		return ""
 	}},
 	{name: "proto-max-bulk-len", kind: kindMemory, min: 1 << 20, max: math.MaxInt64,
 		get:   func(s *Server) string { return itoa(s.live.protoMaxBulkLen.Load()) },
@@ -147,17 +134,20 @@ var configParams = []*configParam{
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return itoa(min(max(n, 1), 500))
 	}},
+	// Redis's default without a config file; cellserver snapshots on its
+	// own schedule whatever this says.
 	{name: "save", kind: kindSave, def: "3600 1 300 100 60 10000"},
 	{name: "appendonly", kind: kindBool, def: "no"},
 	{name: "appendfsync", kind: kindEnum, def: "everysec", choices: []string{"always", "everysec", "no"}},
 	{name: "appendfilename", kind: kindString, def: "appendonly.aof", immutable: true},
 	{name: "appenddirname", kind: kindString, def: "appendonlydir", immutable: true},
-	{name: "dbfilename", kind: kindString, def: "dump.rdb"},
+	{name: "dbfilename", kind: kindString, def: "dump.rdb", protected: true},
 	{name: "maxmemory", kind: kindMemory, def: "0", min: 0, max: math.MaxInt64},
 	{name: "maxmemory-policy", kind: kindEnum, def: "noeviction", choices: []string{
 		"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
 	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: 64},
+	{name: "maxmemory-eviction-tenacity", kind: kindInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-clients", kind: kindMemory, def: "0", min: 0, max: math.MaxInt64},
 	{name: "timeout", kind: kindInt, def: "0", min: 0, max: intMax},
 	{name: "tcp-keepalive", kind: kindInt, def: "300", min: 0, max: intMax},
@@ -320,6 +310,10 @@ func configSet(x *Ctx) {
 			x.Error(errConfigSet(cstring(args[i]), "can't set immutable config"))
 			return
 		}
+		if p.protected {
+			x.Error(errConfigSet(cstring(args[i]), "can't set protected config"))
+			return
+		}
 		for _, q := range params {
 			if q == p {
 				x.Error(errConfigSet(cstring(args[i]), "duplicate parameter"))
@@ -388,12 +382,16 @@ func (p *configParam) parse(v string) (string, string) {
 		}
 		return "", "argument(s) must be one of the following: " + strings.Join(p.choices, ", ")
 	case kindSave:
-		f := strings.Fields(v)
+		// Redis splits on single spaces, so doubled spaces are refused.
+		if v == "" {
+			return "", ""
+		}
+		f := strings.Split(v, " ")
 		if len(f)%2 != 0 {
 			return "", "Invalid save parameters"
 		}
 		for _, s := range f {
-			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 || !canonicalInt(s) {
 				return "", "Invalid save parameters"
 			}
 		}
@@ -401,7 +399,7 @@ func (p *configParam) parse(v string) (string, string) {
 	case kindEvents:
 		out, ok := normalizeKeyspaceEvents(v)
 		if !ok {
-			return "", "Invalid event class character. Use 'Ag$lshzxeKEtmd'."
+			return "", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 		}
 		return out, ""
 	}
@@ -421,41 +419,39 @@ func canonicalInt(s string) bool {
 }
 
 // normalizeKeyspaceEvents reads notify-keyspace-events classes and prints
-// them back in Redis's canonical form ("A" for all the type classes).
+// them back in Redis 7.0's canonical order: A (all of g$lshzxetd) or those
+// letters, then n, K, E, m.
 func normalizeKeyspaceEvents(v string) (string, bool) {
-	const classes = "g$lshzxetmd"
+	const all = "g$lshzxetd"
 	set := map[byte]bool{}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
 		case c == 'A':
-			for j := 0; j < len(classes)-1; j++ { // A is all but d (new in 7.0: not in A)
-				set[classes[j]] = true
+			for j := 0; j < len(all); j++ {
+				set[all[j]] = true
 			}
-		case strings.IndexByte(classes, c) >= 0, c == 'K', c == 'E', c == 'n':
+		case strings.IndexByte(all+"nKEm", c) >= 0:
 			set[c] = true
 		default:
 			return "", false
 		}
 	}
 	var b strings.Builder
-	all := true
-	for j := 0; j < len(classes)-1; j++ {
-		all = all && set[classes[j]]
+	every := true
+	for j := 0; j < len(all); j++ {
+		every = every && set[all[j]]
 	}
-	if all {
+	if every {
 		b.WriteByte('A')
 	} else {
-		for j := 0; j < len(classes)-1; j++ {
-			if set[classes[j]] {
-				b.WriteByte(classes[j])
+		for j := 0; j < len(all); j++ {
+			if set[all[j]] {
+				b.WriteByte(all[j])
 			}
 		}
 	}
-	if set['d'] {
-		b.WriteByte('d')
-	}
-	for _, c := range []byte{'K', 'E', 'n'} {
+	for _, c := range []byte("nKEm") {
 		if set[c] {
 			b.WriteByte(c)
 		}

@@ -31,7 +31,7 @@ func init() {
 // functionFlush is FUNCTION FLUSH [ASYNC|SYNC].
 func functionFlush(x *Ctx) {
 	if len(x.Args) > 3 {
-		x.Error(ErrFunctionFlushMode)
+		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
 		return
 	}
 	if len(x.Args) == 3 {

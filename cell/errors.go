@@ -140,3 +140,9 @@ func errNoSuchUser(u string) string {
 func errFunctionArg(a string) string {
 	return "ERR Unknown argument " + a
 }
+
+// errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
+// argument errors inside container commands (FUNCTION FLUSH a b).
+func errSubcommandSyntax(parent, sub []byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
+}
