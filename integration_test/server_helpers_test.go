@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Masks for the server commands (COMMAND, INFO, CONFIG).
+// Masks and pair helpers for the server commands (COMMAND, CLIENT, INFO,
+// CONFIG).
 
 // maskCommandOrder sorts, in COMMAND INFO entries, the list of
 // subcommands: Redis keeps them in a hash table whose order changes from
@@ -165,5 +166,56 @@ func maskConfigValue(names ...string) mask {
 			}
 		}
 		*v = *v.sorted()
+	}
+}
+
+// DoEach sends a different command to each server (the same request with
+// each server's own ids or addresses) and requires identical replies.
+func (c *pair) DoEach(redisArgs, cellArgs []string) {
+	c.t.Helper()
+	c.DoEachMasked(func(*value) {}, redisArgs, cellArgs)
+}
+
+// DoEachMasked is DoEach comparing the replies after m.
+func (c *pair) DoEachMasked(m mask, redisArgs, cellArgs []string) {
+	c.t.Helper()
+	redis, cell := c.exchangeEach(redisArgs, cellArgs)
+	if bytes.Equal(redis, cell) {
+		return
+	}
+	rv, err1 := parseReply(redis)
+	cv, err2 := parseReply(cell)
+	if err1 == nil && err2 == nil {
+		m(rv)
+		m(cv)
+		if bytes.Equal(rv.encode(), cv.encode()) {
+			return
+		}
+		redis, cell = rv.encode(), cv.encode()
+	}
+	c.mismatch(formatCommand(redisArgs)+" / "+formatCommand(cellArgs), redis, cell)
+}
+
+func (c *pair) exchangeEach(redisArgs, cellArgs []string) (redis, cell []byte) {
+	c.t.Helper()
+	var err error
+	if redis, err = c.redis.Do(redisArgs...); err != nil {
+		c.t.Fatalf("%s: %s: %v", formatCommand(redisArgs), c.srv.redis.name, err)
+	}
+	if cell, err = c.cell.Do(cellArgs...); err != nil {
+		c.t.Fatalf("%s: %s: %v%s", formatCommand(cellArgs), c.srv.cell.name, err, deathNote(c.srv.cell))
+	}
+	return redis, cell
+}
+
+// Send sends args to both servers without reading a reply, for commands
+// that answer nothing (CLIENT REPLY OFF / SKIP).
+func (c *pair) Send(args ...string) {
+	c.t.Helper()
+	if err := c.redis.Send(args...); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.cell.Send(args...); err != nil {
+		c.t.Fatal(err)
 	}
 }
