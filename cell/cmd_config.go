@@ -243,19 +243,16 @@ func configGet(x *Ctx) {
 	var out []pair
 	seen := map[string]bool{}
 	add := func(name string, p *configParam) {
-		if !seen[name] {
-			seen[name] = true
+		if key := strings.ToLower(name); !seen[key] {
+			seen[key] = true
 			out = append(out, pair{name, p.value(x.srv)})
 		}
 	}
 	for _, pat := range x.Args[2:] {
 		if !hasGlob(pat) {
+			// An exact name is echoed as it was sent, in its case.
 			if p := configParamByName(string(pat)); p != nil {
-				name := p.name
-				if p.alias != "" && equalFold(p.alias, string(pat)) {
-					name = p.alias
-				}
-				add(name, p)
+				add(string(pat), p)
 			}
 			continue
 		}
@@ -299,6 +296,9 @@ func configSet(x *Ctx) {
 		x.Error(ErrSyntax)
 		return
 	}
+	// An alias is a parameter of its own for the duplicate check, as in
+	// Redis's table, so "lua-time-limit 1 busy-reply-threshold 2" is
+	// accepted and the last one wins.
 	params := make([]*configParam, 0, len(args)/2)
 	for i := 0; i < len(args); i += 2 {
 		p := configParamByName(string(args[i]))
@@ -314,8 +314,8 @@ func configSet(x *Ctx) {
 			x.Error(errConfigSet(cstring(args[i]), "can't set protected config"))
 			return
 		}
-		for _, q := range params {
-			if q == p {
+		for j, q := range params {
+			if q == p && sameSpelling(q, args[2*j], args[i]) {
 				x.Error(errConfigSet(cstring(args[i]), "duplicate parameter"))
 				return
 			}
@@ -569,4 +569,11 @@ func patternMatch(pat, s []byte, nocase bool) bool {
 		pat = pat[1:]
 	}
 	return len(s) == 0
+}
+
+// sameSpelling reports whether two names of p are both its name or both its
+// alias.
+func sameSpelling(p *configParam, a, b []byte) bool {
+	isAlias := func(n []byte) bool { return p.alias != "" && equalFold(p.alias, string(n)) }
+	return isAlias(a) == isAlias(b)
 }

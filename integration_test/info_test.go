@@ -28,7 +28,7 @@ var infoExactFields = []string{
 	"role", "connected_slaves", "master_failover_state", "master_replid2", "master_repl_offset",
 	"second_repl_offset", "repl_backlog_active", "repl_backlog_size",
 	"repl_backlog_first_byte_offset", "repl_backlog_histlen",
-	"used_cpu_sys_children", "used_cpu_user_children", "cluster_enabled",
+	"cluster_enabled",
 }
 
 func TestInfoSections(t *testing.T) {
