@@ -54,6 +54,9 @@ func reset(x *Ctx) {
 	c.w.SetProto(2)
 	c.setName("")
 	c.authed = x.srv.live.requirePass.Load() == nil
+	// CLIENT REPLY goes back to ON, and RESET's own reply is sent; CLIENT
+	// NO-EVICT survives, as in Redis.
+	c.reply, c.replyKeep = replyOn, true
 	x.W.Status("RESET")
 }
 

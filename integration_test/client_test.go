@@ -49,6 +49,9 @@ func TestClientIDAndInfo(t *testing.T) {
 		c.Do("DISCARD")
 		c.Do("CLIENT", "NO-EVICT", "on")
 		c.DoMasked(maskClientList, "CLIENT", "INFO")
+		// RESET keeps no-evict but forgets the name and the database.
+		c.Do("RESET")
+		c.DoMasked(maskClientList, "CLIENT", "INFO")
 		c.Do("CLIENT", "NO-EVICT", "OFF")
 		c.Error("CLIENT", "NO-EVICT", "maybe")
 		c.Error("CLIENT", "INFO", "x")
@@ -134,6 +137,10 @@ func TestClientReply(t *testing.T) {
 		c.Send("NOSUCHCMD")
 		c.Do("CLIENT", "REPLY", "ON")
 		c.Do("ECHO", "back")
+		// RESET turns replies back on and answers itself.
+		c.Send("CLIENT", "REPLY", "OFF")
+		c.Do("RESET")
+		c.Do("ECHO", "after reset")
 	})
 }
 
