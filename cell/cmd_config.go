@@ -42,13 +42,14 @@ func init() {
 type paramKind int
 
 const (
-	kindString paramKind = iota
-	kindBool             // yes / no
-	kindInt              // integer in [min, max]
-	kindMemory           // bytes, with k/kb/m/mb/g/gb units, printed as a plain number
-	kindEnum             // one of choices
-	kindSave             // "seconds changes" pairs
-	kindEvents           // notify-keyspace-events classes
+	kindString      paramKind = iota
+	kindBool                  // yes / no
+	kindInt                   // integer in [min, max]
+	kindMemory                // bytes, with k/kb/m/mb/g/gb units, printed as a plain number
+	kindEnum                  // one of choices
+	kindSave                  // "seconds changes" pairs
+	kindEvents                // notify-keyspace-events classes
+	kindPercentiles           // latency-tracking-info-percentiles
 )
 
 // configParam is one CONFIG parameter.
@@ -163,7 +164,12 @@ var configParams = []*configParam{
 	{name: "slowlog-log-slower-than", kind: kindInt, def: "10000", min: -1, max: math.MaxInt64},
 	{name: "slowlog-max-len", kind: kindInt, def: "128", min: 0, max: math.MaxInt64},
 	{name: "latency-monitor-threshold", kind: kindInt, def: "0", min: 0, max: math.MaxInt64},
-	{name: "latency-tracking", kind: kindBool, def: "yes"},
+	{name: "latency-tracking", kind: kindBool, def: "yes", apply: func(s *Server, v string) string {
+		latencyTracking.Store(v == "yes")
+		s.setConfigValue("latency-tracking", v)
+		return ""
+	}},
+	{name: "latency-tracking-info-percentiles", kind: kindPercentiles, def: "50 99 99.9"},
 	{name: "loglevel", kind: kindEnum, def: "notice", choices: []string{"debug", "verbose", "notice", "warning"}},
 	{name: "logfile", kind: kindString, def: "", immutable: true},
 	{name: "daemonize", kind: kindBool, def: "no", immutable: true},
@@ -396,6 +402,8 @@ func (p *configParam) parse(v string) (string, string) {
 			}
 		}
 		return strings.Join(f, " "), ""
+	case kindPercentiles:
+		return parsePercentiles(v)
 	case kindEvents:
 		out, ok := normalizeKeyspaceEvents(v)
 		if !ok {

@@ -46,7 +46,7 @@ var infoSections = []struct {
 	{"Modules", true, true, func(*Server, *Ctx, *strings.Builder) {}},
 	{"Commandstats", false, true, infoCommandStats},
 	{"Errorstats", true, true, infoErrorStats},
-	{"Latencystats", false, true, func(*Server, *Ctx, *strings.Builder) {}},
+	{"Latencystats", false, true, infoLatencyStats},
 	{"Cluster", true, true, func(_ *Server, _ *Ctx, b *strings.Builder) { field(b, "cluster_enabled", "0") }},
 	{"Keyspace", true, true, infoKeyspace},
 }
@@ -413,15 +413,7 @@ func infoCPU(s *Server, x *Ctx, b *strings.Builder) {
 // infoCommandStats lists every command and subcommand that was called,
 // rejected or failed, sorted by name (Redis's order is its hash table's).
 func infoCommandStats(s *Server, x *Ctx, b *strings.Builder) {
-	var all []*Command
-	for _, n := range commandNames() {
-		c := commands[n]
-		all = append(all, c)
-		if c.Sub != nil {
-			all = append(all, sortedSubcommands(c)...)
-		}
-	}
-	for _, c := range all {
+	for _, c := range allCommands() {
 		calls, usec := c.stats.calls.Load(), c.stats.usec.Load()
 		rej, failed := c.stats.rejected.Load(), c.stats.failed.Load()
 		if calls == 0 && rej == 0 && failed == 0 {
@@ -489,6 +481,7 @@ func (s *Server) resetStats() {
 }
 
 func (cs *cmdStats) reset() {
+	cs.latency.Store(nil)
 	cs.calls.Store(0)
 	cs.usec.Store(0)
 	cs.rejected.Store(0)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func infoBody(t *testing.T, raw string) string {
@@ -116,6 +117,37 @@ func TestBytesToHuman(t *testing.T) {
 	for _, tc := range tests {
 		if got := bytesToHuman(tc.n); got != tc.want {
 			t.Errorf("bytesToHuman(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestLatencyHistogram(t *testing.T) {
+	// Bucket 0 is never used: values are at least 1 ns, as in Redis.
+	prevHi := uint64(0)
+	for i := 1; i < latencyBuckets; i++ {
+		lo, hi := latencyBucketRange(i)
+		if hi > 1e9 { // values are clamped to 1s
+			break
+		}
+		if lo > hi || lo != prevHi+1 {
+			t.Fatalf("bucket %d: [%d, %d] after %d", i, lo, hi, prevHi)
+		}
+		if latencyBucket(int64(lo)) != i || latencyBucket(int64(hi)) != i {
+			t.Fatalf("bucket %d: [%d, %d] maps to %d, %d", i, lo, hi, latencyBucket(int64(lo)), latencyBucket(int64(hi)))
+		}
+		prevHi = hi
+	}
+	var cs cmdStats
+	for i := 1; i <= 100; i++ {
+		cs.recordLatency(time.Duration(i) * time.Microsecond)
+	}
+	h := cs.latency.Load()
+	for _, tc := range []struct {
+		p      float64
+		lo, hi uint64
+	}{{0, 990, 1000}, {50, 50000, 51000}, {99, 99000, 100600}, {100, 100000, 101600}} {
+		if got := h.percentile(tc.p); got < tc.lo || got > tc.hi {
+			t.Errorf("p%v = %d, want in [%d, %d]", tc.p, got, tc.lo, tc.hi)
 		}
 	}
 }

@@ -77,6 +77,9 @@ type Command struct {
 // cmdStats feeds INFO commandstats.
 type cmdStats struct {
 	calls, usec, rejected, failed atomic.Int64
+	// latency feeds INFO latencystats; allocated on the first call
+	// (cmd_info.go).
+	latency atomic.Pointer[latencyHist]
 }
 
 // commands is the table, keyed by lower-case name. It is filled by the

@@ -108,6 +108,7 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
+	cmd.stats.recordLatency(d)
 	if failed {
 		cmd.stats.failed.Add(1)
 	}

@@ -81,8 +81,8 @@ func maskDocs(v *value) {
 
 // maskInfoValues hides the value of every INFO field except those named in
 // exact, drops the lines of the sections in drop (their fields depend on
-// history neither server shares, such as latency histograms), and sorts the
-// lines of each section whose order Redis does not fix (commandstats). The
+// history neither server shares), and sorts the lines of the sections whose
+// order Redis does not fix (commandstats, latencystats). The
 // section headers, field names and their order are compared.
 func maskInfoValues(exact []string, drop ...string) mask {
 	return func(v *value) {
@@ -93,7 +93,7 @@ func maskInfoValues(exact []string, drop ...string) mask {
 		var out, section []string
 		name := ""
 		flush := func() {
-			if name == "# Commandstats" {
+			if name == "# Commandstats" || name == "# Latencystats" {
 				n := len(section)
 				for n > 0 && section[n-1] == "" {
 					n--
