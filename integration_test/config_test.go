@@ -55,7 +55,7 @@ func TestConfigSet(t *testing.T) {
 		c.Do("CONFIG", "SET", "maxmemory", "0", "hz", "10", "maxmemory-policy", "noeviction",
 			"appendonly", "no", "notify-keyspace-events", "", "save", "", "timeout", "0",
 			"slowlog-max-len", "128", "busy-reply-threshold", "5000", "maxclients", "10000",
-			"zset-max-listpack-entries", "128")
+			"zset-max-listpack-entries", "128", "latency-tracking-info-percentiles", "50 99 99.9")
 	})
 	forBothProtocols(t, func(t *testing.T, c *pair) {
 		c.Do("CONFIG", "SET", "maxmemory", "10mb")
@@ -90,7 +90,19 @@ func TestConfigSet(t *testing.T) {
 			c.Do("CONFIG", "SET", "notify-keyspace-events", ev)
 			c.Do("CONFIG", "GET", "notify-keyspace-events")
 		}
-		// Several pairs at once, all or nothing.
+		c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "50.0 99.90 1e1")
+		c.Do("CONFIG", "GET", "latency-tracking-info-percentiles")
+		c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "0 100 0.5")
+		c.Do("CONFIG", "RESETSTAT")
+		c.Do("PING")
+		c.DoMasked(maskInfoValues(nil), "INFO", "latencystats")
+		c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "")
+		c.Do("CONFIG", "GET", "latency-tracking-info-percentiles")
+		c.DoMasked(maskInfoValues(nil), "INFO", "latencystats")
+		c.Error("CONFIG", "SET", "latency-tracking-info-percentiles", "50 abc")
+		c.Error("CONFIG", "SET", "latency-tracking-info-percentiles", "101")
+		c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+				// Several pairs at once, all or nothing.
 		c.Do("CONFIG", "SET", "timeout", "30", "slowlog-max-len", "64")
 		c.DoSorted("CONFIG", "GET", "timeout", "slowlog-max-len")
 		c.Error("CONFIG", "SET", "timeout", "0", "slowlog-max-len", "abc")
