@@ -69,6 +69,20 @@ func TestInfoCommandStats(t *testing.T) {
 		c.Do("CLIENT", "GETNAME")
 		c.Error("CONFIG", "GET")
 		c.DoMasked(maskCommandStats, "INFO", "commandstats")
+		// Commands run by EXEC count as calls of their own.
+		c.Do("CONFIG", "RESETSTAT")
+		c.Do("MULTI")
+		c.Do("PING")
+		c.Do("ECHO", "x")
+		c.Do("SELECT", "99")
+		c.Do("EXEC")
+		c.DoMasked(maskCommandStats, "INFO", "commandstats")
+		c.DoMasked(maskInfo("total_commands_processed", "total_error_replies"), "INFO", "stats")
+		// INFO inside a transaction.
+		c.Do("MULTI")
+		c.Do("INFO", "cluster")
+		c.Do("INFO", "keyspace")
+		c.Do("EXEC")
 	})
 }
 
