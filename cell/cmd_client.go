@@ -446,7 +446,7 @@ func clientPause(x *Ctx) {
 			return
 		}
 	} else if len(x.Args) > 4 {
-		x.Error(ErrSyntax)
+		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
 		return
 	}
 	x.W.OK()
@@ -467,7 +467,7 @@ func clientUnblock(x *Ctx) {
 			return
 		}
 	} else if len(x.Args) > 4 {
-		x.Error(ErrSyntax)
+		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
 		return
 	}
 	x.W.Int(0)
@@ -486,17 +486,52 @@ func clientTrackingInfo(x *Ctx) {
 	x.W.Array(0)
 }
 
-// clientTracking: turning tracking off is a no-op; we do not offer
-// client-side caching, so turning it on is refused.
+// clientTracking: the options are checked as Redis does, then turning
+// tracking off is a no-op; we do not offer client-side caching, so turning
+// it on is refused rather than silently never invalidating.
 func clientTracking(x *Ctx) {
+	on := false
 	switch strings.ToLower(string(x.Args[2])) {
-	case "off":
-		x.W.OK()
 	case "on":
-		x.Error(ErrTrackingUnsupported)
+		on = true
+	case "off":
 	default:
 		x.Error(ErrSyntax)
+		return
 	}
+	for i := 3; i < len(x.Args); i++ {
+		more := len(x.Args) - 1 - i
+		switch opt := strings.ToLower(string(x.Args[i])); {
+		case opt == "redirect" && more >= 1:
+			i++
+			id, ok := resp.ParseInt(x.Args[i])
+			if !ok {
+				x.Error(ErrNotInteger)
+				return
+			}
+			if !x.srv.hasClient(id) {
+				x.Error(ErrRedirectNoClient)
+				return
+			}
+		case opt == "prefix" && more >= 1:
+			i++
+		case opt == "bcast", opt == "optin", opt == "optout", opt == "noloop":
+		default:
+			x.Error(ErrSyntax)
+			return
+		}
+	}
+	if on {
+		x.Error(ErrTrackingUnsupported)
+		return
+	}
+	x.W.OK()
+}
+
+func (s *Server) hasClient(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[id] != nil
 }
 
 func clientCaching(x *Ctx) { x.Error(ErrCachingNoTracking) }

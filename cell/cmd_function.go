@@ -3,9 +3,9 @@ package cell
 import "strings"
 
 // FUNCTION, for a server that has no functions: FLUSH succeeds, LIST is
-// empty and STATS shows the Lua engine idle. Loading functions is not
-// supported, so the other subcommands are not registered (unknown
-// subcommand).
+// empty, STATS shows the Lua engine idle, DELETE finds no library and KILL
+// no running function. Loading functions is not supported, so LOAD, DUMP
+// and RESTORE are not registered (unknown subcommand).
 
 func init() {
 	doc := func(summary, complexity string) *CommandDoc {
@@ -23,6 +23,12 @@ func init() {
 		&Command{Name: "function|stats", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: functionStats,
 			ACL: ACLScripting, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
 			Doc: doc("Return information about the function currently running (name, description, duration)", "O(1)")},
+		&Command{Name: "function|delete", Arity: 3, Flags: FlagWrite | FlagNoScript, Handler: func(x *Ctx) { x.Error(ErrLibraryNotFound) },
+			ACL: ACLScripting, Tips: tipsAllShardsSucceeded,
+			Doc: doc("Delete a function by name", "O(1)")},
+		&Command{Name: "function|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: func(x *Ctx) { x.Error(ErrNoFunctionRunning) },
+			ACL: ACLScripting, Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
+			Doc: doc("Kill the function currently in execution.", "O(1)")},
 		&Command{Name: "function|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: functionHelp,
 			ACL: ACLScripting, Doc: doc("Show helpful text about the different subcommands", "O(1)")},
 	)
@@ -46,12 +52,19 @@ func functionFlush(x *Ctx) {
 
 // functionList is FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]: always
 // empty, after Redis's argument checks.
+// Each option may be given once.
 func functionList(x *Ctx) {
+	withCode, libName := false, false
 	for i := 2; i < len(x.Args); i++ {
-		a := strings.ToLower(string(x.Args[i]))
-		switch {
-		case a == "withcode":
-		case a == "libraryname" && i+1 < len(x.Args):
+		switch a := strings.ToLower(string(x.Args[i])); {
+		case a == "withcode" && !withCode:
+			withCode = true
+		case a == "libraryname" && !libName:
+			if i+1 >= len(x.Args) {
+				x.Error(ErrLibraryNameMissing)
+				return
+			}
+			libName = true
 			i++
 		default:
 			x.Error(errFunctionArg(cstring(x.Args[i])))

@@ -114,6 +114,10 @@ const (
 	ErrCachingNoTracking   = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
 	ErrTrackingUnsupported = "ERR client-side caching (CLIENT TRACKING ON) is not supported by this server"
 	ErrFunctionFlushMode   = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+	ErrRedirectNoClient    = "ERR The client ID you want redirect to does not exist"
+	ErrLibraryNotFound     = "ERR Library not found"
+	ErrLibraryNameMissing  = "ERR library name argument was not given"
+	ErrNoFunctionRunning   = "NOTBUSY No scripts in execution right now."
 )
 
 // errConfigUnknown is CONFIG SET's reply to a name it does not know.

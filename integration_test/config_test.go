@@ -102,7 +102,7 @@ func TestConfigSet(t *testing.T) {
 		c.Error("CONFIG", "SET", "latency-tracking-info-percentiles", "50 abc")
 		c.Error("CONFIG", "SET", "latency-tracking-info-percentiles", "101")
 		c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
-				// Several pairs at once, all or nothing.
+		// Several pairs at once, all or nothing.
 		c.Do("CONFIG", "SET", "timeout", "30", "slowlog-max-len", "64")
 		c.DoSorted("CONFIG", "GET", "timeout", "slowlog-max-len")
 		c.Error("CONFIG", "SET", "timeout", "0", "slowlog-max-len", "abc")
