@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"math/bits"
 	"strings"
 )
 
@@ -134,7 +135,7 @@ func commandGetKeys(x *Ctx) {
 				}
 			}
 		}
-		n := popcount(uint64(f))
+		n := bits.OnesCount64(uint64(f))
 		x.W.Set(n)
 		for b, name := range keyFlagNames {
 			if f&(1<<b) != 0 {

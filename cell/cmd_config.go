@@ -200,7 +200,7 @@ var configParams = []*configParam{
 // configParamByName finds a parameter by its name or alias, any case.
 func configParamByName(name string) *configParam {
 	for _, p := range configParams {
-		if equalFold(p.name, name) || (p.alias != "" && equalFold(p.alias, name)) {
+		if strings.EqualFold(p.name, name) || (p.alias != "" && strings.EqualFold(p.alias, name)) {
 			return p
 		}
 	}
@@ -382,7 +382,7 @@ func (p *configParam) parse(v string) (string, string) {
 		return itoa(n), ""
 	case kindEnum:
 		for _, c := range p.choices {
-			if equalFold(c, v) {
+			if strings.EqualFold(c, v) {
 				return c, ""
 			}
 		}
@@ -582,6 +582,6 @@ func patternMatch(pat, s []byte, nocase bool) bool {
 // sameSpelling reports whether two names of p are both its name or both its
 // alias.
 func sameSpelling(p *configParam, a, b []byte) bool {
-	isAlias := func(n []byte) bool { return p.alias != "" && equalFold(p.alias, string(n)) }
+	isAlias := func(n []byte) bool { return p.alias != "" && strings.EqualFold(p.alias, string(n)) }
 	return isAlias(a) == isAlias(b)
 }

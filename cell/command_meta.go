@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"math/bits"
 	"sort"
+	"strings"
 
 	"github.com/cellserver/cellserver/resp"
 )
@@ -70,7 +72,7 @@ var aclCategoryNames = []string{
 // aclCategoryByName finds a category case-insensitively; 0 if unknown.
 func aclCategoryByName(name string) ACLCategory {
 	for i, n := range aclCategoryNames {
-		if equalFold(n, name) {
+		if strings.EqualFold(n, name) {
 			return 1 << i
 		}
 	}
@@ -218,7 +220,7 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 	w.Int(int64(last))
 	w.Int(int64(step))
 	cats := c.aclCategories()
-	w.Set(popcount(uint64(cats)))
+	w.Set(bits.OnesCount64(uint64(cats)))
 	for i, name := range aclCategoryNames {
 		if cats&(1<<i) != 0 {
 			w.Status("@" + name)
@@ -389,33 +391,6 @@ func sortedSubcommands(c *Command) []*Command {
 		out[i] = c.Sub[n]
 	}
 	return out
-}
-
-func popcount(x uint64) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if x >= 'A' && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if y >= 'A' && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // tipsAllShardsSucceeded is the tip pair of commands a cluster proxy sends
