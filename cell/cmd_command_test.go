@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // COMMAND INFO of the module-style commands: what Redis 7.0 shows for a
@@ -118,8 +119,56 @@ func TestPatternMatch(t *testing.T) {
 		}
 	}
 	// Many stars must not take exponential time on a long miss.
-	long := strings.Repeat("a", 60)
-	if patternMatch([]byte(strings.Repeat("*a", 5)+"b"), []byte(long), false) {
+	long := strings.Repeat("a", 200)
+	start := time.Now()
+	if patternMatch([]byte(strings.Repeat("*a", 100)+"b"), []byte(long), false) {
 		t.Error("matched")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("hostile pattern took %v", d)
+	}
+}
+
+// The early give-up changes no answer: compare with plain backtracking on
+// every short pattern and string over a small alphabet.
+func TestPatternMatchGiveUpIsExact(t *testing.T) {
+	var naive func(p, s string) bool
+	naive = func(p, s string) bool {
+		if p == "" {
+			return s == ""
+		}
+		switch p[0] {
+		case '*':
+			for i := 0; i <= len(s); i++ {
+				if naive(p[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			return s != "" && naive(p[1:], s[1:])
+		}
+		return s != "" && s[0] == p[0] && naive(p[1:], s[1:])
+	}
+	var gen func(alpha string, n int) []string
+	gen = func(alpha string, n int) []string {
+		out := []string{""}
+		if n == 0 {
+			return out
+		}
+		for _, rest := range gen(alpha, n-1) {
+			for i := 0; i < len(alpha); i++ {
+				out = append(out, string(alpha[i])+rest)
+			}
+		}
+		return out
+	}
+	pats, strs := gen("ab*?", 5), gen("ab", 6)
+	for _, p := range pats {
+		for _, s := range strs {
+			if got, want := patternMatch([]byte(p), []byte(s), false), naive(p, s); got != want {
+				t.Fatalf("patternMatch(%q, %q) = %v, want %v", p, s, got, want)
+			}
+		}
 	}
 }

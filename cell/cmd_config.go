@@ -491,9 +491,18 @@ func configHelp(x *Ctx) {
 }
 
 // patternMatch is Redis's glob matching (stringmatchlen): * ? [set] [^set]
-// [a-z] and \ escapes, optionally ignoring ASCII case. The depth of
-// recursion is bounded by the number of stars in the pattern.
+// [a-z] and \ escapes, optionally ignoring ASCII case.
+//
+// Like Redis since 7.0.9 it gives up early once the rest of a pattern after
+// a star matches no suffix of the string: an earlier star taking more of the
+// string could only leave a shorter suffix. That keeps hostile patterns
+// such as "*a*a*a*a*a*b" polynomial.
 func patternMatch(pat, s []byte, nocase bool) bool {
+	var giveUp bool
+	return globMatch(pat, s, nocase, &giveUp)
+}
+
+func globMatch(pat, s []byte, nocase bool, giveUp *bool) bool {
 	lower := func(c byte) byte {
 		if nocase && c >= 'A' && c <= 'Z' {
 			return c + 'a' - 'A'
@@ -510,10 +519,14 @@ func patternMatch(pat, s []byte, nocase bool) bool {
 				return true
 			}
 			for i := 0; i <= len(s); i++ {
-				if patternMatch(pat[1:], s[i:], nocase) {
+				if globMatch(pat[1:], s[i:], nocase, giveUp) {
 					return true
 				}
+				if *giveUp {
+					return false
+				}
 			}
+			*giveUp = true
 			return false
 		case '?':
 			if len(s) == 0 {
