@@ -14,8 +14,7 @@ import (
 // is answered as an unknown subcommand, and clients that send it ignore the
 // error). We have no replicas, pub/sub, blocking commands or client-side
 // caching, so the subcommands about those answer as Redis does when there
-// are none of them. PAUSE and UNPAUSE check their arguments and reply OK
-// but pause nobody.
+// are none of them.
 
 func init() {
 	conn := FlagNoScript | FlagLoading | FlagStale
@@ -427,8 +426,57 @@ func clientReply(x *Ctx) {
 	}
 }
 
-// clientPause checks CLIENT PAUSE timeout [WRITE|ALL] as Redis does; we
-// do not pause clients.
+// pauseState is a CLIENT PAUSE in effect: until (Unix ms), for every
+// command or only for those that write.
+type pauseState struct {
+	until     int64
+	writeOnly bool
+}
+
+// waitPause holds the client, before its command runs or is queued, while
+// a pause applies to the command: all commands under ALL; under WRITE the
+// writing ones, and an EXEC whose queue writes (Redis's
+// is_may_replicate_command). It re-checks every few milliseconds, so
+// UNPAUSE and shutdown release it promptly.
+func (c *Client) waitPause(cmd *Command) {
+	for {
+		p := c.srv.paused.Load()
+		if p == nil || c.srv.closing.Load() {
+			return
+		}
+		now := time.Now().UnixMilli()
+		if now >= p.until {
+			c.srv.paused.CompareAndSwap(p, nil)
+			return
+		}
+		if p.writeOnly && !c.writes(cmd) {
+			return
+		}
+		time.Sleep(time.Duration(min(p.until-now, 5)) * time.Millisecond)
+	}
+}
+
+// writes reports whether cmd may write: a write command, or EXEC of a queue
+// holding one.
+func (c *Client) writes(cmd *Command) bool {
+	const w = FlagWrite | FlagMayReplicate
+	if cmd.Flags&w != 0 {
+		return true
+	}
+	if cmd.Name == "exec" && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if q.cmd.Flags&w != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clientPause is CLIENT PAUSE timeout [WRITE|ALL]. A pause already in
+// effect is extended, never shortened, and ALL wins over WRITE, as in
+// Redis. Like Redis the deadline is now + timeout with wrapping
+// arithmetic, so an enormous timeout lands in the past and pauses nobody.
 func clientPause(x *Ctx) {
 	n, ok := resp.ParseInt(x.Args[2])
 	if !ok {
@@ -439,9 +487,13 @@ func clientPause(x *Ctx) {
 		x.Error(ErrPauseNegative)
 		return
 	}
+	writeOnly := false
 	if len(x.Args) == 4 {
-		m := strings.ToLower(string(x.Args[3]))
-		if m != "write" && m != "all" {
+		switch strings.ToLower(string(x.Args[3])) {
+		case "write":
+			writeOnly = true
+		case "all":
+		default:
 			x.Error(ErrPauseMode)
 			return
 		}
@@ -449,10 +501,29 @@ func clientPause(x *Ctx) {
 		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
 		return
 	}
+	until := time.Now().UnixMilli()
+	if n > 0 {
+		until += n
+	}
+	for {
+		old := x.srv.paused.Load()
+		p := &pauseState{until: until, writeOnly: writeOnly}
+		if old != nil {
+			p.until = max(p.until, old.until)
+			p.writeOnly = writeOnly && old.writeOnly
+		}
+		if x.srv.paused.CompareAndSwap(old, p) {
+			break
+		}
+	}
 	x.W.OK()
 }
 
-func clientUnpause(x *Ctx) { x.W.OK() }
+// clientUnpause ends any pause at once.
+func clientUnpause(x *Ctx) {
+	x.srv.paused.Store(nil)
+	x.W.OK()
+}
 
 // clientUnblock: no client is ever blocked here, so it unblocks none.
 func clientUnblock(x *Ctx) {

@@ -120,3 +120,44 @@ func TestClientInfoProtocols(t *testing.T) {
 		t.Errorf("RESP3 GETNAME unset: %q", got)
 	}
 }
+
+// CLIENT PAUSE holds commands until the timeout or UNPAUSE: all of them
+// under ALL, only writes under WRITE.
+func TestClientPause(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	o := dial(t, srv)
+	timed := func(args ...string) (string, time.Duration) {
+		start := time.Now()
+		r := o.do(args...)
+		return r, time.Since(start)
+	}
+	c.do("client", "pause", "300", "write")
+	if r, d := timed("ping"); r != "+PONG\r\n" || d > 100*time.Millisecond {
+		t.Errorf("read under WRITE pause: %q after %v", r, d)
+	}
+	if r, d := timed("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") || d < 200*time.Millisecond {
+		t.Errorf("write under WRITE pause: %q after %v", r, d)
+	}
+	c.do("client", "pause", "5000")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		srv.paused.Store(nil) // as CLIENT UNPAUSE would; c is paused itself
+	}()
+	if r, d := timed("ping"); r != "+PONG\r\n" || d < 80*time.Millisecond || d > 2*time.Second {
+		t.Errorf("read under ALL pause: %q after %v", r, d)
+	}
+	// A timeout that overflows lands in the past: no pause, as in Redis.
+	c.do("client", "pause", "9223372036854775807")
+	if r, d := timed("ping"); r != "+PONG\r\n" || d > 100*time.Millisecond {
+		t.Errorf("after overflowing pause: %q after %v", r, d)
+	}
+	// UNPAUSE from the pausing client under WRITE.
+	c.do("client", "pause", "5000", "write")
+	if r := c.do("client", "unpause"); r != "+OK\r\n" {
+		t.Errorf("UNPAUSE: %q", r)
+	}
+	if r, d := timed("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") || d > 100*time.Millisecond {
+		t.Errorf("write after UNPAUSE: %q after %v", r, d)
+	}
+}
