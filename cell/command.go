@@ -78,7 +78,7 @@ type Command struct {
 type cmdStats struct {
 	calls, usec, rejected, failed atomic.Int64
 	// latency feeds INFO latencystats; allocated on the first call
-	// (cmd_info.go).
+	// (latency.go).
 	latency atomic.Pointer[latencyHist]
 }
 
