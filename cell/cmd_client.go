@@ -51,11 +51,10 @@ func init() {
 // KILL read from other connections. The owning goroutine publishes it after
 // every command (publish), so readers never touch its plain fields.
 type clientShared struct {
-	db      atomic.Int32
-	multi   atomic.Int32 // queued commands, -1 outside MULTI
-	proto   atomic.Int32
-	flags   atomic.Uint32 // clientFlag bits
-	argvMem atomic.Int64
+	db    atomic.Int32
+	multi atomic.Int32 // queued commands, -1 outside MULTI
+	proto atomic.Int32
+	flags atomic.Uint32 // clientFlag bits
 }
 
 type clientFlag uint32
