@@ -129,3 +129,57 @@ const (
 	// of memory.
 	ErrReplyTooLarge = "ERR value is out of range, the reply would be too large"
 )
+
+// Server commands.
+const (
+	ErrInvalidCommand      = "ERR Invalid command specified"
+	ErrNoKeyArgs           = "ERR The command has no key arguments"
+	ErrInvalidArgCount     = "ERR Invalid number of arguments specified for command"
+	ErrInvalidArgs         = "ERR Invalid arguments specified for command"
+	ErrNoConfigFile        = "ERR The server is running without a config file"
+	ErrInvalidClientID     = "ERR Invalid client ID"
+	ErrNoSuchClient        = "ERR No such client"
+	ErrClientIDPositive    = "ERR client-id should be greater than 0"
+	ErrPauseTimeout        = "ERR timeout is not an integer or out of range"
+	ErrPauseNegative       = "ERR timeout is negative"
+	ErrPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	ErrUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	ErrCachingNoTracking   = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+	ErrTrackingUnsupported = "ERR client-side caching (CLIENT TRACKING ON) is not supported by this server"
+	ErrFunctionFlushMode   = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+	ErrRedirectNoClient    = "ERR The client ID you want redirect to does not exist"
+	ErrLibraryNotFound     = "ERR Library not found"
+	ErrLibraryNameMissing  = "ERR library name argument was not given"
+	ErrNoFunctionRunning   = "NOTBUSY No scripts in execution right now."
+)
+
+// errConfigUnknown is CONFIG SET's reply to a name it does not know.
+func errConfigUnknown(name string) string {
+	return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'"
+}
+
+// errConfigSet is CONFIG SET's refusal of one parameter's value.
+func errConfigSet(name, why string) string {
+	return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why
+}
+
+// errUnknownClientType is CLIENT LIST/KILL's reply to a bad TYPE.
+func errUnknownClientType(t string) string {
+	return "ERR Unknown client type '" + t + "'"
+}
+
+// errNoSuchUser is CLIENT KILL USER's reply for a user that does not exist.
+func errNoSuchUser(u string) string {
+	return "ERR No such user '" + u + "'"
+}
+
+// errFunctionArg is FUNCTION LIST's reply to an argument it does not know.
+func errFunctionArg(a string) string {
+	return "ERR Unknown argument " + a
+}
+
+// errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
+// argument errors inside container commands (FUNCTION FLUSH a b).
+func errSubcommandSyntax(parent, sub []byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
+}

@@ -13,7 +13,14 @@ package cell
 // string, which the C code relies on.
 func globMatch(pattern, s []byte) bool {
 	skip := false
-	return globMatchAt(pattern, 0, s, &skip)
+	return globMatchAt(pattern, 0, s, false, &skip)
+}
+
+// globMatchFold is globMatch ignoring ASCII case, as CONFIG GET matches
+// parameter names.
+func globMatchFold(pattern, s []byte) bool {
+	skip := false
+	return globMatchAt(pattern, 0, s, true, &skip)
 }
 
 // globMatchAt matches pat[pi:] against s. skipLonger is set once a '*'
@@ -21,10 +28,16 @@ func globMatch(pattern, s []byte) bool {
 // '*' can then succeed by matching more, so they give up at once. This only
 // saves time (patterns like "*a*a*a*b" on long keys); the result is that of
 // the plain backtracking search.
-func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
+func globMatchAt(pat []byte, pi int, s []byte, fold bool, skipLonger *bool) bool {
+	lower := func(c byte) byte {
+		if fold && c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
 	at := func(i int) byte {
 		if i >= 0 && i < len(pat) {
-			return pat[i]
+			return lower(pat[i])
 		}
 		return 0
 	}
@@ -39,7 +52,7 @@ func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
 				return true
 			}
 			for len(s) > 0 {
-				if globMatchAt(pat, pi+1, s, skipLonger) {
+				if globMatchAt(pat, pi+1, s, fold, skipLonger) {
 					return true
 				}
 				if *skipLonger {
@@ -61,7 +74,7 @@ func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
 			for {
 				if at(pi) == '\\' && plen() >= 2 {
 					pi++
-					if at(pi) == s[0] {
+					if at(pi) == lower(s[0]) {
 						match = true
 					}
 				} else if at(pi) == ']' {
@@ -70,7 +83,7 @@ func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
 					pi-- // leave the end for the step after the class
 					break
 				} else if plen() >= 3 && at(pi+1) == '-' {
-					lo, hi, c := int(int8(at(pi))), int(int8(at(pi+2))), int(int8(s[0]))
+					lo, hi, c := int(int8(at(pi))), int(int8(at(pi+2))), int(int8(lower(s[0])))
 					if lo > hi {
 						lo, hi = hi, lo
 					}
@@ -78,7 +91,7 @@ func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
 					if c >= lo && c <= hi {
 						match = true
 					}
-				} else if at(pi) == s[0] {
+				} else if at(pi) == lower(s[0]) {
 					match = true
 				}
 				pi++
@@ -96,7 +109,7 @@ func globMatchAt(pat []byte, pi int, s []byte, skipLonger *bool) bool {
 			}
 			fallthrough
 		default:
-			if pat[pi] != s[0] {
+			if at(pi) != lower(s[0]) {
 				return false
 			}
 			s = s[1:]
