@@ -651,3 +651,64 @@ func TestAgainstModelLarge(t *testing.T) {
 }
 
 var _ = bytes.Compare
+
+// TestBigTree builds trees several levels deep in random and in ascending
+// order, then takes them apart by rank ranges and single deletes, checking
+// the structure as it goes.
+func TestBigTree(t *testing.T) {
+	n := 200000
+	if testing.Short() {
+		n = 30000
+	}
+	for _, ascending := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(3, 4))
+		s := New(DefaultConfig())
+		want := make([]modelEntry, 0, n)
+		for i := 0; i < n; i++ {
+			sc := float64(r.IntN(n / 4))
+			if ascending {
+				sc = float64(i)
+			}
+			mem := fmt.Sprintf("m%d", i)
+			s.Put([]byte(mem), sc)
+			want = append(want, modelEntry{mem, sc})
+		}
+		m := &model{es: want}
+		sort.Slice(want, func(i, j int) bool { return m.less(want[i], want[j]) })
+		checkInvariants(t, s)
+		for k := 0; k < 60 && len(m.es) > 0; k++ {
+			a := r.IntN(len(m.es))
+			b := a + r.IntN(len(m.es)/8+1)
+			lo, hi := RankBounds(a, b, len(m.es))
+			m.del(lo, hi)
+			if got := s.DeleteRangeByRank(a, b); got != hi-lo {
+				t.Fatalf("DeleteRangeByRank(%d, %d) = %d, want %d", a, b, got, hi-lo)
+			}
+			checkInvariants(t, s)
+		}
+		for k := 0; k < len(m.es)/2; k++ {
+			i := r.IntN(len(m.es))
+			if !s.Delete([]byte(m.es[i].member)) {
+				t.Fatalf("Delete(%q) failed", m.es[i].member)
+			}
+			m.del(i, i+1)
+			if k%4096 == 0 {
+				checkInvariants(t, s)
+			}
+		}
+		checkInvariants(t, s)
+		got, _ := collect(func(v Visitor) int { return s.Range(0, -1, false, v) })
+		if !sameEntries(got, m.es) {
+			t.Fatalf("contents differ")
+		}
+		got, _ = collect(func(v Visitor) int { return s.Range(0, -1, true, v) })
+		if !sameEntries(got, sliceOf(m.es, 0, len(m.es), true)) {
+			t.Fatalf("reverse contents differ")
+		}
+		s.DeleteRangeByRank(0, -1)
+		checkInvariants(t, s)
+		if s.Len() != 0 {
+			t.Fatalf("Len = %d after deleting all", s.Len())
+		}
+	}
+}

@@ -47,7 +47,7 @@ var memIntSize = [5]int{1, 2, 4, 6, 8}
 
 // pentry is one decoded packed entry.
 type pentry struct {
-	off, end int   // the entry is p[off:end], backlen included
+	off, end int    // the entry is p[off:end], backlen included
 	raw      []byte // the member when stored as bytes
 	ival     int64  // the member when stored as an integer
 	isInt    bool
