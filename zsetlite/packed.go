@@ -72,6 +72,8 @@ type memberKey struct {
 	raw   []byte
 	body  [8]byte // the little-endian integer body
 	nbody int
+	ibody uint64 // body as a word, and the mask of its nbody bytes
+	mask  uint64
 }
 
 func makeMemberKey(m []byte) memberKey {
@@ -91,6 +93,11 @@ func makeMemberKey(m []byte) memberKey {
 			k.desc, k.nbody = memI64, 8
 		}
 		binary.LittleEndian.PutUint64(k.body[:], uint64(v))
+		k.mask = 1<<(8*k.nbody) - 1
+		if k.nbody == 8 {
+			k.mask = ^uint64(0)
+		}
+		k.ibody = uint64(v) & k.mask
 		return k
 	}
 	k.raw = m
@@ -321,9 +328,33 @@ func decode(p []byte, off int) pentry {
 	return e
 }
 
+// entryLen gives, by header byte, the length of an entry whose length the
+// header alone determines (all but extended raw members): the member scan
+// then moves by one table lookup per entry.
+var entryLen = func() (t [256]uint8) {
+	for h := 0; h < 256; h++ {
+		d := h & 0x3f
+		var l int
+		switch {
+		case d <= memRawInline:
+			l = 1 + d
+		case d == memRawExt:
+			continue
+		default:
+			l = 1 + memIntSize[d-memI8]
+		}
+		l += scoreSize[h>>6]
+		t[h] = uint8(l + backlenSize(l))
+	}
+	return t
+}()
+
 // skip returns the end of the entry at off without decoding its values.
 func skip(p []byte, off int) int {
 	h := p[off]
+	if l := entryLen[h]; l != 0 {
+		return off + int(l)
+	}
 	i := off + 1
 	switch d := h & 0x3f; {
 	case d <= memRawInline:
@@ -345,7 +376,18 @@ func matches(p []byte, off int, k *memberKey) bool {
 		return false
 	}
 	if k.isInt {
+		if off+9 <= len(p) {
+			// One load and a mask instead of a byte compare: an entry
+			// with an integer member has at least 8 bytes after its
+			// header (member, score and backlen), except possibly the
+			// last one.
+			v := binary.LittleEndian.Uint64(p[off+1:])
+			return v&k.mask == k.ibody
+		}
 		return bytes.Equal(p[off+1:off+1+k.nbody], k.body[:k.nbody])
+	}
+	if d <= memRawInline {
+		return bytes.Equal(p[off+1:off+1+int(d)], k.raw)
 	}
 	e := decode(p, off)
 	return bytes.Equal(e.raw, k.raw)
@@ -353,11 +395,10 @@ func matches(p []byte, off int, k *memberKey) bool {
 
 // packedFind returns the entry holding member k.
 func packedFind(p []byte, k *memberKey) (pentry, bool) {
-	for off := 0; off < len(p); {
+	for off := 0; off < len(p); off = skip(p, off) {
 		if matches(p, off, k) {
 			return decode(p, off), true
 		}
-		off = skip(p, off)
 	}
 	return pentry{}, false
 }
