@@ -362,6 +362,14 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 		switch {
 		case op < 7: // Add, mostly plain inserts
 			mem, sc := genMember(r, pool), genScore(r)
+			if r.IntN(2) == 0 {
+				// The window pattern: the member is its score's text.
+				v := r.IntN(pool) - 2
+				if len(m.es) > 0 && r.IntN(2) == 0 {
+					v = int(m.es[len(m.es)-1].score) + r.IntN(3) - 1
+				}
+				mem, sc = fmt.Sprint(v), float64(v)
+			}
 			var f AddFlags
 			switch r.IntN(8) {
 			case 0:

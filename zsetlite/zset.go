@@ -2,6 +2,7 @@ package zsetlite
 
 import (
 	"bytes"
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -35,9 +36,14 @@ const (
 type Set struct {
 	packed     []byte // the packed encoding, while big == nil
 	pn         int    // entries in packed
-	maxEntries int
-	maxValue   int
-	big        *large // the large encoding, once converted
+	maxEntries int32
+	maxValue   int32
+	// selfKeyed holds while every packed entry's member is the decimal text
+	// of its score, as in the window pattern (ZADD k now now). Then a
+	// member can only be at its own score, and a member past the last
+	// entry is new without a scan: ZADD at the tail is O(1).
+	selfKeyed bool
+	big       *large // the large encoding, once converted
 }
 
 // large is the encoding past the thresholds: the B+tree for order and rank,
@@ -52,13 +58,21 @@ type large struct {
 // Redis, the first insert converts it at once when cfg does not allow it to
 // be packed.
 func New(cfg Config) *Set {
-	return &Set{maxEntries: cfg.MaxListpackEntries, maxValue: cfg.MaxListpackValue}
+	s := &Set{selfKeyed: true}
+	s.SetConfig(cfg)
+	return s
 }
 
 // SetConfig changes the thresholds that later inserts check, as CONFIG SET
-// does in Redis. It converts nothing by itself.
+// does in Redis. It converts nothing by itself. Values are clamped to
+// [0, 2^31-1]; larger ones would never be reached by a packed set anyway.
 func (s *Set) SetConfig(cfg Config) {
-	s.maxEntries, s.maxValue = cfg.MaxListpackEntries, cfg.MaxListpackValue
+	s.maxEntries = clamp32(cfg.MaxListpackEntries)
+	s.maxValue = clamp32(cfg.MaxListpackValue)
+}
+
+func clamp32(v int) int32 {
+	return int32(min(max(v, 0), math.MaxInt32))
 }
 
 // Len returns the number of members, in O(1).
@@ -141,8 +155,14 @@ func (s *Set) Add(member []byte, score float64, flags AddFlags) (AddResult, floa
 		cur, found = s.big.dict[string(member)]
 	} else {
 		k = makeMemberKey(member)
-		e, found = packedFind(s.packed, &k)
-		cur = e.score
+		if s.selfKeyed && k.isInt && float64(k.ival) == score && flags&AddIncr == 0 &&
+			(s.pn == 0 || decode(s.packed, lastEntry(s.packed)).score < score) {
+			// Self-keyed: the member could only be at score, past the end.
+			found = false
+		} else {
+			e, found = packedFind(s.packed, &k)
+			cur = e.score
+		}
 	}
 	if !found {
 		if flags&AddXX != 0 {
@@ -187,7 +207,7 @@ func (s *Set) Put(member []byte, score float64) (added bool) {
 // than MaxListpackValue. k is the member's packed key when packed.
 func (s *Set) insertNew(member []byte, k *memberKey, score float64) {
 	if s.big == nil {
-		if s.pn+1 > s.maxEntries || len(member) > s.maxValue {
+		if s.pn+1 > int(s.maxEntries) || len(member) > int(s.maxValue) {
 			s.convert()
 		} else {
 			s.packedInsert(k, score)
@@ -676,6 +696,9 @@ func (s *Set) packedRemove(a, z, n int) {
 	m := copy(p[a:], p[z:])
 	p = p[:a+m]
 	s.pn -= n
+	if s.pn == 0 {
+		s.selfKeyed = true
+	}
 	if cap(p) > 2*len(p)+64 {
 		np := make([]byte, len(p), len(p)+len(p)/4)
 		copy(np, p)
@@ -725,6 +748,7 @@ func (s *Set) packedInsert(k *memberKey, score float64) {
 	putEntry(p[pos:pos+sz], k, score)
 	s.packed = p
 	s.pn++
+	s.selfKeyed = s.selfKeyed && k.isInt && float64(k.ival) == score
 }
 
 // bytes returns the member's bytes, formatting an integer into scratch.
