@@ -435,11 +435,11 @@ func (n *node) descend(from int, fn func(item) bool) bool {
 
 // memory estimates the heap bytes of the nodes.
 func (n *node) memory() int {
-	b := int(unsafe.Sizeof(*n)) + cap(n.items)*int(unsafe.Sizeof(item{}))
+	b := allocSize(int(unsafe.Sizeof(*n))) + allocSize(cap(n.items)*int(unsafe.Sizeof(item{})))
 	if n.leaf() {
 		return b
 	}
-	b += cap(n.kids)*8 + cap(n.seps)*int(unsafe.Sizeof(item{})) + cap(n.cnts)*8
+	b += allocSize(cap(n.kids)*8) + allocSize(cap(n.seps)*int(unsafe.Sizeof(item{}))) + allocSize(cap(n.cnts)*8)
 	for _, k := range n.kids {
 		b += k.memory()
 	}
