@@ -140,16 +140,16 @@ func (t *btree) at(r int) item {
 
 func (t *btree) insert(it item) {
 	if t.root == nil {
-		t.root = &node{items: make([]item, 0, maxLeaf)}
+		t.root = &node{}
 	}
 	t.n++
 	right, sep := t.root.insert(it)
 	if right != nil {
 		left := t.root
 		t.root = &node{
-			kids: append(make([]*node, 0, maxKids), left, right),
-			seps: append(make([]item, 0, maxKids), item{}, sep),
-			cnts: append(make([]int, 0, maxKids), left.count(), right.count()),
+			kids: []*node{left, right},
+			seps: []item{{}, sep},
+			cnts: []int{left.count(), right.count()},
 		}
 	}
 }
@@ -164,7 +164,10 @@ func (n *node) insert(it item) (*node, item) {
 			n.items = insertAt(n.items, i, it)
 			return nil, item{}
 		}
-		right := &node{items: make([]item, 0, maxLeaf)}
+		// Leaves grow by append (1, 2, 4 ... 64 items, each a size
+		// class), so a set just past the threshold and the rightmost
+		// leaf of a growing one do not pay for 64 slots.
+		right := &node{}
 		if i == len(n.items) {
 			right.items = append(right.items, it)
 			return right, it
@@ -200,9 +203,9 @@ func (n *node) insert(it item) (*node, item) {
 		h = len(n.kids) - 1 // appending: leave this node full
 	}
 	right := &node{
-		kids: append(make([]*node, 0, maxKids+1), n.kids[h:]...),
-		seps: append(make([]item, 0, maxKids+1), n.seps[h:]...),
-		cnts: append(make([]int, 0, maxKids+1), n.cnts[h:]...),
+		kids: append([]*node(nil), n.kids[h:]...),
+		seps: append([]item(nil), n.seps[h:]...),
+		cnts: append([]int(nil), n.cnts[h:]...),
 	}
 	clear(n.kids[h:])
 	clear(n.seps[h:])

@@ -237,3 +237,36 @@ func TestAddFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileArguments: extreme arguments the API permits give empty or
+// clamped answers, never a panic.
+func TestHostileArguments(t *testing.T) {
+	for _, cfg := range []Config{DefaultConfig(), {}} {
+		s := New(cfg)
+		if r, _ := s.Add([]byte("nan"), math.NaN(), 0); r != NotANumber || s.Len() != 0 {
+			t.Fatalf("NaN score: %v, len %d", r, s.Len())
+		}
+		for i := 0; i < 5; i++ {
+			s.Put([]byte(fmt.Sprint(i)), float64(i))
+		}
+		none := func([]byte, float64) bool { return true }
+		const big, small = math.MaxInt, math.MinInt
+		for _, c := range [][2]int{{small, big}, {big, small}, {small, small}, {big, big}} {
+			s.Range(c[0], c[1], false, none)
+			s.Range(c[0], c[1], true, none)
+			s.RangeByScore(ScoreRange{Min: -inf, Max: inf}, false, c[0], c[1], none)
+			s.RangeByScore(ScoreRange{Min: -inf, Max: inf}, true, c[0], c[1], none)
+		}
+		nan := math.NaN()
+		if n := s.CountByScore(ScoreRange{Min: nan, Max: nan}); n != 0 {
+			t.Errorf("NaN range counts %d", n)
+		}
+		s.RandomMembers(randAdapter{nil}, 0, none)
+		if n := s.PopMin(big, none); n != 5 {
+			t.Errorf("PopMin(MaxInt) = %d", n)
+		}
+		if n := s.DeleteRangeByRank(small, big); n != 0 {
+			t.Errorf("DeleteRangeByRank on empty = %d", n)
+		}
+	}
+}

@@ -142,9 +142,14 @@ const (
 // with one lookup. It returns what happened and the resulting score, which
 // is meaningful for Added, Updated and Unchanged. The score returned is the
 // one computed, even where a packed set stores -0 as 0, because that is what
-// Redis replies. score must not be NaN; the caller rejects NaN arguments.
-// Incompatible flags (NX with XX, GT or LT) are the caller's to reject.
+// Redis replies. A NaN score changes nothing and gives NotANumber (the
+// caller rejects NaN arguments before this; the check keeps the order sound
+// whatever it passes). Incompatible flags (NX with XX, GT or LT) are the
+// caller's to reject; given anyway, each one is applied.
 func (s *Set) Add(member []byte, score float64, flags AddFlags) (AddResult, float64) {
+	if score != score {
+		return NotANumber, 0
+	}
 	var (
 		cur   float64
 		found bool
@@ -513,8 +518,10 @@ type Rand interface {
 
 // RandomMembers visits members picked at random, as ZRANDMEMBER count does:
 // count > 0 picks min(count, Len()) distinct members, count < 0 picks -count
-// members with repetition. It returns how many it visited.
+// members with repetition. It returns how many it visited. rnd.IntN(n) must
+// return a value in [0, n).
 func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
+	count = max(count, -math.MaxInt) // so that -count does not overflow
 	n := s.Len()
 	if n == 0 || count == 0 {
 		return 0
