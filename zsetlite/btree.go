@@ -124,6 +124,19 @@ func (t *btree) rank(p pred) int {
 	return r + searchItems(n.items, p)
 }
 
+// contains reports whether an item equal to it is in the tree.
+func (t *btree) contains(it item) bool {
+	n := t.root
+	if n == nil {
+		return false
+	}
+	for !n.leaf() {
+		n = n.kids[n.route(func(x item) bool { return cmpItem(x, it) <= 0 })]
+	}
+	i := searchItems(n.items, func(x item) bool { return cmpItem(x, it) < 0 })
+	return i < len(n.items) && cmpItem(n.items[i], it) == 0
+}
+
 // at returns the item of rank r, 0 <= r < t.n.
 func (t *btree) at(r int) item {
 	n := t.root

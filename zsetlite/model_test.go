@@ -275,7 +275,7 @@ func checkInvariants(t testing.TB, s *Set) {
 		return
 	}
 	b := s.big
-	if len(b.dict) != b.tree.n {
+	if b.dict != nil && len(b.dict) != b.tree.n {
 		t.Fatalf("map has %d, tree %d", len(b.dict), b.tree.n)
 	}
 	if b.tree.n == 0 {
@@ -305,7 +305,11 @@ func checkInvariants(t testing.TB, s *Set) {
 				if prev != nil && cmpItem(*prev, it) >= 0 {
 					t.Fatalf("items out of order")
 				}
-				if sc, ok := b.dict[it.member]; !ok || !sameFloat(sc, it.score) {
+				if b.dict == nil {
+					if !selfKeyedPair([]byte(it.member), it.score) {
+						t.Fatalf("no map, but %q is not self-keyed", it.member)
+					}
+				} else if sc, ok := b.dict[it.member]; !ok || !sameFloat(sc, it.score) {
 					t.Fatalf("map disagrees on %q", it.member)
 				}
 				prev = &n.items[i]
@@ -718,5 +722,66 @@ func TestBigTree(t *testing.T) {
 		if s.Len() != 0 {
 			t.Fatalf("Len = %d after deleting all", s.Len())
 		}
+	}
+}
+
+// TestSelfKeyedLarge runs the window pattern on a large set, where no map is
+// kept, then breaks the pattern and checks the map that gets built.
+func TestSelfKeyedLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := New(DefaultConfig())
+	m := &model{cfg: DefaultConfig()}
+	v := 1700000000000
+	for i := 0; i < 30000; i++ {
+		v += r.IntN(3) // repeats: the same millisecond twice
+		mem := fmt.Sprint(v)
+		s.Put([]byte(mem), float64(v))
+		m.add(mem, float64(v), 0)
+		if i%7 == 0 {
+			sr := ScoreRange{Min: math.Inf(-1), Max: float64(v - 10000)}
+			lo, hi := m.scoreBounds(sr)
+			m.del(lo, hi)
+			if got := s.DeleteRangeByScore(sr); got != hi-lo {
+				t.Fatalf("DeleteRangeByScore = %d, want %d", got, hi-lo)
+			}
+		}
+		if i%1000 == 0 {
+			checkInvariants(t, s)
+			if s.big != nil && s.big.dict != nil {
+				t.Fatalf("a self-keyed set built a map")
+			}
+			for k := 0; k < 50; k++ {
+				probe := fmt.Sprint(v - r.IntN(20000))
+				j := m.find(probe)
+				sc, ok := s.Score([]byte(probe))
+				rk, rok := s.Rank([]byte(probe), false)
+				if ok != (j >= 0) || rok != ok || ok && (sc != m.es[j].score || rk != j) {
+					t.Fatalf("Score/Rank(%s) = %v %v / %d %v, want index %d", probe, sc, ok, rk, rok, j)
+				}
+			}
+		}
+	}
+	if s.Encoding() != EncodingSkiplist || s.big.dict != nil {
+		t.Fatalf("want a map-less large set")
+	}
+	// ZINCRBY of an existing member breaks the pattern.
+	mem := m.es[len(m.es)/2].member
+	s.Add([]byte(mem), 0.5, AddIncr)
+	m.add(mem, 0.5, AddIncr)
+	if s.big.dict == nil {
+		t.Fatalf("no map after a non-self-keyed update")
+	}
+	checkInvariants(t, s)
+	s.Put([]byte("uuid"), 3)
+	m.add("uuid", 3, 0)
+	checkInvariants(t, s)
+	got, _ := collect(func(v Visitor) int { return s.Range(0, -1, false, v) })
+	if !sameEntries(got, m.es) {
+		t.Fatalf("contents differ")
+	}
+	// Emptied, it is self-keyed again.
+	s.DeleteRangeByRank(0, -1)
+	if s.big.dict != nil {
+		t.Fatalf("an empty set keeps its map")
 	}
 }
