@@ -139,3 +139,34 @@ func BenchmarkRank(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScoreUUID is Score on sets whose members are 16 random bytes
+// (W1 with UUID members, W5's permits): no integer members, and a map once
+// large. Its B/elem is the general case's memory.
+func BenchmarkScoreUUID(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := New(DefaultConfig())
+			ms := make([][]byte, n)
+			var x uint64 = 0x9e3779b97f4a7c15
+			for i := range ms {
+				m := make([]byte, 16)
+				for j := range m {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					m[j] = byte(x)
+				}
+				ms[i] = m
+				s.Put(m, float64(ts0+i))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, ok := s.Score(ms[i%n]); !ok {
+					b.Fatal("missing")
+				}
+			}
+			reportBytes(b, s)
+		})
+	}
+}

@@ -26,6 +26,13 @@
 // member's string. Counts in internal nodes make rank, select-by-rank and
 // counting a score or lex range O(log n). As in Redis, nothing converts back.
 //
+// Self-keyed sets, where every member is the decimal text of its score (ZADD
+// k now now, the usual window), get two more savings. A packed one knows a
+// member past its last entry is new without scanning for it, so ZADD at the
+// tail is O(1). A large one keeps no map at all, since a member's score is
+// its own value: the tree alone answers ZSCORE in O(log n). The first member
+// or update that breaks the rule builds the map, once.
+//
 // # The window fast paths
 //
 //   - Appending after the last entry of a packed set compares with the last
