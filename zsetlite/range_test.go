@@ -270,3 +270,25 @@ func TestHostileArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestWalksDoNotAllocatePerElement: a walk may allocate its closure, never
+// per member.
+func TestWalksDoNotAllocatePerElement(t *testing.T) {
+	for _, n := range []int{100, 5000} {
+		s, _ := windowSet(n)
+		s.Put([]byte("not self-keyed"), 1) // a map too, when large
+		sum := 0.0
+		fn := func(_ []byte, sc float64) bool { sum += sc; return true }
+		all := ScoreRange{Min: -inf, Max: inf}
+		for name, walk := range map[string]func(){
+			"Range":        func() { s.Range(0, -1, false, fn) },
+			"Range rev":    func() { s.Range(0, -1, true, fn) },
+			"RangeByScore": func() { s.RangeByScore(all, true, 1, -1, fn) },
+			"CountByScore": func() { s.CountByScore(all) },
+		} {
+			if a := testing.AllocsPerRun(20, walk); a > 2 {
+				t.Errorf("%s over %d (%s): %.0f allocations", name, n, s.Encoding(), a)
+			}
+		}
+	}
+}

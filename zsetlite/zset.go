@@ -132,7 +132,8 @@ func (s *Set) Encoding() string {
 
 // Visitor receives one member and its score. member aliases the set's own
 // storage: it is valid only during the call and must not be modified or
-// retained. Returning false stops the walk.
+// retained, and the set must not be changed during the walk. Returning false
+// stops the walk.
 type Visitor func(member []byte, score float64) bool
 
 // Score returns member's score.
