@@ -102,6 +102,7 @@ var peerInstallHints = map[string]string{
 	"redis-server": "apt-get install redis-server redis-tools",
 	"redis-cli":    "apt-get install redis-server redis-tools",
 	"python3":      "apt-get install python3 python3-redis",
+	"node":         "apt-get install nodejs npm, then npm ci --prefix integration_test/node",
 	// Asked for by name when python3 is there but cannot import redis.
 	"python3-redis-module": "apt-get install python3-redis",
 }

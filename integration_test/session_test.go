@@ -37,7 +37,7 @@ func (tr *transcript) add(format string, args ...any) {
 func compareTranscripts(t testing.TB, what string, redis, cell []string) {
 	t.Helper()
 	if os.Getenv("CELLSERVER_SHOW_TRANSCRIPTS") == "1" {
-		t.Logf("%s, redis-server's transcript:\n%s", what, strings.Join(redis, "\n"))
+		t.Logf("%s, the reference transcript (redis-server's, or the expected):\n%s", what, strings.Join(redis, "\n"))
 	}
 	shown := 0
 	for i := 0; i < max(len(redis), len(cell)); i++ {
