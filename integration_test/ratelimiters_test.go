@@ -177,4 +177,3 @@ func TestThrottled(t *testing.T) {
 		tr.cmd(rdb.Exists(ctx, "throttled:client-c"))
 	})
 }
-
