@@ -10,6 +10,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -20,8 +21,9 @@ import (
 	"time"
 )
 
-// nodeTimeout bounds one script run; the scripts stop themselves after 20 s.
-const nodeTimeout = 30 * time.Second
+// scriptTimeout bounds one session script; the Node scripts stop themselves
+// after 20 s.
+const scriptTimeout = 30 * time.Second
 
 // missingPeer skips t with msg, or fails it when CELLSERVER_REQUIRE_PEERS=1,
 // like requirePeer for things that are not a program on the PATH.
@@ -46,40 +48,38 @@ func requireNode(t testing.TB) string {
 	return node
 }
 
-// nodeOutput is what a script in node/ prints.
-type nodeOutput struct {
+// scriptOutput is what a session script (node/*.js, python/*.py) prints.
+type scriptOutput struct {
 	Lines    []string `json:"lines"`
 	Throttle []string `json:"throttle"`
 }
 
-// runNode runs node/<script> against addr with the features listed.
-func runNode(t testing.TB, node, script, addr string, features []string) (nodeOutput, error) {
-	host, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(node, script, host, port, strings.Join(features, ","))
-	cmd.Dir = "node"
+// runScript runs a session script and parses its JSON transcript. The
+// script is our child: a timer kills it by its pid if it hangs.
+func runScript(cmd *exec.Cmd) (scriptOutput, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	timer := time.AfterFunc(nodeTimeout, func() { cmd.Process.Kill() }) // our child, by its pid
+	timer := time.AfterFunc(scriptTimeout, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	out, err := cmd.Output()
-	var res nodeOutput
+	var res scriptOutput
 	if err != nil {
-		return res, &nodeError{script, addr, err, stderr.String()}
+		return res, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return res, &nodeError{script, addr, err, string(out) + stderr.String()}
+		return res, fmt.Errorf("%s: %v\n%s%s", strings.Join(cmd.Args, " "), err, out, stderr.String())
 	}
 	return res, nil
 }
 
-type nodeError struct {
-	script, addr string
-	err          error
-	output       string
-}
-
-func (e *nodeError) Error() string {
-	return "node " + e.script + " against " + e.addr + ": " + e.err.Error() + "\n" + e.output
+// nodeCommand runs node/<script> host port features.
+func nodeCommand(node, script string, features []string) func(addr string) *exec.Cmd {
+	return func(addr string) *exec.Cmd {
+		host, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(node, script, host, port, strings.Join(features, ","))
+		cmd.Dir = "node"
+		return cmd
+	}
 }
 
 // cellFeatures names what cellserver has of the features the scripts
@@ -95,18 +95,18 @@ func cellFeatures(t testing.TB) []string {
 	return f
 }
 
-// compareNode runs script against both servers at once and compares the
-// transcripts; it returns both outputs for the CL.THROTTLE checks.
-func compareNode(t *testing.T, script string, features []string) (redis, cell nodeOutput) {
+// compareScripts runs a session script against both servers at once and
+// compares the transcripts; it returns both outputs for the CL.THROTTLE
+// checks.
+func compareScripts(t *testing.T, what string, command func(addr string) *exec.Cmd) (redis, cell scriptOutput) {
 	t.Helper()
-	node := requireNode(t)
 	s := sharedServers(t)
 	newPair(t) // FLUSHALL both
 	var errs [2]error
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); redis, errs[0] = runNode(t, node, script, s.redis.addr, features) }()
-	go func() { defer wg.Done(); cell, errs[1] = runNode(t, node, script, s.cell.addr, features) }()
+	go func() { defer wg.Done(); redis, errs[0] = runScript(command(s.redis.addr)) }()
+	go func() { defer wg.Done(); cell, errs[1] = runScript(command(s.cell.addr)) }()
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -114,15 +114,22 @@ func compareNode(t *testing.T, script string, features []string) (redis, cell no
 		}
 	}
 	if len(redis.Lines) == 0 {
-		t.Fatalf("%s recorded nothing against redis-server", script)
+		t.Fatalf("%s recorded nothing against redis-server", what)
 	}
-	compareTranscripts(t, script+" "+strings.Join(features, ","), redis.Lines, cell.Lines)
+	compareTranscripts(t, what, redis.Lines, cell.Lines)
 	return redis, cell
+}
+
+// compareNode is compareScripts for node/<script>.
+func compareNode(t *testing.T, script string, features []string) (redis, cell scriptOutput) {
+	t.Helper()
+	node := requireNode(t)
+	return compareScripts(t, script+" "+strings.Join(features, ","), nodeCommand(node, script, features))
 }
 
 // checkThrottle compares cellserver's CL.THROTTLE lines with redis-cell's
 // and requires redis-server (no module) to have refused each call.
-func checkThrottle(t *testing.T, redis, cell nodeOutput, want []string) {
+func checkThrottle(t *testing.T, redis, cell scriptOutput, want []string) {
 	t.Helper()
 	for i, line := range redis.Throttle {
 		if !strings.Contains(line, "unknown command") {
