@@ -36,8 +36,15 @@ func (tr *transcript) add(format string, args ...any) {
 // what a session checks.
 func compareTranscripts(t testing.TB, what string, redis, cell []string) {
 	t.Helper()
+	compareLines(t, what, "redis-server", redis, cell)
+}
+
+// compareLines is compareTranscripts against a reference named ref: the
+// expected lines of a test, or another server's transcript.
+func compareLines(t testing.TB, what, ref string, redis, cell []string) {
+	t.Helper()
 	if os.Getenv("CELLSERVER_SHOW_TRANSCRIPTS") == "1" {
-		t.Logf("%s, the reference transcript (redis-server's, or the expected):\n%s", what, strings.Join(redis, "\n"))
+		t.Logf("%s, %s's transcript:\n%s", what, ref, strings.Join(redis, "\n"))
 	}
 	shown := 0
 	for i := 0; i < max(len(redis), len(cell)); i++ {
@@ -56,7 +63,7 @@ func compareTranscripts(t testing.TB, what string, redis, cell []string) {
 			return
 		}
 		shown++
-		t.Errorf("%s, line %d:\n  redis-server: %s\n  cellserver:   %s", what, i+1, r, c)
+		t.Errorf("%s, line %d:\n  %-13s %s\n  %-13s %s", what, i+1, ref+":", r, "cellserver:", c)
 	}
 }
 

@@ -22,6 +22,7 @@ run(async () => {
   await t.rec('get missing', r.get('missing'));
   await t.rec('set NX EX', r.set('once', '1', 'EX', 10, 'NX'));
   await t.rec('set NX EX again', r.set('once', '2', 'EX', 10, 'NX'));
+  await new Promise((resolve) => setTimeout(resolve, 5)); // TTL rounds: 9.995 s is 10
   await t.rec('ttl', r.ttl('once'));
   await t.rec('incr', r.incr('n'));
   await t.rec('incrbyfloat', r.incrbyfloat('f', '0.1'));
@@ -111,7 +112,9 @@ run(async () => {
     .exec());
   await t.cl('bad argument', r.call('CL.THROTTLE', 'k', 'x', 1, 1));
 
-  // scanStream walks SCAN to the end; the order is the server's own.
+  // scanStream walks SCAN to the end; the order is the server's own. The
+  // limiter keys exist on cellserver only: out of the listing.
+  await r.del('user123', 't3', 'k');
   const found = [];
   await new Promise((resolve, reject) => {
     r.scanStream({ match: '*', count: 3 })
@@ -119,7 +122,7 @@ run(async () => {
       .on('end', resolve)
       .on('error', reject);
   });
-  t.note('scanStream keys', found.filter((k) => !k.startsWith('user123') && !k.startsWith('t3')).sort());
+  t.note('scanStream keys', found.sort());
   await t.rec('quit', r.quit());
   t.done();
 });
