@@ -51,6 +51,8 @@ type Client struct {
 	replyKeep bool  // CLIENT REPLY ON: keep its own reply even when it ends OFF
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
+
+	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -138,12 +140,16 @@ func (c *Client) serve() {
 }
 
 func (c *Client) flush() bool {
+	if c.mon != nil {
+		return c.flushMonitor()
+	}
 	_, err := c.nc.Write(c.w.Bytes())
 	c.w.Reset()
 	return err == nil
 }
 
 func (c *Client) close() {
+	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()
 	c.srv.removeClient(c)

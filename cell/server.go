@@ -21,6 +21,7 @@ type Server struct {
 	stats serverStats
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -62,6 +63,7 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.obs.init()
 	go s.activeExpiry()
 	return s
 }
