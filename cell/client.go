@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -103,6 +105,7 @@ func (c *Client) serve() {
 		if err != nil {
 			var pe resp.ProtocolError
 			if errors.As(err, &pe) {
+				c.srv.log.Warn("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
 				c.w.Error(pe.Error())
 				c.srv.stats.countError(pe.Error())
 				c.flush()
@@ -153,6 +156,9 @@ func (c *Client) close() {
 	c.unwatchAll()
 	c.nc.Close()
 	c.srv.removeClient(c)
+	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)
+	}
 }
 
 // Name is the name set with CLIENT SETNAME or HELLO SETNAME.

@@ -33,6 +33,9 @@ type observer struct {
 	slowlog  slowlog      // slowlog.go
 	monitors monitorSet   // monitor.go
 	latency  latencyTable // cmd_latency.go
+
+	throttle    throttleCounters                      // metrics.go
+	persistence atomic.Pointer[func() []MetricSample] // metrics.go
 }
 
 // init sets Redis's defaults; CONFIG SET changes them.

@@ -51,6 +51,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultConfig().Version
 	}
@@ -158,7 +161,13 @@ func (s *Server) accept(ln net.Listener) error {
 		if !s.addClient(c) {
 			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
 			nc.Close()
+			if !s.closing.Load() {
+				s.log.Warn("connection refused: max number of clients reached", "addr", c.addr)
+			}
 			continue
+		}
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.log.Debug("client connected", "id", c.id, "addr", c.addr)
 		}
 		go c.serve()
 	}

@@ -110,6 +110,13 @@ func (l *slowlog) push(c *Client, cmd *Command, args [][]byte, usec, maxLen int6
 	l.mu.Unlock()
 }
 
+// logged is how many commands were ever logged (the next entry's id).
+func (l *slowlog) logged() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.nextID
+}
+
 func (l *slowlog) trim(maxLen int64) {
 	l.mu.Lock()
 	l.trimLocked(maxLen)
