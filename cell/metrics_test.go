@@ -77,7 +77,7 @@ func TestMetrics(t *testing.T) {
 	c := dial(t, srv)
 	for _, cmd := range [][]string{
 		{"SET", "a", "1"}, {"SET", "b", "2", "EX", "100"}, {"GET", "a"}, {"GET", "a"},
-		{"GET"}, // rejected: arity
+		{"GET"},                          // rejected: arity
 		{"SET", "s", "x"}, {"INCR", "s"}, // failed: not an integer
 		{"CL.THROTTLE", "t", "1", "1", "60"}, {"CL.THROTTLE", "t", "1", "1", "60"},
 		{"CL.THROTTLE", "t", "1", "1", "60"}, // limited: burst 1 means 2 at once
