@@ -188,7 +188,7 @@ func latencyGraph(x *Ctx) {
 // latencyDoctor is LATENCY DOCTOR: Redis's report, for the two events we
 // record.
 func latencyDoctor(x *Ctx) {
-	x.W.Verbatim(x.srv.latencyReport())
+	x.W.Verbatim(x.srv.latencyReport(time.Now().Unix()))
 }
 
 // latencyStats is Redis's analyzeLatencyForEvent: the series' sample
@@ -230,7 +230,7 @@ func analyzeLatency(samples []latencySample, now int64) latencyStats {
 }
 
 // latencyReport builds LATENCY DOCTOR's text with Redis's wording.
-func (s *Server) latencyReport() string {
+func (s *Server) latencyReport(now int64) string {
 	threshold := s.obs.latencyThreshold.Load()
 	t := &s.obs.latency
 	t.mu.Lock()
@@ -249,7 +249,6 @@ func (s *Server) latencyReport() string {
 		return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n"
 	}
 	var b strings.Builder
-	now := time.Now().Unix()
 	advices := 0
 	var slowlogEnable, slowlogTune, slowlogInspect, largeObjects, scheduler, thp bool
 	slowThreshold := s.obs.slowlogThreshold.Load()
