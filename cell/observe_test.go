@@ -3,6 +3,7 @@ package cell
 import (
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,69 @@ func TestLatencyHistogramCDF(t *testing.T) {
 		if cdf[i] != want[i] {
 			t.Errorf("cdf %v, want %v", cdf, want)
 		}
+	}
+}
+
+// TestMonitorUnderLoad runs clients in parallel while a monitor watches:
+// the monitor gets every command exactly once, each line whole, and
+// detaching while traffic goes on is safe (run with -race).
+func TestMonitorUnderLoad(t *testing.T) {
+	srv := startServer(t, nil)
+	m := dial(t, srv)
+	if got := m.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatalf("MONITOR = %q", got)
+	}
+	const clients, each = 8, 200
+	done := make(chan struct{})
+	for i := range clients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c := dial(t, srv)
+			for j := range each {
+				c.do("SET", "k"+strconv.Itoa(i), strconv.Itoa(j))
+			}
+		}()
+	}
+	for range clients {
+		<-done
+	}
+	seen := map[string]int{}
+	for range clients * each {
+		line := m.read()
+		if !strings.HasPrefix(line, "+") || !strings.HasSuffix(line, "\r\n") || !strings.Contains(line, `] "SET" "k`) {
+			t.Fatalf("monitor line %q", line)
+		}
+		seen[line[strings.Index(line, `"SET"`):]]++
+	}
+	if len(seen) != clients*each {
+		t.Errorf("%d distinct lines, want %d", len(seen), clients*each)
+	}
+	// Detach while others keep writing.
+	stop := make(chan struct{})
+	go func() {
+		c := dial(t, srv)
+		for {
+			select {
+			case <-stop:
+				done <- struct{}{}
+				return
+			default:
+				c.do("PING")
+			}
+		}
+	}()
+	m.nc.Write(encode("RESET"))
+	for {
+		if line := m.read(); line == "+RESET\r\n" {
+			break
+		}
+	}
+	close(stop)
+	<-done
+	if n := srv.obs.monitors.count.Load(); n != 0 {
+		t.Errorf("%d monitors after RESET", n)
+	}
+	if g := srv.obs.gate.Load(); g != 10_000_000 {
+		t.Errorf("gate %d after the monitor left", g)
 	}
 }

@@ -2,10 +2,15 @@ package integration_test
 
 import (
 	"bytes"
+	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
 
 // SLOWLOG, MONITOR, LATENCY and their CONFIG parameters against Redis.
@@ -243,4 +248,101 @@ func TestObservabilityCommandInfo(t *testing.T) {
 		c.Do("CONFIG", "GET", "logfile")
 		c.Do("CONFIG", "GET", "loglevel")
 	})
+}
+
+// TestMetricsEndpoint starts cellserver with --metrics-port, drives a few
+// commands, and reads /metrics with Prometheus's own parser.
+func TestMetricsEndpoint(t *testing.T) {
+	if selfTest() {
+		t.Skip("redis-server has no /metrics")
+	}
+	bin := cellserverBinary(t)
+	mport, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := startProcess("cellserver", bin, func(port int, dir string) []string {
+		return []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
+			"--metrics-port", strconv.Itoa(mport), "--loglevel", "debug"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	c, err := dialRESP(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, cmd := range [][]string{
+		{"CL.THROTTLE", "u", "0", "1", "60"}, {"CL.THROTTLE", "u", "0", "1", "60"},
+		{"CL.THROTTLE", "u", "x", "1", "60"}, {"SET", "k", "v", "EX", "100"}, {"GET", "k"},
+	} {
+		if _, err := c.Do(cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(mport) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("GET /metrics: %s, %q", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	var parser expfmt.TextParser
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	value := func(name string, labels ...string) float64 {
+		f := fams[name]
+		if f == nil {
+			t.Errorf("no %s", name)
+			return -1
+		}
+	next:
+		for _, m := range f.Metric {
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !slices.ContainsFunc(m.Label, func(l *dto.LabelPair) bool {
+					return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}) {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+		t.Errorf("no %s%v", name, labels)
+		return -1
+	}
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"cellserver_throttle_total", []string{"cmd", "cl.throttle", "result", "allowed"}, 1},
+		{"cellserver_throttle_total", []string{"cmd", "cl.throttle", "result", "limited"}, 1},
+		{"cellserver_throttle_total", []string{"cmd", "cl.throttle", "result", "error"}, 1},
+		{"cellserver_commands_total", []string{"cmd", "cl.throttle"}, 3},
+		{"cellserver_commands_failed_total", []string{"cmd", "cl.throttle"}, 1},
+		{"cellserver_command_duration_seconds", []string{"cmd", "get"}, 1},
+		{"cellserver_keys", []string{"db", "0"}, 2},
+		{"cellserver_keys_with_expiry", []string{"db", "0"}, 2},
+		{"cellserver_connected_clients", nil, 1},
+		{"cellserver_persistence_enabled", nil, 0},
+	} {
+		if got := value(tc.name, tc.labels...); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	if !strings.Contains(p.logTail(20), "level=DEBUG") {
+		t.Errorf("--loglevel debug logged no debug line:\n%s", p.logTail(20))
+	}
 }
