@@ -309,3 +309,16 @@ func TestMonitorUnderLoad(t *testing.T) {
 		t.Errorf("gate %d after the monitor left", g)
 	}
 }
+
+// BenchmarkRecordIdle is the per-command bookkeeping with the slow log,
+// MONITOR and the latency monitor idle: the observer adds one atomic load
+// and comparison to it.
+func BenchmarkRecordIdle(b *testing.B) {
+	srv := startServer(b, nil)
+	c := &Client{srv: srv}
+	cmd := lookupFullName([]byte("get"))
+	args := [][]byte{[]byte("GET"), []byte("k")}
+	for b.Loop() {
+		c.record(cmd, args, false, time.Microsecond)
+	}
+}

@@ -247,6 +247,12 @@ func TestObservabilityCommandInfo(t *testing.T) {
 		c.DoMasked(maskDocs, "COMMAND", "DOCS", "monitor")
 		c.Do("CONFIG", "GET", "logfile")
 		c.Do("CONFIG", "GET", "loglevel")
+		c.Do("CONFIG", "SET", "loglevel", "WARNING")
+		c.Do("CONFIG", "GET", "loglevel")
+		c.Do("CONFIG", "SET", "loglevel", "notice")
+		c.Error("CONFIG", "SET", "loglevel", "nothing")
+		c.Error("CONFIG", "SET", "logfile", "x.log")
+		c.Do("CONFIG", "GET", "loglevel")
 	})
 }
 
