@@ -121,7 +121,7 @@ func redactions(cmd *Command, args [][]byte) []bool {
 	case "hello":
 		if len(args) >= 2 {
 			v, err := strconv.ParseInt(string(args[1]), 10, 64)
-			if err != nil || v < 2 || v > 3 {
+			if err != nil || !canonicalInt(string(args[1])) || v < 2 || v > 3 {
 				return nil
 			}
 		}
