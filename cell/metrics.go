@@ -295,7 +295,7 @@ func (h *latencyHist) cumulative(bounds []float64) ([]int64, int64) {
 			continue
 		}
 		_, hi := latencyBucketRange(i)
-		for b < len(bounds) && float64(hi) > bounds[b]*1e9 {
+		for b < len(bounds) && float64(hi) > math.Round(bounds[b]*1e9) {
 			out[b] = total
 			b++
 		}
