@@ -380,3 +380,16 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Errorf("--loglevel debug logged no debug line:\n%s", p.logTail(20))
 	}
 }
+
+// TestSlowlogRedactsConfigSecrets uses servers of its own: it sets a
+// password.
+func TestSlowlogRedactsConfigSecrets(t *testing.T) {
+	c := newPairOn(t, startServers(t, serverOptions{}))
+	c.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+	c.Do("SLOWLOG", "RESET")
+	c.Do("CONFIG", "SET", "hz", "10", "requirepass", "secret")
+	c.Error("CONFIG", "SET", "requirepass", "x", "nosuch", "y")
+	c.Do("AUTH", "secret")
+	c.Do("CONFIG", "SET", "requirepass", "")
+	c.DoMasked(maskSlowlog, "SLOWLOG", "GET", "-1")
+}
