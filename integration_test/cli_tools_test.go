@@ -248,6 +248,9 @@ func TestRedisCliMonitor(t *testing.T) {
 		return got
 	}
 	want, got := watch(s.redis.addr), watch(s.cell.addr)
+	if len(want) < 5 { // OK, then the four commands
+		t.Fatalf("MONITOR on redis-server printed %q: the test did not see the commands", want)
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("MONITOR lines:\nredis-server: %q\ncellserver:   %q", want, got)
 	}
@@ -263,6 +266,19 @@ func TestRedisCliSlowlog(t *testing.T) {
 	s := sharedServers(t)
 	newPair(t)
 	compareCli(t, s, "SLOWLOG RESET\nSLOWLOG LEN\nCONFIG GET slowlog-log-slower-than\nCONFIG GET slowlog-max-len\nSLOWLOG GET 0\n")
+	// Log everything for a moment, as when hunting a slow limiter; the
+	// entries hold times and addresses, so their count is compared.
+	compareCli(t, s, strings.Join([]string{
+		"SLOWLOG RESET",
+		"CONFIG SET slowlog-log-slower-than 0",
+		"SET limit:u1 1",
+		"NOSUCHCOMMAND x",
+		"GET limit:u1",
+		"CONFIG SET slowlog-log-slower-than 10000",
+		"SLOWLOG LEN",
+		"SLOWLOG RESET",
+		"SLOWLOG LEN",
+	}, "\n")+"\n")
 }
 
 // TestRedisBenchmark: redis-benchmark's quick run of the rate limiters'
