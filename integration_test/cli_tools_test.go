@@ -174,15 +174,22 @@ func TestRedisCliPipe(t *testing.T) {
 func TestRedisCliEval(t *testing.T) {
 	requirePeer(t, "redis-cli")
 	needScripting(t)
-	needSortedSets(t)
 	s := sharedServers(t)
 	newPair(t)
-	for i := range 4 {
-		now := 1_700_000_000_000 + int64(i)*100
-		compareCli(t, s, "", "--eval", "testdata/w2_window.lua", "limit:u:cli", ",", fmt.Sprint(now), fmt.Sprint(now-1000), "2")
+	for i, want := range []string{"2", "2", "2", "1"} {
+		now := 1_700_000_000_000 + int64(i)*700
+		compareCli(t, s, "", "--eval", "testdata/w7_funnel.lua", "funnel:cli", ",", "5", "1", fmt.Sprint(now), want, "60")
 	}
-	compareCli(t, s, "", "--no-raw", "--eval", "testdata/w7_funnel.lua", "funnel:cli", ",", "5", "1", "1700000000000", "2", "60")
-	compareCli(t, s, "", "--no-raw", "ZRANGE", "limit:u:cli", "0", "-1", "WITHSCORES")
+	compareCli(t, s, "", "--no-raw", "--eval", "testdata/w7_funnel.lua", "funnel:cli", ",", "5", "1", "1700000009000", "2", "60")
+	compareCli(t, s, "", "--no-raw", "HGETALL", "funnel:cli")
+	compareCli(t, s, "", "--no-raw", "--eval", "testdata/w7_funnel.lua", "funnel:cli")
+	if hasSortedSets(t) {
+		for i := range 4 {
+			now := 1_700_000_000_000 + int64(i)*100
+			compareCli(t, s, "", "--eval", "testdata/w2_window.lua", "limit:u:cli", ",", fmt.Sprint(now), fmt.Sprint(now-1000), "2")
+		}
+		compareCli(t, s, "", "--no-raw", "ZRANGE", "limit:u:cli", "0", "-1", "WITHSCORES")
+	}
 }
 
 // TestRedisCliLatency: --latency runs against the server and prints its

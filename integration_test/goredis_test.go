@@ -533,14 +533,12 @@ func TestGoRedisThrottleConcurrency(t *testing.T) {
 
 // TestGoRedisScripts: Script.Run sends EVALSHA and falls back to EVAL on
 // NOSCRIPT (a hook records what went on the wire, which must be the same
-// for both servers), then the workload scripts W2, W4 (GCRA in Lua), W5, W6
-// and W7 run by Script.Run, also inside a pipeline.
+// for both servers); script replies and errors; then the workload scripts
+// on strings, lists and hashes run by Script.Run, also inside a pipeline:
+// W4 (GCRA in Lua), W6 and W7.
 func TestGoRedisScripts(t *testing.T) {
 	needScripting(t)
-	needSortedSets(t)
-	w2 := redis.NewScript(testScript(t, "w2_window.lua"))
 	w4 := redis.NewScript(testScript(t, "w4_gcra.lua"))
-	w5 := redis.NewScript(testScript(t, "w5_acquire.lua"))
 	w6 := redis.NewScript(testScript(t, "w6_ring.lua"))
 	w7 := redis.NewScript(testScript(t, "w7_funnel.lua"))
 	forGoRedisProtocols(t, func(t *testing.T, rdb *redis.Client, tr *transcript) {
@@ -549,49 +547,39 @@ func TestGoRedisScripts(t *testing.T) {
 		rdb.AddHook(wireLog{tr})
 		base := int64(1_700_000_000_000)
 
-		// EVALSHA misses, EVAL loads; then EVALSHA hits; SCRIPT FLUSH forgets.
-		for i, off := range []int64{0, 100, 200} {
-			if i == 2 {
+		// W7, the funnel in a script. EVALSHA misses, EVAL loads; then
+		// EVALSHA hits; SCRIPT FLUSH forgets.
+		for i, want := range []int{2, 2, 2, 1, 1} {
+			if i == 3 {
 				tr.cmd(rdb.ScriptFlush(ctx))
 			}
-			now := base + off
-			tr.cmd(w2.Run(ctx, rdb, []string{"limit:u:w2"}, now, now-1000, 2))
+			tr.cmd(w7.Run(ctx, rdb, []string{"funnel:s"}, 5, 1, base+int64(i)*700, want, 60))
 		}
-		tr.cmd(w2.Exists(ctx, rdb))
-		tr.cmd(w2.Load(ctx, rdb))
+		tr.cmd(rdb.HGetAll(ctx, "funnel:s"))
+		tr.cmd(rdb.TTL(ctx, "funnel:s"))
+		tr.cmd(w7.Exists(ctx, rdb))
+		tr.cmd(w7.Load(ctx, rdb))
 		tr.cmd(rdb.EvalSha(ctx, "ffffffffffffffffffffffffffffffffffffffff", nil))
 		tr.cmd(rdb.EvalRO(ctx, "return redis.call('GET', KEYS[1])", []string{"nope"}))
-		tr.cmd(rdb.Eval(ctx, "return redis.call('INCR', KEYS[1])", []string{"limit:u:w2"})) // WRONGTYPE from a script
+		tr.cmd(rdb.EvalRO(ctx, "return redis.call('SET', KEYS[1], 'x')", []string{"nope"}))
+		tr.cmd(rdb.Eval(ctx, "return redis.call('INCR', KEYS[1])", []string{"funnel:s"})) // WRONGTYPE from a script
 		tr.cmd(rdb.Eval(ctx, "return {1, 'two', 3.5, false, {4}}", nil))
 		tr.cmd(rdb.Eval(ctx, "return redis.error_reply('custom failure')", nil))
 		tr.cmd(rdb.Eval(ctx, "return redis.status_reply('FINE')", nil))
-		for i := range 12 {
-			now := base + 300 + int64(i)*60
-			c := w2.Run(ctx, rdb, []string{"limit:u:w2"}, now, now-1000, 2)
-			tr.cmd(c)
-		}
-		tr.cmd(rdb.ZCard(ctx, "limit:u:w2"))
+		tr.cmd(rdb.Eval(ctx, "return redis.call('nosuch')", nil))
+		tr.cmd(rdb.Eval(ctx, "return", nil))
+		// A script that does not compile: the client sees an error with
+		// Redis's prefix. The parser's own words are the scripting tests'
+		// business (cell/script), not a client's.
+		compileErr := rdb.Eval(ctx, "syntax error here", nil).Err()
+		prefix, _, _ := strings.Cut(fmt.Sprint(compileErr), "user_script:1:")
+		tr.add("EVAL of a syntax error: %s", prefix)
 
 		// W4 in Lua: a fresh burst within one second gives stable replies.
 		for range 5 {
 			tr.cmd(w4.Run(ctx, rdb, []string{"gcra:u"}, 3, 30, 60, 1))
 		}
-
-		// W5: trySetRate with HSETNX, then tryAcquire; binary ids.
-		tr.cmd(rdb.HSetNX(ctx, "L", "rate", 3))
-		tr.cmd(rdb.HSetNX(ctx, "L", "interval", 1000))
-		tr.cmd(rdb.HSetNX(ctx, "L", "type", 0))
-		tr.cmd(rdb.Expire(ctx, "L", time.Hour))
-		keys := []string{"L", "{L}:value", "{L}:permits"}
-		for i, off := range []int64{0, 10, 20, 30, 500, 1005, 1015, 1020, 1030} {
-			id := fmt.Sprintf("\x00id\xff%04d", i)
-			tr.cmd(w5.Run(ctx, rdb, keys, 1, base+off, id))
-		}
-		tr.cmd(w5.Run(ctx, rdb, keys, 4, base+2000, "toomany"))
-		tr.cmd(w5.Run(ctx, rdb, []string{"uninit", "{uninit}:value", "{uninit}:permits"}, 1, base, "x"))
-		tr.cmd(rdb.ZRangeWithScores(ctx, "{L}:permits", 0, -1))
-		tr.cmd(rdb.Get(ctx, "{L}:value"))
-		tr.cmd(rdb.TTL(ctx, "{L}:permits"))
+		tr.cmd(rdb.TTL(ctx, "gcra:u"))
 
 		// W6: the ring as a script, in a pipeline of script calls.
 		zeros := make([]any, 121)
@@ -616,12 +604,45 @@ func TestGoRedisScripts(t *testing.T) {
 			tr.cmd(c)
 		}
 		tr.cmd(rdb.LRange(ctx, "ring", 0, 5))
+		tr.cmd(rdb.Get(ctx, "ring:last"))
+	})
+}
 
-		// W7: the funnel in a script.
-		for i, want := range []int{2, 2, 2, 1} {
-			tr.cmd(w7.Run(ctx, rdb, []string{"funnel:s"}, 5, 1, base+int64(i)*700, want, 60))
+// TestGoRedisScriptsOnSortedSets: W2 (the sliding window in one script)
+// and W5 (the token bucket with a permits log of binary members built by
+// struct.pack) run by Script.Run.
+func TestGoRedisScriptsOnSortedSets(t *testing.T) {
+	needScripting(t)
+	needSortedSets(t)
+	w2 := redis.NewScript(testScript(t, "w2_window.lua"))
+	w5 := redis.NewScript(testScript(t, "w5_acquire.lua"))
+	forGoRedisProtocols(t, func(t *testing.T, rdb *redis.Client, tr *transcript) {
+		ctx, cancel := context.WithTimeout(context.Background(), goRedisTimeout)
+		defer cancel()
+		rdb.AddHook(wireLog{tr})
+		base := int64(1_700_000_000_000)
+		for i := range 15 {
+			now := base + int64(i)*80
+			tr.cmd(w2.Run(ctx, rdb, []string{"limit:u:w2"}, now, now-1000, 2))
 		}
-		tr.cmd(rdb.HGetAll(ctx, "funnel:s"))
+		tr.cmd(rdb.ZCard(ctx, "limit:u:w2"))
+		tr.cmd(rdb.TTL(ctx, "limit:u:w2"))
+
+		// W5: trySetRate with HSETNX, then tryAcquire; binary ids.
+		tr.cmd(rdb.HSetNX(ctx, "L", "rate", 3))
+		tr.cmd(rdb.HSetNX(ctx, "L", "interval", 1000))
+		tr.cmd(rdb.HSetNX(ctx, "L", "type", 0))
+		tr.cmd(rdb.Expire(ctx, "L", time.Hour))
+		keys := []string{"L", "{L}:value", "{L}:permits"}
+		for i, off := range []int64{0, 10, 20, 30, 500, 1005, 1015, 1020, 1030} {
+			id := fmt.Sprintf("\x00id\xff%04d", i)
+			tr.cmd(w5.Run(ctx, rdb, keys, 1, base+off, id))
+		}
+		tr.cmd(w5.Run(ctx, rdb, keys, 4, base+2000, "toomany"))
+		tr.cmd(w5.Run(ctx, rdb, []string{"uninit", "{uninit}:value", "{uninit}:permits"}, 1, base, "x"))
+		tr.cmd(rdb.ZRangeWithScores(ctx, "{L}:permits", 0, -1))
+		tr.cmd(rdb.Get(ctx, "{L}:value"))
+		tr.cmd(rdb.TTL(ctx, "{L}:permits"))
 	})
 }
 

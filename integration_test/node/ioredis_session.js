@@ -69,6 +69,20 @@ run(async () => {
   if (has('eval')) {
     await t.rec('eval', r.eval("return {KEYS[1], ARGV[1], 3.7, false, redis.call('PING')}", 1, 'k', 'v'));
     await t.rec('eval error', r.eval("return redis.call('INCR', KEYS[1])", 1, 'h'));
+    // W7 through defineCommand: EVALSHA, EVAL on NOSCRIPT, and in a
+    // pipeline (where ioredis loads the script first).
+    r.defineCommand('funnel', { numberOfKeys: 1, lua: lua('w7_funnel.lua') });
+    const base = 1700000000000;
+    await t.rec('W7 funnel', r.funnel('funnel:io', 5, 1, base, 2, 60));
+    await t.rec('W7 funnel', r.funnel('funnel:io', 5, 1, base + 700, 2, 60));
+    await t.rec('script flush', r.script('FLUSH'));
+    await t.rec('W7 funnel after SCRIPT FLUSH', r.funnel('funnel:io', 5, 1, base + 1400, 2, 60));
+    await t.rec('script flush', r.script('FLUSH'));
+    await t.rec('W7 funnel in a pipeline', r.pipeline()
+      .funnel('funnel:io', 5, 1, base + 2100, 1, 60)
+      .funnel('funnel:io', 5, 1, base + 2800, 1, 60)
+      .hgetall('funnel:io')
+      .exec());
   }
 
   // W2 and W5: scripts through defineCommand (on sorted sets).

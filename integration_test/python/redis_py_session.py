@@ -108,6 +108,26 @@ if "zset" in features:
         rec("W1 at +%d" % off, w1)
     rec("W1 zrange", lambda: r.zrange("limit:u:a", 0, -1, withscores=True))
 
+# W7 by register_script: EVALSHA, SCRIPT LOAD on NOSCRIPT, and in a
+# transaction pipeline (which loads its scripts first).
+if "eval" in features:
+    funnel = r.register_script(lua("w7_funnel.lua"))
+    base = 1700000000000
+    rec("W7", lambda: funnel(keys=["funnel:py"], args=[5, 1, base, 2, 60]))
+    rec("W7", lambda: funnel(keys=["funnel:py"], args=[5, 1, base + 700, 2, 60]))
+    rec("script_flush", r.script_flush)
+    rec("W7 after SCRIPT FLUSH", lambda: funnel(keys=["funnel:py"], args=[5, 1, base + 1400, 2, 60]))
+    rec("script_flush", r.script_flush)
+
+    def w7_pipe():
+        p = r.pipeline(transaction=True)
+        funnel(keys=["funnel:py"], args=[5, 1, base + 2100, 1, 60], client=p)
+        funnel(keys=["funnel:py"], args=[5, 1, base + 2800, 1, 60], client=p)
+        p.hgetall("funnel:py")
+        return p.execute()
+    rec("W7 in a pipeline", w7_pipe)
+    rec("eval error", lambda: r.eval("return redis.call('INCR', KEYS[1])", 1, "funnel:py"))
+
 # W2: register_script, called directly and in a pipeline.
 if "eval" in features and "zset" in features:
     window = r.register_script(lua("w2_window.lua"))
