@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -230,31 +231,51 @@ func TestRedisCliMonitor(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		lines := make(chan []string)
+		defer func() {
+			cmd.Process.Kill() // our child, by its pid
+			cmd.Wait()
+		}()
+		lines := make(chan string, 100)
 		go func() {
-			var got []string
+			defer close(lines)
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
-				got = append(got, sc.Text())
+				lines <- sc.Text()
 			}
-			lines <- got
 		}()
-		time.Sleep(300 * time.Millisecond) // let MONITOR start
-		cli(t, addr, "SET mon 1\nINCR mon\nGET mon\nDEL mon\n")
-		time.Sleep(300 * time.Millisecond)
-		cmd.Process.Kill() // our child, by its pid
-		cmd.Wait()
-		got := <-lines
-		// "1700000000.123456 [0 127.0.0.1:5555] "SET" "mon" "1"": keep
-		// what follows the address.
-		for i, l := range got {
-			if _, rest, ok := strings.Cut(l, "] "); ok {
-				got[i] = rest
+		// MONITOR answers OK once it is on; then the commands of another
+		// client stream in, up to our DEL.
+		var got []string
+		timeout := time.After(10 * time.Second)
+		for sent := false; ; {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					return got
+				}
+				// "1700000000.123456 [0 127.0.0.1:5555] "SET" "mon" "1"":
+				// keep what follows the address.
+				if _, rest, ok := strings.Cut(l, "] "); ok {
+					l = rest
+				}
+				got = append(got, l)
+				if !sent {
+					sent = true
+					cli(t, addr, "SET mon 1\nINCR mon\nGET mon\nDEL mon\n")
+				}
+				if strings.HasPrefix(l, `"DEL"`) {
+					return got
+				}
+			case <-timeout:
+				t.Errorf("MONITOR on %s: no DEL within 10 s; saw %q", addr, got)
+				return got
 			}
 		}
-		return got
 	}
 	want, got := watch(s.redis.addr), watch(s.cell.addr)
+	if os.Getenv("CELLSERVER_SHOW_TRANSCRIPTS") == "1" {
+		t.Logf("MONITOR on redis-server:\n%s", strings.Join(want, "\n"))
+	}
 	if len(want) < 5 { // OK, then the four commands
 		t.Fatalf("MONITOR on redis-server printed %q: the test did not see the commands", want)
 	}
