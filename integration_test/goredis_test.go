@@ -155,6 +155,41 @@ func TestGoRedisSession(t *testing.T) {
 	})
 }
 
+// TestGoRedisConnectionSetup: what go-redis sends before the first command
+// when a service configures it fully: HELLO 3 with AUTH and SETNAME (or, in
+// RESP2, AUTH, CLIENT SETNAME), SELECT of a database, CLIENT SETINFO whose
+// error it ignores; and how a wrong or missing password surfaces.
+func TestGoRedisConnectionSetup(t *testing.T) {
+	s := startServers(t, serverOptions{requirepass: "s3cret"})
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			bothServersOn(t, s, "go-redis set-up", func(addr string, tr *transcript) {
+				ctx, cancel := context.WithTimeout(context.Background(), goRedisTimeout)
+				defer cancel()
+				rdb := newGoRedis(t, addr, proto, func(o *redis.Options) {
+					o.Password = "s3cret"
+					o.DB = 5
+					o.ClientName = "checkout-svc"
+				})
+				tr.cmd(rdb.Ping(ctx))
+				tr.cmd(rdb.ClientGetName(ctx))
+				tr.cmd(rdb.Set(ctx, fmt.Sprintf("in-db-5:%d", proto), "x", 0))
+				tr.cmd(rdb.DBSize(ctx))
+				info := rdb.Info(ctx, "keyspace").Val()
+				tr.add("INFO keyspace lists db5: %v", strings.Contains(info, "db5:keys=1,"))
+
+				wrong := newGoRedis(t, addr, proto, func(o *redis.Options) { o.Password = "nope" })
+				tr.cmd(wrong.Ping(ctx))
+				none := newGoRedis(t, addr, proto, nil)
+				tr.cmd(none.Get(ctx, "x"))
+				named := newGoRedis(t, addr, proto, func(o *redis.Options) { o.Username = "default"; o.Password = "s3cret" })
+				tr.cmd(named.Ping(ctx))
+				tr.cmd(rdb.FlushDB(ctx))
+			})
+		})
+	}
+}
+
 // TestGoRedisPipelines: Pipelined sends everything before reading; replies
 // and per-command errors come back in order. TxPipelined wraps the batch in
 // MULTI/EXEC; a command refused while queueing aborts the whole EXEC.

@@ -25,3 +25,23 @@ func TestRedisPySession(t *testing.T) {
 		`bad argument -> ('error', 'ResponseError', "Cell error: Store error: Couldn't parse as integer: x")`,
 	})
 }
+
+// TestRedisPyConnectionSetup: redis-py against servers with a password,
+// selecting a database and naming its connection.
+func TestRedisPyConnectionSetup(t *testing.T) {
+	python := debianPython(t)
+	s := startServers(t, serverOptions{requirepass: "s3cret"})
+	var outs [2]scriptOutput
+	for i, p := range []*process{s.redis, s.cell} {
+		host, port, _ := strings.Cut(p.addr, ":")
+		out, err := runScript(exec.Command(python, "python/redis_py_auth.py", host, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = out
+	}
+	if len(outs[0].Lines) == 0 {
+		t.Fatal("redis_py_auth.py recorded nothing against redis-server")
+	}
+	compareTranscripts(t, "redis_py_auth.py", outs[0].Lines, outs[1].Lines)
+}

@@ -143,6 +143,13 @@ func bothServers(t *testing.T, what string, session func(addr string, tr *transc
 	t.Helper()
 	s := sharedServers(t)
 	newPair(t) // FLUSHALL both
+	bothServersOn(t, s, what, session)
+}
+
+// bothServersOn is bothServers on servers the test started itself
+// (startServers), as they are.
+func bothServersOn(t *testing.T, s *servers, what string, session func(addr string, tr *transcript)) {
+	t.Helper()
 	var redis, cell transcript
 	var wg sync.WaitGroup
 	wg.Add(2)
