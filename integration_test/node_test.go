@@ -177,3 +177,23 @@ func TestNodeRedis(t *testing.T) {
 func TestNodeRateLimiters(t *testing.T) {
 	compareNode(t, "rate_limiters.js", cellFeatures(t))
 }
+
+// TestNodeConnectionSetup: ioredis and node-redis against servers with a
+// password, a database and a connection name.
+func TestNodeConnectionSetup(t *testing.T) {
+	node := requireNode(t)
+	s := startServers(t, serverOptions{requirepass: "s3cret"})
+	command := nodeCommand(node, "connection_setup.js", nil)
+	var outs [2]scriptOutput
+	for i, p := range []*process{s.redis, s.cell} {
+		out, err := runScript(command(p.addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = out
+	}
+	if len(outs[0].Lines) == 0 {
+		t.Fatal("connection_setup.js recorded nothing against redis-server")
+	}
+	compareTranscripts(t, "connection_setup.js", outs[0].Lines, outs[1].Lines)
+}
