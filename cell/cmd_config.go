@@ -66,6 +66,9 @@ type configParam struct {
 	apply func(s *Server, v string) string // returns an error text or ""
 	// get reads the live value; nil reads the stored one.
 	get func(s *Server) string
+	// check validates a kindString value and prints it canonically
+	// (value, error text); nil accepts any string.
+	check func(v string) (string, string)
 }
 
 const intMax = math.MaxInt32
@@ -353,6 +356,9 @@ func configSet(x *Ctx) {
 // parse validates v for p and returns it as CONFIG GET will print it, or
 // Redis's reason for refusing it.
 func (p *configParam) parse(v string) (string, string) {
+	if p.check != nil {
+		return p.check(v)
+	}
 	switch p.kind {
 	case kindBool:
 		switch strings.ToLower(v) {
@@ -474,8 +480,6 @@ func configResetStat(x *Ctx) {
 	x.srv.resetStats()
 	x.W.OK()
 }
-
-func configRewrite(x *Ctx) { x.Error(ErrNoConfigFile) }
 
 func configHelp(x *Ctx) {
 	writeHelp(x, "CONFIG", []string{

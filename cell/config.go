@@ -26,6 +26,18 @@ type Config struct {
 	Hz                     int // active expiry cycles per second
 	Version                string
 	Logger                 *slog.Logger
+
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.

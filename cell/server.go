@@ -21,6 +21,7 @@ type Server struct {
 	stats serverStats
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -62,6 +63,7 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.startOps()
 	go s.activeExpiry()
 	return s
 }
@@ -95,8 +97,13 @@ func (s *Server) Listen() error {
 		}
 		lns = append(lns, ln)
 	}
+	tlsLns, err := s.listenTLS() // tls.go
+	if err != nil {
+		return fail(err)
+	}
+	lns = append(lns, tlsLns...)
 	if len(lns) == 0 {
-		return errors.New("nothing to listen on: give --port or --unixsocket")
+		return errors.New("nothing to listen on: give --port, --tls-port or --unixsocket")
 	}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, lns...)

@@ -11,8 +11,9 @@ import (
 	"github.com/cellserver/cellserver/cell"
 )
 
-// parseFlags reads redis-server style flags (--port 6380 or -port=6380)
-// over the embedded defaults.
+// parseFlags reads an optional configuration file and redis-server style
+// flags (--port 6380, -port=6380, --bind 127.0.0.1 ::1) over the embedded
+// defaults (directives.go).
 func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	cfg := cell.DefaultConfig()
 	fs := flag.NewFlagSet("cellserver", flag.ContinueOnError)
@@ -32,15 +33,15 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client (1gb)")
 	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
+	// Operations (directives.go, ops_flags.go).
+	addOpsFlags(fs, &cfg)
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
+		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
+		fmt.Fprint(out, opsUsage)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseDirectives(fs, &cfg, args, out); err != nil {
 		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (flags are --name value)", fs.Arg(0))
 	}
 	cfg.Bind = strings.Fields(bind)
 	p, err := strconv.ParseUint(*perm, 8, 32)

@@ -33,7 +33,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cellserver:", err)
-		return 2
+		return exitCode(err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Logger = log
@@ -57,6 +57,8 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
+	case <-srv.ExitRequested():
+		log.Info("shutting down", "by", "SHUTDOWN")
 	case err := <-served:
 		if err != nil {
 			log.Error("serve failed", "err", err)
