@@ -138,6 +138,9 @@ func (s *Server) currentParamLines() []paramLines {
 			} else {
 				pl.lines = []string{p.name + " " + v}
 			}
+		case p.kind == kindString:
+			// Redis prints every string option quoted (dir "/data").
+			pl.lines = []string{p.name + " " + configRepr(v)}
 		default:
 			pl.lines = []string{p.name + " " + ConfigQuote(v)}
 		}
@@ -244,4 +247,13 @@ func splitConfigLine(line string) ([]string, bool) {
 		out[i] = string(bytes.ToLower(w))
 	}
 	return out, true
+}
+
+// configRepr is s in double quotes with escapes, as sdscatrepr prints it.
+func configRepr(s string) string {
+	q := ConfigQuote(s)
+	if len(q) > 0 && q[0] == '"' {
+		return q
+	}
+	return `"` + q + `"`
 }

@@ -1,8 +1,10 @@
 package cell
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -11,15 +13,17 @@ import (
 
 // maxmemory and its policies.
 //
-// Used memory is the Go heap's in-use bytes (runtime/metrics
-// /memory/classes/heap/objects:bytes: live objects plus garbage not yet
-// swept), which, like Redis's used_memory, counts everything the server
-// holds: keys, values, client buffers, scripts. Garbage would make the
-// figure run ahead of the data, so before a client is refused or a key is
-// evicted for being over the limit the server collects (at most once a
-// second) and measures again. Keys evicted since the last collection are
-// still in the figure until the next one; their estimated sizes are taken
-// off it so that one burst of writes does not empty the keyspace.
+// Used memory is the Go heap's live bytes as of the last collection
+// (runtime/metrics /gc/heap/live:bytes), less the estimated size of keys
+// evicted since. Like Redis's used_memory it counts everything the server
+// holds (keys, values, client buffers, scripts), and unlike the heap's
+// current size it does not count garbage, which would make a server full
+// of garbage evict live keys. The figure lags by up to one collection, so
+// while maxmemory is set the Go memory limit (debug.SetMemoryLimit) is
+// set to maxmemory plus a quarter (at least 16 MiB) to make collections
+// come often as the heap nears maxmemory: the overshoot stays bounded
+// by that margin. Before a command is refused or keys are evicted, the
+// server collects (at most once a second) to measure afresh.
 //
 // Policies: noeviction refuses deny-oom commands with Redis's -OOM.
 // allkeys-random and volatile-random evict random keys (volatile: only
@@ -30,6 +34,9 @@ import (
 // sampled keys the one whose TTL ends soonest, or a random one when none
 // has a TTL. CL.THROTTLE is not deny-oom (redis-cell flags it "write"),
 // so a limiter keeps limiting at the limit, as it does under Redis.
+//
+// The Go memory limit is one per process: several servers in one
+// process (tests) share the last one set.
 
 // evictionPolicies are maxmemory-policy's values in Redis's order; the
 // index is the policy.
@@ -63,23 +70,42 @@ type memoryState struct {
 	samplesM []metrics.Sample
 }
 
+// goMemoryLimit is the Go memory limit the process started with
+// (GOMEMLIMIT), restored when maxmemory goes back to 0.
+var goMemoryLimit = debug.SetMemoryLimit(-1)
+
 func (m *memoryState) init() {
 	m.policy.Store(policyNoEviction)
 	m.samples.Store(5)
 	m.samplesM = []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/cycles/total:gc-cycles"},
 	}
+}
+
+// setLimit makes maxmemory n live and moves the Go memory limit with it.
+func (m *memoryState) setLimit(n int64) {
+	m.limit.Store(n)
+	if n == 0 {
+		debug.SetMemoryLimit(goMemoryLimit)
+		return
+	}
+	margin := max(n/4, 16<<20)
+	if n > math.MaxInt64-margin {
+		debug.SetMemoryLimit(goMemoryLimit)
+		return
+	}
+	debug.SetMemoryLimit(min(n+margin, goMemoryLimit))
 }
 
 // measureLocked reads the heap. m.mu must be held.
 func (m *memoryState) measureLocked() int64 {
 	metrics.Read(m.samplesM)
-	heap := int64(m.samplesM[0].Value.Uint64())
+	live := int64(m.samplesM[0].Value.Uint64())
 	if gcs := m.samplesM[1].Value.Uint64(); gcs != m.gcs {
 		m.gcs, m.freed = gcs, 0
 	}
-	used := max(heap-m.freed, 0)
+	used := max(live-m.freed, 0)
 	m.used.Store(used)
 	m.measured.Store(time.Now().UnixNano())
 	return used
@@ -109,7 +135,7 @@ func (s *Server) UsedMemory() int64 {
 func (c *Client) checkMemory(cmd *Command) string {
 	s := c.srv
 	limit := s.ops.mem.limit.Load()
-	if s.usedMemory() <= limit || s.freeMemory(limit) {
+	if s.usedMemory() <= limit {
 		return ""
 	}
 	deny := cmd.Flags&FlagDenyOOM != 0
@@ -122,10 +148,13 @@ func (c *Client) checkMemory(cmd *Command) string {
 			deny = true
 		}
 	}
-	if deny {
-		return ErrOOM
+	if !deny && s.ops.mem.policy.Load() == policyNoEviction {
+		return "" // nothing to free, nothing to refuse
 	}
-	return ""
+	if s.freeMemory(limit) || !deny {
+		return ""
+	}
+	return ErrOOM
 }
 
 // denyOOM reports whether a queued transaction holds a deny-oom command.
@@ -138,9 +167,11 @@ func (t *txn) denyOOM() bool {
 	return false
 }
 
-// freeMemory brings used memory under limit: first by collecting garbage
-// (at most once a second), then by evicting under the policy. It reports
-// whether it succeeded.
+// freeMemory brings used memory under limit: first by measuring after a
+// collection (at most once a second), then by evicting under the policy.
+// It reports false only when memory is over the limit and nothing can be
+// evicted; like Redis's performEvictions, it stops evicting after a small
+// time budget and lets the command run, the next one continuing.
 func (s *Server) freeMemory(limit int64) bool {
 	m := &s.ops.mem
 	m.mu.Lock()
@@ -160,9 +191,7 @@ func (s *Server) freeMemory(limit int64) bool {
 	if policy == policyNoEviction {
 		return false
 	}
-	// Evict until under the limit, in steps bounded so that one client
-	// does not stall for long; the next command continues.
-	deadline := time.Now().Add(5 * time.Millisecond)
+	deadline := time.Now().Add(2 * time.Millisecond)
 	for used > limit {
 		n := s.evictOne(policy, int(m.samples.Load()))
 		if n == 0 {
@@ -175,7 +204,7 @@ func (s *Server) freeMemory(limit int64) bool {
 			break
 		}
 	}
-	return used <= limit
+	return true
 }
 
 // evictOne evicts one key under policy, sampling up to samples keys of a

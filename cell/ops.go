@@ -424,7 +424,7 @@ func init() {
 	}, func(s *Server) string { return yesNo(s.ops.protectedMode.Load()) })
 	wire("maxmemory", func(s *Server, v string) string {
 		n, _ := ParseMemory(v)
-		s.ops.mem.limit.Store(n)
+		s.ops.mem.setLimit(n)
 		return ""
 	}, func(s *Server) string { return itoa(s.ops.mem.limit.Load()) })
 	wire("maxmemory-policy", func(s *Server, v string) string {

@@ -214,12 +214,16 @@ func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 			v = "false"
 		}
 	}
+	pv, perr := cell.CheckParam(d.name, d.args)
 	if err := f.Value.Set(v); err != nil {
+		if perr != nil && configParamKnown(d.name) {
+			return perr // Redis's words for the same mistake
+		}
 		return err
 	}
 	// A flag that is also a CONFIG parameter shows its start-up value
 	// there, when CONFIG SET would accept it.
-	if pv, err := cell.CheckParam(d.name, d.args); err == nil {
+	if perr == nil {
 		cell.SetParam(cfg, d.name, pv)
 	}
 	return nil
@@ -235,4 +239,10 @@ func absPath(p string) string {
 		return a
 	}
 	return p
+}
+
+// configParamKnown reports whether name is a CONFIG parameter.
+func configParamKnown(name string) bool {
+	_, err := cell.CheckParam(name, []string{""})
+	return err == nil || err.Error() != "Bad directive or wrong number of arguments"
 }

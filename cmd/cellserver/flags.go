@@ -14,8 +14,10 @@ import (
 // parseFlags reads an optional configuration file and redis-server style
 // flags (--port 6380, -port=6380, --bind 127.0.0.1 ::1) over the embedded
 // defaults (directives.go).
-func parseFlags(args []string, out io.Writer) (cell.Config, error) {
-	cfg := cell.DefaultConfig()
+func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
+	cfg = cell.DefaultConfig()
+	var ds []directive
+	defer func() { err = blameDirective(ds, err) }() // a file's bad value names its line
 	fs := flag.NewFlagSet("cellserver", flag.ContinueOnError)
 	fs.SetOutput(out)
 	bind := strings.Join(cfg.Bind, " ")
@@ -40,7 +42,7 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 		fs.PrintDefaults()
 		fmt.Fprint(out, opsUsage)
 	}
-	if err := parseDirectives(fs, &cfg, args, out); err != nil {
+	if ds, err = parseDirectives(fs, &cfg, args, out); err != nil {
 		return cfg, err
 	}
 	cfg.Bind = strings.Fields(bind)

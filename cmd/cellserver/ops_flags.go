@@ -33,42 +33,66 @@ func addOpsFlags(fs *flag.FlagSet, cfg *cell.Config) {
 // parseDirectives reads the configuration file named by the first
 // argument, if any, then the command line, and applies both in that order.
 // --help and --version print and return flag.ErrHelp (exit 0).
-func parseDirectives(fs *flag.FlagSet, cfg *cell.Config, args []string, out io.Writer) error {
+func parseDirectives(fs *flag.FlagSet, cfg *cell.Config, args []string, out io.Writer) ([]directive, error) {
 	file, cmdline, err := splitCommandLine(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, d := range cmdline {
 		switch d.name {
 		case "help", "h":
 			fs.Usage()
-			return flag.ErrHelp
+			return nil, flag.ErrHelp
 		case "version", "v":
 			fmt.Fprintln(out, versionString())
-			return flag.ErrHelp
+			return nil, flag.ErrHelp
 		}
 	}
 	var all []directive
 	if file != "" {
 		all, err = readConfigFile(file, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cfg.ConfigFile = absPath(file)
 	}
 	all = append(all, cmdline...)
 	if err := applyDirectives(fs, cfg, all); err != nil {
-		return err
+		return all, err
 	}
 	if err := cell.CheckRenames(cfg.RenameCommands); err != nil {
 		for _, d := range all {
 			if d.name == "rename-command" {
-				return &fatalConfigError{d, err.Error()}
+				return all, &fatalConfigError{d, err.Error()}
 			}
 		}
+		return all, err
+	}
+	return all, nil
+}
+
+// blameDirective turns a check of the final settings that failed
+// ("--shards 3: must be a power of two") into the error of the line that
+// set that value last, so a file's mistake names the file and its line.
+func blameDirective(ds []directive, err error) error {
+	var fe *fatalConfigError
+	if err == nil || errors.As(err, &fe) || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
-	return nil
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "--") {
+		return err
+	}
+	name := strings.TrimPrefix(msg, "--")
+	if i := strings.IndexAny(name, " :"); i >= 0 {
+		name = name[:i]
+	}
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i].name == name {
+			return &fatalConfigError{ds[i], msg}
+		}
+	}
+	return err
 }
 
 // exitCode is the status for a start-up error: 1 for a configuration file
