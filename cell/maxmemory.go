@@ -80,6 +80,7 @@ func (m *memoryState) init() {
 	m.samplesM = []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/memory/classes/heap/objects:bytes"},
 	}
 }
 
@@ -102,6 +103,10 @@ func (m *memoryState) setLimit(n int64) {
 func (m *memoryState) measureLocked() int64 {
 	metrics.Read(m.samplesM)
 	live := int64(m.samplesM[0].Value.Uint64())
+	if m.samplesM[1].Value.Uint64() == 0 {
+		// No collection yet: the heap as it stands is all we know.
+		live = int64(m.samplesM[2].Value.Uint64())
+	}
 	if gcs := m.samplesM[1].Value.Uint64(); gcs != m.gcs {
 		m.gcs, m.freed = gcs, 0
 	}

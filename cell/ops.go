@@ -81,7 +81,15 @@ func CheckParam(name string, args []string) (string, error) {
 	if len(args) > 1 && !p.multiArg() {
 		return "", errors.New("wrong number of arguments")
 	}
-	v, msg := p.parse(strings.Join(args, " "))
+	v := strings.Join(args, " ")
+	if p.kind == kindInt && p.min == 0 && p.max == 0 {
+		// No range in the table (databases): the flag checks it.
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return "", errors.New("argument couldn't be parsed into an integer")
+		}
+		return v, nil
+	}
+	v, msg := p.parse(v)
 	if msg != "" {
 		return "", errors.New(msg)
 	}

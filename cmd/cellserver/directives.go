@@ -215,10 +215,10 @@ func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 		}
 	}
 	pv, perr := cell.CheckParam(d.name, d.args)
+	if perr != nil && configParamKnown(d.name) {
+		return perr // refused as redis-server refuses it, in its words
+	}
 	if err := f.Value.Set(v); err != nil {
-		if perr != nil && configParamKnown(d.name) {
-			return perr // Redis's words for the same mistake
-		}
 		return err
 	}
 	// A flag that is also a CONFIG parameter shows its start-up value
