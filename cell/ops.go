@@ -211,6 +211,35 @@ func (s *Server) lookupCommand(name []byte) *Command {
 	return s.ops.commands[strings.ToLower(string(name))]
 }
 
+// listenBind listens on one bind address as redis.conf writes them: "*"
+// is every IPv4 address, "::*" every IPv6 one, and a leading "-" makes
+// the address optional: if it cannot be bound (no IPv6 here) it is
+// skipped with a nil listener instead of failing the start.
+func listenBind(addr string, port int) (net.Listener, error) {
+	optional := strings.HasPrefix(addr, "-")
+	host := strings.TrimPrefix(addr, "-")
+	switch host {
+	case "*":
+		host = "0.0.0.0"
+	case "::*":
+		host = "::"
+	}
+	// Each address family on its own socket, as Redis does (Go would
+	// make 0.0.0.0 a dual-stack socket, and "* ::*" would then collide).
+	network := "tcp"
+	if ip := net.ParseIP(host); ip != nil {
+		network = "tcp6"
+		if ip.To4() != nil {
+			network = "tcp4"
+		}
+	}
+	ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil && optional {
+		return nil, nil
+	}
+	return ln, err
+}
+
 // protectedModeDenies reports whether Redis's protected mode refuses the
 // client: it is on, no password is set, and the client is neither on the
 // unix socket nor at 127.0.0.1 or ::1 (Redis 7.0 compares those two

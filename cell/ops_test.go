@@ -622,3 +622,25 @@ func TestTLS(t *testing.T) {
 }
 
 func runtimeGC() { runtime.GC() }
+
+// TestListenBind: redis.conf's bind forms.
+func TestListenBind(t *testing.T) {
+	for _, tt := range []struct {
+		addr   string
+		listen bool
+		err    bool
+	}{
+		{"127.0.0.1", true, false},
+		{"*", true, false},
+		{"-192.0.2.1", false, false}, // TEST-NET-1: not ours, optional: skipped
+		{"192.0.2.1", false, true},
+	} {
+		ln, err := listenBind(tt.addr, 0)
+		if (ln != nil) != tt.listen || (err != nil) != tt.err {
+			t.Errorf("%q: listener %v err %v", tt.addr, ln != nil, err)
+		}
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}

@@ -79,11 +79,13 @@ func (s *Server) Listen() error {
 	}
 	if s.cfg.Port > 0 {
 		for _, b := range s.cfg.Bind {
-			ln, err := net.Listen("tcp", net.JoinHostPort(b, itoa(int64(s.cfg.Port))))
+			ln, err := listenBind(b, s.cfg.Port) // "*", "-::1" as redis.conf (ops.go)
 			if err != nil {
 				return fail(err)
 			}
-			lns = append(lns, ln)
+			if ln != nil {
+				lns = append(lns, ln)
+			}
 		}
 	}
 	if s.cfg.UnixSocket != "" {

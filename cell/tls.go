@@ -65,17 +65,19 @@ func (s *Server) listenTLS() ([]net.Listener, error) {
 		return nil, err
 	}
 	s.ops.tls.Store(cfg)
-	port := itoa(s.paramInt("tls-port"))
+	port := int(s.paramInt("tls-port"))
 	var lns []net.Listener
 	for _, b := range s.cfg.Bind {
-		ln, err := net.Listen("tcp", net.JoinHostPort(b, port))
+		ln, err := listenBind(b, port)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()
 			}
 			return nil, err
 		}
-		lns = append(lns, &tlsListener{ln, cfg})
+		if ln != nil {
+			lns = append(lns, &tlsListener{ln, cfg})
+		}
 	}
 	return lns, nil
 }

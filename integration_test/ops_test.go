@@ -432,3 +432,27 @@ func TestTLSRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestPingMode: `cellserver [conf] --ping` is the container health check:
+// exit 0 when the server its settings describe answers, 1 when not.
+func TestPingMode(t *testing.T) {
+	bin := cellserverBinary(t)
+	p, err := startProcess("cellserver", bin, func(port int, dir string) []string {
+		return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--requirepass", "pw"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	_, port, _ := net.SplitHostPort(p.addr)
+	if out, err := exec.Command(bin, "--port", port, "--requirepass", "pw", "--ping").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "PONG" {
+		t.Errorf("--ping a live server: %v %q", err, out)
+	}
+	if out, err := exec.Command(bin, "--port", port, "--ping").CombinedOutput(); err == nil {
+		t.Errorf("--ping without the password succeeded: %q", out)
+	}
+	free, _ := freePort()
+	if out, err := exec.Command(bin, "--port", strconv.Itoa(free), "--ping").CombinedOutput(); err == nil {
+		t.Errorf("--ping a port nobody listens on succeeded: %q", out)
+	}
+}

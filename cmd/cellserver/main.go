@@ -35,6 +35,9 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cellserver:", err)
 		return exitCode(err)
 	}
+	if pingMode {
+		return pingServer(cfg, stderr) // ping.go
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Logger = log
 	srv := cell.New(cfg)

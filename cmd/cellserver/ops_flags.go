@@ -26,6 +26,8 @@ syntax with the same names; flags after it override it.
 // addOpsFlags registers the operational flags that are not CONFIG
 // parameters.
 func addOpsFlags(fs *flag.FlagSet, cfg *cell.Config) {
+	pingMode = false
+	fs.BoolVar(&pingMode, "ping", false, "do not serve: PING the server these settings describe, exit 0 if it answers (health checks)")
 	fs.Var(&renameFlag{&cfg.RenameCommands}, "rename-command",
 		"NAME NEWNAME: serve command NAME as NEWNAME; \"\" disables it (repeatable)")
 }
