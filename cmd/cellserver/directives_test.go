@@ -208,3 +208,16 @@ func TestBoolFlagsTakeYesNo(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployConfigParses: the sample file the container image ships reads
+// without error and means what its comments say.
+func TestDeployConfigParses(t *testing.T) {
+	cfg, err := parseFlags([]string{"../../deploy/cellserver.conf"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Port != 6379 || cfg.Dir != "/data" || !reflect.DeepEqual(cfg.Bind, []string{"*", "-::*"}) ||
+		cfg.Params["protected-mode"] != "no" || cfg.Params["timeout"] != "0" {
+		t.Errorf("%+v", cfg)
+	}
+}

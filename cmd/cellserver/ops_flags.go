@@ -110,18 +110,28 @@ func exitCode(err error) int {
 	return 2
 }
 
+// buildRevision is the VCS revision given at link time (-ldflags "-X
+// main.buildRevision=..."), for builds without the repository's .git
+// (container builds); the Go toolchain's own stamp is preferred.
+var buildRevision string
+
 // versionString is what --version prints: our release, the Redis version
 // clients see, and the build's VCS stamp when the binary carries one.
 func versionString() string {
 	s := fmt.Sprintf("cellserver v=%s redis_version=%s go=%s %s/%s",
 		version, cell.DefaultConfig().Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	stamped := false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, kv := range bi.Settings {
 			switch kv.Key {
 			case "vcs.revision", "vcs.time", "vcs.modified":
 				s += " " + kv.Key + "=" + kv.Value
+				stamped = true
 			}
 		}
+	}
+	if !stamped && buildRevision != "" {
+		s += " vcs.revision=" + buildRevision
 	}
 	return s
 }
