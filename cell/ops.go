@@ -268,6 +268,16 @@ func (c *Client) denyProtected() bool {
 	return true
 }
 
+// refuseConn sends an error to a connection the server will not serve
+// and closes it. It runs in a goroutine of its own and within a deadline:
+// on the TLS port the write first runs the handshake, which a client
+// could stall.
+func refuseConn(nc net.Conn, msg string) {
+	nc.SetDeadline(time.Now().Add(time.Second))
+	nc.Write([]byte("-" + msg + "\r\n"))
+	nc.Close()
+}
+
 // clientsCron closes clients idle for longer than timeout, once a second,
 // as Redis's clientsCron does.
 func (s *Server) clientsCron() {

@@ -163,8 +163,7 @@ func (s *Server) accept(ln net.Listener) error {
 		}
 		c := newClient(s, nc)
 		if !s.addClient(c) {
-			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
-			nc.Close()
+			go refuseConn(nc, ErrMaxClients) // off the accept loop (ops.go)
 			continue
 		}
 		go c.serve()

@@ -206,15 +206,17 @@ func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 		}
 	}
 	v := strings.Join(d.args, " ")
+	pargs := d.args
 	if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+		// Go's spelling for the flag, redis.conf's for the parameter.
 		switch strings.ToLower(v) {
-		case "yes":
-			v = "true"
-		case "no":
-			v = "false"
+		case "yes", "true":
+			v, pargs = "true", []string{"yes"}
+		case "no", "false":
+			v, pargs = "false", []string{"no"}
 		}
 	}
-	pv, perr := cell.CheckParam(d.name, d.args)
+	pv, perr := cell.CheckParam(d.name, pargs)
 	if perr != nil && configParamKnown(d.name) {
 		return perr // refused as redis-server refuses it, in its words
 	}
