@@ -150,7 +150,7 @@ var configParams = []*configParam{
 	{name: "maxmemory-policy", kind: kindEnum, def: "noeviction", choices: []string{
 		"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
-	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: 64},
+	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: intMax},
 	{name: "maxmemory-eviction-tenacity", kind: kindInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-clients", kind: kindMemory, def: "0", min: 0, max: math.MaxInt64},
 	{name: "timeout", kind: kindInt, def: "0", min: 0, max: intMax},

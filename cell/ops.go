@@ -327,20 +327,35 @@ type outputLimits struct {
 
 const defaultOutputLimits = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
 
-// parseOutputLimits reads "class hard soft seconds ..." as Redis's CONFIG
-// SET client-output-buffer-limit and returns it printed in full.
+// parseOutputLimits validates "class hard soft seconds ..." as Redis's
+// CONFIG SET client-output-buffer-limit and returns it with sizes in
+// bytes; the classes it does not name keep their values (apply merges).
 func parseOutputLimits(v string) (string, string) {
 	merged := mergeOutputLimits(defaultOutputLimits, v)
-	if merged == "" {
+	switch merged {
+	case "":
 		return "", "Wrong number of arguments in buffer limit configuration."
-	}
-	if merged == "!" {
+	case "!":
 		return "", "Invalid client class specified in buffer limit configuration."
-	}
-	if merged == "?" {
+	case "?":
 		return "", "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 	}
-	return merged, ""
+	// Only the classes given, normalised: merging them into the default
+	// picks their numbers out.
+	f, m := strings.Fields(v), strings.Fields(merged)
+	var out []string
+	for i := 0; i+3 < len(f); i += 4 {
+		class := strings.ToLower(f[i])
+		if class == "replica" {
+			class = "slave"
+		}
+		for k := 0; k+3 < len(m); k += 4 {
+			if m[k] == class {
+				out = append(out, m[k:k+4]...)
+			}
+		}
+	}
+	return strings.Join(out, " "), ""
 }
 
 // mergeOutputLimits applies the classes set in v over base (both in the
@@ -486,13 +501,16 @@ func init() {
 	configParams = append(configParams,
 		&configParam{name: "client-output-buffer-limit", kind: kindString, def: defaultOutputLimits,
 			check: parseOutputLimits,
-			apply: func(s *Server, v string) string { s.setOutputLimits(v); return "" },
+			apply: func(s *Server, v string) string {
+				s.setOutputLimits(mergeOutputLimits(s.ops.outLimit.Load().text, v))
+				return ""
+			},
 			get:   func(s *Server) string { return s.ops.outLimit.Load().text }},
 		&configParam{name: "tls-port", kind: kindInt, def: "0", min: 0, max: 65535, immutable: true},
-		&configParam{name: "tls-cert-file", kind: kindString, def: "", immutable: true},
-		&configParam{name: "tls-key-file", kind: kindString, def: "", immutable: true},
-		&configParam{name: "tls-ca-cert-file", kind: kindString, def: "", immutable: true},
-		&configParam{name: "tls-auth-clients", kind: kindEnum, def: "yes", immutable: true,
+		&configParam{name: "tls-cert-file", kind: kindString, def: "", apply: applyTLS("tls-cert-file")},
+		&configParam{name: "tls-key-file", kind: kindString, def: "", apply: applyTLS("tls-key-file")},
+		&configParam{name: "tls-ca-cert-file", kind: kindString, def: "", apply: applyTLS("tls-ca-cert-file")},
+		&configParam{name: "tls-auth-clients", kind: kindEnum, def: "yes", apply: applyTLS("tls-auth-clients"),
 			choices: []string{"no", "yes", "optional"}},
 	)
 }

@@ -578,6 +578,28 @@ func TestTLS(t *testing.T) {
 	if err := try(addr, false); err == nil {
 		t.Errorf("tls-auth-clients yes accepted a client without a certificate")
 	}
+	// CONFIG SET applies to the next handshakes: optional lets a client
+	// without a certificate in; a certificate that does not load is
+	// refused and the old configuration stays.
+	tc := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{clientPair}}
+	admin := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tc})
+	defer admin.Close()
+	if err := admin.ConfigSet(ctx, "tls-auth-clients", "optional").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := try(addr, false); err != nil {
+		t.Errorf("after CONFIG SET tls-auth-clients optional: %v", err)
+	}
+	err = admin.ConfigSet(ctx, "tls-cert-file", filepath.Join(dir, "missing.crt")).Err()
+	if err == nil || err.Error() != "ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs." {
+		t.Errorf("CONFIG SET of a missing certificate: %v", err)
+	}
+	if v := admin.ConfigGet(ctx, "tls-cert-file").Val()["tls-cert-file"]; v != cert {
+		t.Errorf("tls-cert-file after a refused SET: %q", v)
+	}
+	if err := try(addr, true); err != nil {
+		t.Errorf("after a refused CONFIG SET: %v", err)
+	}
 	_, addr = startTLSServer(t, "optional", [3]string{ca, cert, key})
 	if err := try(addr, false); err != nil {
 		t.Errorf("tls-auth-clients optional, no certificate: %v", err)

@@ -19,12 +19,18 @@ import (
 // runs in the client's own goroutine, so a slow one delays nobody.
 
 // tlsConfig builds the server's TLS configuration from the parameters, or
-// nil when tls-port is 0.
-func (s *Server) tlsConfig() (*tls.Config, error) {
+// nil when tls-port is 0. override, when not empty, is a parameter's new
+// value ({name, value}) to use instead of the stored one.
+func (s *Server) tlsConfig(override ...string) (*tls.Config, error) {
 	if s.paramInt("tls-port") == 0 {
 		return nil, nil
 	}
-	get := func(name string) string { return configParamByName(name).value(s) }
+	get := func(name string) string {
+		if len(override) == 2 && override[0] == name {
+			return override[1]
+		}
+		return configParamByName(name).value(s)
+	}
 	certFile, keyFile, caFile := get("tls-cert-file"), get("tls-key-file"), get("tls-ca-cert-file")
 	if certFile == "" || keyFile == "" {
 		return nil, errors.New("tls-port needs tls-cert-file and tls-key-file")
@@ -65,6 +71,12 @@ func (s *Server) listenTLS() ([]net.Listener, error) {
 		return nil, err
 	}
 	s.ops.tls.Store(cfg)
+	// Each handshake takes the configuration in force, so CONFIG SET of
+	// the certificate files or tls-auth-clients applies to new clients.
+	live := &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return s.ops.tls.Load(), nil
+	}}
+	cfg = live
 	port := int(s.paramInt("tls-port"))
 	var lns []net.Listener
 	for _, b := range s.cfg.Bind {
@@ -100,4 +112,23 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
 	return tls.Server(nc, l.cfg), nil
+}
+
+// applyTLS is the CONFIG SET of a TLS file or tls-auth-clients: with TLS
+// running, the configuration is rebuilt with the new value and replaces
+// the old one for new clients, or the value is refused with Redis's
+// text if it does not load (the reason goes to the log).
+func applyTLS(name string) func(s *Server, v string) string {
+	return func(s *Server, v string) string {
+		if s.ops.tls.Load() != nil {
+			cfg, err := s.tlsConfig(name, v)
+			if err != nil {
+				s.log.Warn("Failed applying new configuration", "parameter", name, "err", err)
+				return "Unable to update TLS configuration. Check server logs."
+			}
+			s.ops.tls.Store(cfg)
+		}
+		s.setConfigValue(name, v)
+		return ""
+	}
 }

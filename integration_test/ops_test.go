@@ -456,3 +456,47 @@ func TestPingMode(t *testing.T) {
 		t.Errorf("--ping a port nobody listens on succeeded: %q", out)
 	}
 }
+
+// TestOpsConfigParams: the operational parameters read and set as in
+// Redis, with its defaults and its refusals.
+func TestOpsConfigParams(t *testing.T) {
+	s := startServers(t, serverOptions{})
+	c := newPairOn(t, s)
+	for _, name := range []string{"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file",
+		"tls-auth-clients", "client-output-buffer-limit", "protected-mode", "timeout", "maxmemory-samples"} {
+		c.Do("CONFIG", "GET", name)
+	}
+	c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 10 replica 1gb 1gb 0")
+	c.Do("CONFIG", "GET", "client-output-buffer-limit")
+	c.Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1k 1k 1")
+	c.Do("CONFIG", "GET", "client-output-buffer-limit")
+	c.Error("CONFIG", "SET", "client-output-buffer-limit", "normal 1 2")
+	c.Error("CONFIG", "SET", "client-output-buffer-limit", "nobody 1 2 3")
+	c.Error("CONFIG", "SET", "client-output-buffer-limit", "normal x 2 3")
+	c.Error("CONFIG", "SET", "client-output-buffer-limit", "normal 1 2 -3")
+	c.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+	c.Do("CONFIG", "SET", "protected-mode", "no")
+	c.Do("CONFIG", "GET", "protected-mode")
+	c.Error("CONFIG", "SET", "protected-mode", "maybe")
+	c.Error("CONFIG", "SET", "tls-auth-clients", "sometimes")
+	c.Do("CONFIG", "SET", "maxmemory-samples", "10")
+	c.Do("CONFIG", "GET", "maxmemory-samples")
+	c.Error("CONFIG", "SET", "maxmemory-samples", "0")
+}
+
+// TestMaxmemoryExecAbort: EXEC of a transaction holding a deny-oom command
+// is refused once memory is over the limit, as Redis's EXECABORT.
+func TestMaxmemoryExecAbort(t *testing.T) {
+	s := startServers(t, serverOptions{})
+	c := newPairOn(t, s)
+	o := c.OtherClient()
+	c.Do("MULTI")
+	c.Do("SET", "a", "1")
+	c.Do("GET", "a")
+	o.Do("CONFIG", "SET", "maxmemory", "1")
+	c.Error("EXEC")
+	c.Do("MULTI")
+	c.Error("DEL", "a")
+	c.Do("DISCARD")
+	o.Do("CONFIG", "SET", "maxmemory", "0")
+}
