@@ -505,7 +505,7 @@ func init() {
 				s.setOutputLimits(mergeOutputLimits(s.ops.outLimit.Load().text, v))
 				return ""
 			},
-			get:   func(s *Server) string { return s.ops.outLimit.Load().text }},
+			get: func(s *Server) string { return s.ops.outLimit.Load().text }},
 		&configParam{name: "tls-port", kind: kindInt, def: "0", min: 0, max: 65535, immutable: true},
 		&configParam{name: "tls-cert-file", kind: kindString, def: "", apply: applyTLS("tls-cert-file")},
 		&configParam{name: "tls-key-file", kind: kindString, def: "", apply: applyTLS("tls-key-file")},
