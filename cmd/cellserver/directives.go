@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,13 +60,15 @@ const maxIncludeDepth = 16
 // lines and lines starting with '#' ignored, names in any case. "include
 // path" reads another file in its place. "-" reads standard input.
 func readConfigFile(path string, depth int) ([]directive, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = readAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
+	f := os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
+		}
+		defer f.Close()
 	}
+	data, err := readAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
 	}
@@ -106,9 +109,16 @@ func readConfigFile(path string, depth int) ([]directive, error) {
 	return out, nil
 }
 
+// maxConfigFile bounds what a configuration file may hold, so that
+// "include /dev/zero" is an error and not an endless read.
+const maxConfigFile = 64 << 20
+
 func readAll(f *os.File) ([]byte, error) {
 	var b bytes.Buffer
-	_, err := b.ReadFrom(bufio.NewReader(f))
+	n, err := b.ReadFrom(io.LimitReader(bufio.NewReader(f), maxConfigFile+1))
+	if err == nil && n > maxConfigFile {
+		err = errors.New("larger than 64 MiB")
+	}
 	return b.Bytes(), err
 }
 
