@@ -60,6 +60,7 @@ type Shard struct {
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
 	watchers map[string][]*Client // WATCHed keys of this shard
+	peak     int                  // most keys seen by the expiry cycle, for shrink
 	_        [64]byte             // keep hot mutexes on separate cache lines
 }
 
