@@ -1,5 +1,7 @@
 package cell
 
+import "errors"
+
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
 const (
@@ -196,4 +198,21 @@ const (
 	// ErrConfigRewritePrefix starts CONFIG REWRITE's failure; the reason
 	// (C's strerror) follows.
 	ErrConfigRewritePrefix = "ERR Rewriting config file: "
+
+	// The reasons redis-server gives for a configuration line it refuses
+	// (FATAL CONFIG FILE ERROR), and for CONFIG SET of these parameters.
+	MsgBadDirective      = "Bad directive or wrong number of arguments"
+	MsgWrongArgs         = "wrong number of arguments"
+	MsgUnbalancedQuotes  = "Unbalanced quotes in configuration line"
+	MsgNoSuchRename      = "No such command in rename-command"
+	MsgRenameTaken       = "Target command name already exists"
+	MsgOutputLimitArgs   = "Wrong number of arguments in buffer limit configuration."
+	MsgOutputLimitClass  = "Invalid client class specified in buffer limit configuration."
+	MsgOutputLimitNumber = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+	MsgTLSNoCA           = "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"
+	MsgTLSUpdate         = "Unable to update TLS configuration. Check server logs."
 )
+
+// ErrBadDirective is CheckParam's error for a name that is no CONFIG
+// parameter.
+var ErrBadDirective = errors.New(MsgBadDirective)

@@ -70,16 +70,16 @@ func (s *Server) startOps() {
 func CheckParam(name string, args []string) (string, error) {
 	p := configParamByName(name)
 	if p == nil {
-		return "", errors.New("Bad directive or wrong number of arguments")
+		return "", ErrBadDirective
 	}
 	if len(args) == 0 {
 		if p.kind != kindSave {
-			return "", errors.New("wrong number of arguments")
+			return "", errors.New(MsgWrongArgs)
 		}
 		args = []string{""}
 	}
 	if len(args) > 1 && !p.multiArg() {
-		return "", errors.New("wrong number of arguments")
+		return "", errors.New(MsgWrongArgs)
 	}
 	v := strings.Join(args, " ")
 	if p.kind == kindInt && p.min == 0 && p.max == 0 {
@@ -184,11 +184,11 @@ func renamedTable(pairs [][2]string) (map[string]*Command, error) {
 		from, to := strings.ToLower(p[0]), strings.ToLower(p[1])
 		cmd, ok := t[from]
 		if !ok {
-			return nil, errors.New("No such command in rename-command")
+			return nil, errors.New(MsgNoSuchRename)
 		}
 		if to != "" {
 			if _, taken := t[to]; taken {
-				return nil, errors.New("Target command name already exists")
+				return nil, errors.New(MsgRenameTaken)
 			}
 		}
 		delete(t, from)
@@ -334,11 +334,11 @@ func parseOutputLimits(v string) (string, string) {
 	merged := mergeOutputLimits(defaultOutputLimits, v)
 	switch merged {
 	case "":
-		return "", "Wrong number of arguments in buffer limit configuration."
+		return "", MsgOutputLimitArgs
 	case "!":
-		return "", "Invalid client class specified in buffer limit configuration."
+		return "", MsgOutputLimitClass
 	case "?":
-		return "", "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+		return "", MsgOutputLimitNumber
 	}
 	// Only the classes given, normalised: merging them into the default
 	// picks their numbers out.

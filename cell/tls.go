@@ -45,7 +45,7 @@ func (s *Server) tlsConfig(override ...string) (*tls.Config, error) {
 		if caFile == "" {
 			// Redis's own refusal, for the same reason: nothing to verify
 			// client certificates against.
-			return nil, errors.New("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
+			return nil, errors.New(MsgTLSNoCA)
 		}
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
@@ -124,7 +124,7 @@ func applyTLS(name string) func(s *Server, v string) string {
 			cfg, err := s.tlsConfig(name, v)
 			if err != nil {
 				s.log.Warn("Failed applying new configuration", "parameter", name, "err", err)
-				return "Unable to update TLS configuration. Check server logs."
+				return MsgTLSUpdate
 			}
 			s.ops.tls.Store(cfg)
 		}

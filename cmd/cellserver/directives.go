@@ -81,7 +81,7 @@ func readConfigFile(path string, depth int) ([]directive, error) {
 		d := directive{file: path, line: i + 1, text: string(line)}
 		words, ok := resp.SplitArgs(line, nil)
 		if !ok {
-			return nil, &fatalConfigError{d, "Unbalanced quotes in configuration line"}
+			return nil, &fatalConfigError{d, cell.MsgUnbalancedQuotes}
 		}
 		if len(words) == 0 {
 			continue
@@ -92,7 +92,7 @@ func readConfigFile(path string, depth int) ([]directive, error) {
 		}
 		if d.name == "include" {
 			if len(d.args) != 1 {
-				return nil, &fatalConfigError{d, "wrong number of arguments"}
+				return nil, &fatalConfigError{d, cell.MsgWrongArgs}
 			}
 			if depth >= maxIncludeDepth {
 				return nil, &fatalConfigError{d, "include nested too deeply"}
@@ -191,7 +191,7 @@ func applyDirectives(fs *flag.FlagSet, cfg *cell.Config, ds []directive) error {
 func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 	switch d.name {
 	case "help", "h", "version", "v", "include":
-		return errors.New("Bad directive or wrong number of arguments")
+		return cell.ErrBadDirective
 	}
 	f := fs.Lookup(d.name)
 	if f == nil {
@@ -212,7 +212,7 @@ func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 		}
 		// redis-server takes "--save" alone as save "".
 		if d.name != "save" {
-			return errors.New("wrong number of arguments")
+			return errors.New(cell.MsgWrongArgs)
 		}
 	}
 	v := strings.Join(d.args, " ")
@@ -256,5 +256,5 @@ func absPath(p string) string {
 // configParamKnown reports whether name is a CONFIG parameter.
 func configParamKnown(name string) bool {
 	_, err := cell.CheckParam(name, []string{""})
-	return err == nil || err.Error() != "Bad directive or wrong number of arguments"
+	return !errors.Is(err, cell.ErrBadDirective)
 }

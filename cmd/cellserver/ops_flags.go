@@ -154,7 +154,7 @@ func (f *renameFlag) String() string {
 func (f *renameFlag) Set(s string) error {
 	words, ok := resp.SplitArgs([]byte(s), nil)
 	if !ok {
-		return errors.New("Unbalanced quotes in configuration line")
+		return errors.New(cell.MsgUnbalancedQuotes)
 	}
 	args := make([]string, len(words))
 	for i, w := range words {
@@ -165,7 +165,7 @@ func (f *renameFlag) Set(s string) error {
 
 func (f *renameFlag) SetArgs(args []string) error {
 	if len(args) != 2 {
-		return errors.New("wrong number of arguments")
+		return errors.New(cell.MsgWrongArgs)
 	}
 	*f.v = append(*f.v, [2]string{args[0], args[1]})
 	return nil
