@@ -81,15 +81,13 @@ func CheckParam(name string, args []string) (string, error) {
 	if len(args) > 1 && !p.multiArg() {
 		return "", errors.New(MsgWrongArgs)
 	}
-	v := strings.Join(args, " ")
 	if p.kind == kindInt && p.min == 0 && p.max == 0 {
 		// No range in the table (databases): the flag checks it.
-		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-			return "", errors.New("argument couldn't be parsed into an integer")
-		}
-		return v, nil
+		wide := *p
+		wide.min, wide.max = math.MinInt64, math.MaxInt64
+		p = &wide
 	}
-	v, msg := p.parse(v)
+	v, msg := p.parse(strings.Join(args, " "))
 	if msg != "" {
 		return "", errors.New(msg)
 	}
