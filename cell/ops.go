@@ -173,6 +173,11 @@ func CheckRenames(pairs [][2]string) error {
 // renamedTable copies the command table with each pair applied in order:
 // the command leaves its old name and, unless the new one is "", takes
 // the new. Subcommands follow their container.
+//
+// Unlike Redis, disabling a command the server does not have
+// (rename-command DEBUG "", common in hardened redis.conf files) is
+// accepted: it is already unavailable. Renaming one to a new name is
+// refused with Redis's error.
 func renamedTable(pairs [][2]string) (map[string]*Command, error) {
 	t := make(map[string]*Command, len(commands))
 	for k, v := range commands {
@@ -181,6 +186,9 @@ func renamedTable(pairs [][2]string) (map[string]*Command, error) {
 	for _, p := range pairs {
 		from, to := strings.ToLower(p[0]), strings.ToLower(p[1])
 		cmd, ok := t[from]
+		if !ok && to == "" {
+			continue
+		}
 		if !ok {
 			return nil, errors.New(MsgNoSuchRename)
 		}

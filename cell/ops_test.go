@@ -121,6 +121,7 @@ func TestRenameCommand(t *testing.T) {
 		{[][2]string{{"nosuch", "x"}}, "No such command in rename-command"},
 		{[][2]string{{"get", "set"}}, "Target command name already exists"},
 		{[][2]string{{"get", "g"}, {"get", "h"}}, "No such command in rename-command"},
+		{[][2]string{{"debug", ""}, {"get", ""}, {"get", ""}}, ""}, // disabling what is not there
 		{[][2]string{{"get", "x"}, {"set", "get"}}, ""},
 	} {
 		err := CheckRenames(tt.pairs)
