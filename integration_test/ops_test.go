@@ -448,8 +448,11 @@ func TestPingMode(t *testing.T) {
 	if out, err := exec.Command(bin, "--port", port, "--requirepass", "pw", "--ping").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "PONG" {
 		t.Errorf("--ping a live server: %v %q", err, out)
 	}
-	if out, err := exec.Command(bin, "--port", port, "--ping").CombinedOutput(); err == nil {
-		t.Errorf("--ping without the password succeeded: %q", out)
+	if out, err := exec.Command(bin, "--port", port, "--ping").CombinedOutput(); err != nil || !strings.Contains(string(out), "requires a password") {
+		t.Errorf("--ping without the password (NOAUTH: alive): %v %q", err, out)
+	}
+	if out, err := exec.Command(bin, "--port", port, "--requirepass", "wrong", "--ping").CombinedOutput(); err == nil {
+		t.Errorf("--ping with a wrong password succeeded: %q", out)
 	}
 	free, _ := freePort()
 	if out, err := exec.Command(bin, "--port", strconv.Itoa(free), "--ping").CombinedOutput(); err == nil {
