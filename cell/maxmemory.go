@@ -232,8 +232,15 @@ func (s *Server) evictOne(policy, samples int) int64 {
 		}
 		var bestKey string
 		var best *Entry
-		seen := 0
+		// seen counts candidates, visited every key looked at: once one
+		// candidate is found, a shard of many keys without a TTL costs a
+		// bounded scan under volatile-* (before that, the scan goes on:
+		// withTTL says there is one).
+		seen, visited := 0, 0
 		for k, e := range sh.keys {
+			if visited++; visited > 32*max(samples, 1) && best != nil {
+				break
+			}
 			if volatile && e.Exp == 0 {
 				continue
 			}
