@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -52,6 +54,8 @@ type Client struct {
 	replyKeep bool  // CLIENT REPLY ON: keep its own reply even when it ends OFF
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
+
+	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -105,6 +109,7 @@ func (c *Client) serve() {
 		if err != nil {
 			var pe resp.ProtocolError
 			if errors.As(err, &pe) {
+				c.srv.log.Warn("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
 				c.w.Error(pe.Error())
 				c.srv.stats.countError(pe.Error())
 				c.flush()
@@ -144,15 +149,22 @@ func (c *Client) serve() {
 }
 
 func (c *Client) flush() bool {
+	if c.mon != nil {
+		return c.flushMonitor()
+	}
 	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
 	return ok
 }
 
 func (c *Client) close() {
+	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()
 	c.srv.removeClient(c)
+	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)
+	}
 }
 
 // Name is the name set with CLIENT SETNAME or HELLO SETNAME.

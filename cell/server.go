@@ -22,6 +22,7 @@ type Server struct {
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
 	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -53,6 +54,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultConfig().Version
 	}
@@ -65,6 +69,7 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.obs.init()
 	s.startOps()
 	go s.activeExpiry()
 	return s
@@ -165,8 +170,14 @@ func (s *Server) accept(ln net.Listener) error {
 		}
 		c := newClient(s, nc)
 		if !s.addClient(c) {
+			if !s.closing.Load() {
+				s.log.Warn("connection refused: max number of clients reached", "addr", c.addr)
+			}
 			go refuseConn(nc, ErrMaxClients) // off the accept loop (ops.go)
 			continue
+		}
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.log.Debug("client connected", "id", c.id, "addr", c.addr)
 		}
 		go c.serve()
 	}
