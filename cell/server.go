@@ -31,7 +31,10 @@ type Server struct {
 	nextClientID atomic.Int64
 	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
 	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
-	closing      atomic.Bool
+	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
+	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
+	activeExpiryOff atomic.Bool
+	closing         atomic.Bool
 
 	mu        sync.Mutex
 	listeners []net.Listener
