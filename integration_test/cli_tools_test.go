@@ -316,9 +316,10 @@ func TestRedisBenchmark(t *testing.T) {
 	bench := requirePeer(t, "redis-benchmark")
 	s := sharedServers(t)
 	newPair(t)
-	run := func(addr string) []string {
+	run := func(addr string, extra ...string) []string {
 		host, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(bench, "-h", host, "-p", port, "-t", "ping,set,get,incr", "-q", "-n", "20000")
+		args := append([]string{"-h", host, "-p", port, "-q", "-n", "20000"}, extra...)
+		cmd := exec.Command(bench, args...)
 		timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() }) // our child, by its pid
 		defer timer.Stop()
 		out, err := cmd.CombinedOutput()
@@ -348,10 +349,16 @@ func TestRedisBenchmark(t *testing.T) {
 		}
 		return tests
 	}
-	want := run(s.redis.addr)
-	got := run(s.cell.addr)
+	want := run(s.redis.addr, "-t", "ping,set,get,incr")
+	got := run(s.cell.addr, "-t", "ping,set,get,incr")
 	if !slices.Equal(got, want) || len(got) != 5 {
 		t.Errorf("redis-benchmark tests: redis-server %q, cellserver %q", want, got)
+	}
+	// Pipelines of 16, as batch writers send them.
+	want = run(s.redis.addr, "-t", "set,incr", "-P", "16")
+	got = run(s.cell.addr, "-t", "set,incr", "-P", "16")
+	if !slices.Equal(got, want) || len(got) != 2 {
+		t.Errorf("redis-benchmark -P 16 tests: redis-server %q, cellserver %q", want, got)
 	}
 	// The keys redis-benchmark writes are there, with what it wrote.
 	compareCli(t, s, "", "GET", "key:__rand_int__")

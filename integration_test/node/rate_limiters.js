@@ -84,6 +84,8 @@ run(async () => {
   // duration 0 (points never expire) takes the MULTI path: INCRBY + PTTL.
   await limiterSession(t, 'rlf ioredis no expiry',
     new RateLimiterRedis({ storeClient: io, keyPrefix: 'rlf0', points: 4, duration: 0 }));
+  await limiterSession(t, 'rlf node-redis no expiry',
+    new RateLimiterRedis({ storeClient: nr, useRedisPackage: true, keyPrefix: 'rlfnr0', points: 4, duration: 0 }));
   if (has('eval')) {
     // A duration takes the Lua path: SET NX EX + INCRBY + PTTL in a script
     // that ioredis runs by EVALSHA with EVAL on NOSCRIPT.
