@@ -177,6 +177,7 @@ func TestRedisCliEval(t *testing.T) {
 	needScripting(t)
 	s := sharedServers(t)
 	newPair(t)
+	forgetScripts(t, s)
 	for i, want := range []string{"2", "2", "2", "1"} {
 		now := 1_700_000_000_000 + int64(i)*700
 		compareCli(t, s, "", "--eval", "testdata/w7_funnel.lua", "funnel:cli", ",", "5", "1", fmt.Sprint(now), want, "60")

@@ -102,6 +102,7 @@ func compareScripts(t *testing.T, what string, command func(addr string) *exec.C
 	t.Helper()
 	s := sharedServers(t)
 	newPair(t) // FLUSHALL both
+	forgetScripts(t, s)
 	var errs [2]error
 	var wg sync.WaitGroup
 	wg.Add(2)
