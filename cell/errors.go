@@ -1,5 +1,7 @@
 package cell
 
+import "github.com/cellserver/cellserver/resp"
+
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
 const (
@@ -183,3 +185,16 @@ func errFunctionArg(a string) string {
 func errSubcommandSyntax(parent, sub []byte) string {
 	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
 }
+
+// Sorted sets.
+const (
+	ErrZaddXXNX     = "ERR XX and NX options at the same time are not compatible"
+	ErrZaddGTLTNX   = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	ErrZaddIncrPair = "ERR INCR option supports a single increment-element pair"
+	ErrZsetNaN      = "ERR resulting score is not a number (NaN)"
+	// The range parsers' texts live with the parsers in resp.
+	ErrMinMaxNotFloat = resp.ErrMinMaxNotFloat
+	ErrMinMaxNotLex   = resp.ErrMinMaxNotLex
+	ErrLimitNeedsBy   = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	ErrWithScoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+)
