@@ -716,7 +716,8 @@ func zrandReplyFits(z *ZSet, n int64) bool {
 
 // zrandmember is ZRANDMEMBER key [count [WITHSCORES]], with HRANDFIELD's
 // rules: without count one random member or null; a count >= 0 picks
-// distinct members (the whole set, in order, when count >= its size); a
+// distinct members (the whole set, highest score first, when count >= its
+// size); a
 // negative count picks |count| members independently. A missing key with a
 // count replies an empty array.
 func zrandmember(x *Ctx) {
@@ -782,7 +783,7 @@ func zrandmember(x *Ctx) {
 		x.W.Array(n)
 	}
 	w := x.W
-	z.RandomMembers(globalRand{}, int(l), func(member []byte, score float64) bool {
+	emit := func(member []byte, score float64) bool {
 		if withScores && resp3 {
 			w.Array(2)
 		}
@@ -791,5 +792,12 @@ func zrandmember(x *Ctx) {
 			w.Double(score)
 		}
 		return true
-	})
+	}
+	if l >= int64(z.Len()) {
+		// The whole set, as Redis 7.0 iterates it here: from the highest
+		// score down (probed with both encodings).
+		z.Range(0, -1, true, emit)
+		return
+	}
+	z.RandomMembers(globalRand{}, int(l), emit)
 }
