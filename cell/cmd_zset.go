@@ -1,6 +1,10 @@
 package cell
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
 )
@@ -90,7 +94,25 @@ func init() {
 		z("zpopmax", -2, wr|fast, KeyRW|KeyAccess|KeyDelete, zpopmax,
 			"Remove and return members with the highest scores in a sorted set", "5.0.0", popM),
 		randmember,
+		setOp("zunionstore", zunionstore, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+			"O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
+		setOp("zinterstore", zinterstore, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+			"O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."),
+		setOp("zdiffstore", zdiffstore, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0",
+			"O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."),
 	)
+}
+
+// setOp declares ZUNIONSTORE, ZINTERSTORE or ZDIFFSTORE: a destination,
+// then numkeys sources (movable keys).
+func setOp(name string, h Handler, summary, since, complexity string) *Command {
+	return &Command{Name: name, Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys,
+		FirstKey: 1, LastKey: 1, Keys: storeKeys, Handler: h, ACL: ACLSortedSet,
+		KeySpecs: []KeySpec{
+			{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1},
+			{Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1},
+		},
+		Doc: &CommandDoc{summary, since, "sorted-set", complexity}}
 }
 
 // lookupZSet returns key's sorted set, or nil if the key is missing. ok is
@@ -800,4 +822,228 @@ func zrandmember(x *Ctx) {
 		return
 	}
 	z.RandomMembers(globalRand{}, int(l), emit)
+}
+
+// Set operations: ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE.
+
+// zsetOp is which set operation a *STORE command runs.
+type zsetOp uint8
+
+const (
+	opUnion zsetOp = iota
+	opInter
+	opDiff
+)
+
+// aggregate is how ZUNIONSTORE and ZINTERSTORE combine a member's scores.
+type aggregate uint8
+
+const (
+	aggrSum aggregate = iota
+	aggrMin
+	aggrMax
+)
+
+// combine is Redis's zunionInterAggregate: a sum that comes out NaN
+// (+inf plus -inf) is 0.
+func (a aggregate) combine(target, v float64) float64 {
+	switch a {
+	case aggrMin:
+		if v < target {
+			return v
+		}
+		return target
+	case aggrMax:
+		if v > target {
+			return v
+		}
+		return target
+	}
+	s := target + v
+	if s != s {
+		return 0
+	}
+	return s
+}
+
+// storeKeys gives dispatch the keys of ZUNIONSTORE and friends: the
+// destination, then numkeys sources. A bad numkeys locks only the
+// destination; the handler then fails before touching any other key.
+func storeKeys(args [][]byte) []int {
+	keys := []int{1}
+	n, ok := resp.ParseInt(args[2])
+	if !ok || n < 1 {
+		return keys
+	}
+	for i := int64(0); i < n && 3+int(i) < len(args); i++ {
+		keys = append(keys, 3+int(i))
+	}
+	return keys
+}
+
+func zunionstore(x *Ctx) { zsetOpStore(x, opUnion) }
+func zinterstore(x *Ctx) { zsetOpStore(x, opInter) }
+func zdiffstore(x *Ctx)  { zsetOpStore(x, opDiff) }
+
+// zsetOpStore is Redis 7.0's zunionInterDiffGenericCommand for the store
+// forms, in its order of checks: numkeys (an integer, at least 1, no more
+// than the arguments left), the type of every source (a missing one is an
+// empty set), then WEIGHTS and AGGREGATE (not for ZDIFFSTORE). Sources are
+// taken smallest first, as Redis sorts them; the result replaces dst, or
+// deletes it when empty.
+func zsetOpStore(x *Ctx, op zsetOp) {
+	args := x.Args
+	setnum, ok := resp.ParseInt(args[2])
+	if !ok {
+		x.Error(ErrNotInteger)
+		return
+	}
+	if setnum < 1 {
+		x.Error(errZsetNoInputKey(x.cmd.Name))
+		return
+	}
+	if setnum > int64(len(args)-3) {
+		x.Error(ErrSyntax)
+		return
+	}
+	type source struct {
+		z      *ZSet
+		weight float64
+	}
+	srcs := make([]source, setnum)
+	j := 3
+	for i := range srcs {
+		z, ok := x.lookupZSet(args[j])
+		if !ok {
+			return
+		}
+		srcs[i] = source{z, 1}
+		j++
+	}
+	aggr := aggrSum
+	for j < len(args) {
+		remaining := len(args) - j
+		switch {
+		case op != opDiff && remaining >= len(srcs)+1 && optIs(args[j], "weights"):
+			j++
+			for i := range srcs {
+				w, ok := resp.ParseFloat(args[j])
+				if !ok {
+					x.Error(ErrWeightNotFloat)
+					return
+				}
+				srcs[i].weight = w
+				j++
+			}
+		case op != opDiff && remaining >= 2 && optIs(args[j], "aggregate"):
+			switch a := args[j+1]; {
+			case optIs(a, "sum"):
+				aggr = aggrSum
+			case optIs(a, "min"):
+				aggr = aggrMin
+			case optIs(a, "max"):
+				aggr = aggrMax
+			default:
+				x.Error(ErrSyntax)
+				return
+			}
+			j += 2
+		default:
+			x.Error(ErrSyntax)
+			return
+		}
+	}
+	size := func(s source) int {
+		if s.z == nil {
+			return 0
+		}
+		return s.z.Len()
+	}
+	if op != opDiff {
+		slices.SortStableFunc(srcs, func(a, b source) int { return size(a) - size(b) })
+	}
+	type entry struct {
+		member string
+		score  float64
+	}
+	var out []entry
+	weighted := func(w, s float64) float64 {
+		if v := w * s; v == v {
+			return v
+		}
+		return 0
+	}
+	switch op {
+	case opUnion:
+		acc := map[string]int{} // member -> index in out
+		for _, s := range srcs {
+			if s.z == nil {
+				continue
+			}
+			s.z.Range(0, -1, false, func(member []byte, score float64) bool {
+				v := weighted(s.weight, score)
+				if i, ok := acc[string(member)]; ok {
+					out[i].score = aggr.combine(out[i].score, v)
+					return true
+				}
+				acc[string(member)] = len(out)
+				out = append(out, entry{string(member), v})
+				return true
+			})
+		}
+	case opInter:
+		if size(srcs[0]) == 0 {
+			break
+		}
+		srcs[0].z.Range(0, -1, false, func(member []byte, score float64) bool {
+			v := weighted(srcs[0].weight, score)
+			for _, s := range srcs[1:] {
+				if s.z == nil {
+					return false
+				}
+				other, found := s.z.Score(member)
+				if !found {
+					return true
+				}
+				v = aggr.combine(v, other*s.weight)
+			}
+			out = append(out, entry{string(member), v})
+			return true
+		})
+	case opDiff:
+		if size(srcs[0]) == 0 {
+			break
+		}
+		srcs[0].z.Range(0, -1, false, func(member []byte, score float64) bool {
+			for _, s := range srcs[1:] {
+				if s.z != nil {
+					if _, found := s.z.Score(member); found {
+						return true
+					}
+				}
+			}
+			out = append(out, entry{string(member), score})
+			return true
+		})
+	}
+	dst := args[1]
+	if len(out) == 0 {
+		x.remove(dst)
+		x.W.Int(0)
+		return
+	}
+	// In order, every insert is an append; the set converts where Redis's
+	// zsetConvertToListpackIfNeeded would leave a skiplist.
+	slices.SortFunc(out, func(a, b entry) int {
+		if c := cmp.Compare(a.score, b.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.member, b.member)
+	})
+	z := newZSet(x.zsetConfig())
+	for _, e := range out {
+		z.Put([]byte(e.member), e.score)
+	}
+	x.setObject(dst, z, 0)
+	x.W.Int(int64(z.Len()))
 }

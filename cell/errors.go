@@ -197,4 +197,11 @@ const (
 	ErrMinMaxNotLex   = resp.ErrMinMaxNotLex
 	ErrLimitNeedsBy   = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	ErrWithScoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	ErrWeightNotFloat = "ERR weight value is not a float"
 )
+
+// errZsetNoInputKey is ZUNIONSTORE's (and its siblings') reply to a
+// numkeys below 1.
+func errZsetNoInputKey(name string) string {
+	return "ERR at least 1 input key is needed for '" + name + "' command"
+}

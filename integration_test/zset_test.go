@@ -19,6 +19,7 @@ var zsetCommands = []string{
 	"zrank", "zrevrank", "zrange", "zrangebyscore", "zrevrangebyscore", "zrevrange",
 	"zrangebylex", "zrevrangebylex", "zrangestore", "zremrangebyscore",
 	"zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zrandmember",
+	"zunionstore", "zinterstore", "zdiffstore",
 }
 
 func TestZsetCommandInfo(t *testing.T) {
@@ -29,6 +30,7 @@ func TestZsetCommandInfo(t *testing.T) {
 		}
 		c.Do("COMMAND", "GETKEYS", "ZRANGESTORE", "dst", "src", "0", "-1")
 		c.Do("COMMAND", "GETKEYS", "ZADD", "k", "1", "m")
+		c.Do("COMMAND", "GETKEYS", "ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2")
 	})
 }
 
@@ -801,4 +803,72 @@ func (c *pair) DoPipeline(cmds ...[]string) {
 			c.mismatch("pipelined "+what[i], redis, cell)
 		}
 	}
+}
+
+func TestZsetStoreOps(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("ZADD", "a", "1", "x", "2", "y", "-inf", "n", "+inf", "p")
+		c.Do("ZADD", "b", "10", "y", "20", "z", "+inf", "n", "-inf", "p")
+		c.Do("ZADD", "c", "0.1", "y", "0.2", "x", "5", "w")
+		for _, cmd := range [][]string{
+			{"ZUNIONSTORE", "d", "2", "a", "b"},
+			{"ZUNIONSTORE", "d", "3", "a", "b", "c", "WEIGHTS", "2", "3", "-1"},
+			{"ZUNIONSTORE", "d", "2", "a", "b", "AGGREGATE", "MIN"},
+			{"ZUNIONSTORE", "d", "2", "a", "b", "aggregate", "max", "weights", "0", "1"},
+			{"ZUNIONSTORE", "d", "2", "a", "nokey", "WEIGHTS", "inf", "0"},
+			{"ZUNIONSTORE", "d", "1", "a", "WEIGHTS", "-0"},
+			{"ZINTERSTORE", "d", "2", "a", "b"},
+			{"ZINTERSTORE", "d", "3", "a", "b", "c", "AGGREGATE", "MAX"},
+			{"ZINTERSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "0", "AGGREGATE", "MIN"},
+			{"ZINTERSTORE", "d", "2", "a", "c", "WEIGHTS", "0", "1", "AGGREGATE", "SUM"},
+			{"ZDIFFSTORE", "d", "2", "a", "b"},
+			{"ZDIFFSTORE", "d", "2", "a", "c"},
+			{"ZDIFFSTORE", "d", "3", "c", "a", "nokey"},
+			{"ZUNIONSTORE", "a", "2", "a", "c"}, // the destination is a source
+		} {
+			c.Do(cmd...)
+			c.Do("ZRANGE", "d", "0", "-1", "WITHSCORES")
+			c.Do("OBJECT", "ENCODING", "d")
+		}
+		c.Do("ZRANGE", "a", "0", "-1", "WITHSCORES")
+		c.Do("SET", "s", "v")
+		c.Do("EXPIRE", "d", "100")
+		c.Do("ZINTERSTORE", "d", "2", "a", "nokey") // empty: deletes d
+		c.Do("EXISTS", "d")
+		c.Do("ZDIFFSTORE", "d", "1", "nokey")
+		c.Do("ZUNIONSTORE", "s", "1", "c") // replaces a string
+		c.Do("TYPE", "s")
+		c.Error("ZUNIONSTORE", "d", "0", "a")
+		c.Error("ZINTERSTORE", "d", "-1", "a")
+		c.Error("ZDIFFSTORE", "d", "0", "a")
+		c.Error("ZUNIONSTORE", "d", "3", "a", "b")
+		c.Error("ZUNIONSTORE", "d", "x", "a")
+		c.Do("SET", "str", "v")
+		c.Error("ZUNIONSTORE", "d", "1", "str", "WEIGHTS", "x")
+		c.Error("ZUNIONSTORE", "d", "1", "a", "WEIGHTS", "x")
+		c.Error("ZUNIONSTORE", "d", "1", "a", "WEIGHTS")
+		c.Error("ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1")
+		c.Error("ZUNIONSTORE", "d", "1", "a", "AGGREGATE", "foo")
+		c.Error("ZUNIONSTORE", "d", "1", "a", "AGGREGATE")
+		c.Error("ZUNIONSTORE", "d", "1", "a", "WITHSCORES")
+		c.Error("ZDIFFSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2")
+		c.Error("ZDIFFSTORE", "d", "1", "a", "AGGREGATE", "SUM")
+		c.Error("ZINTERSTORE", "d", "1")
+		// Past the listpack limits.
+		args := []string{"ZADD", "big"}
+		for i := range 200 {
+			args = append(args, strconv.Itoa(i%17), "m"+strconv.Itoa(i))
+		}
+		c.Do(args...)
+		c.Do("ZUNIONSTORE", "u", "2", "big", "a", "WEIGHTS", "0.5", "2")
+		c.Do("OBJECT", "ENCODING", "u")
+		c.Do("ZRANGE", "u", "0", "-1", "WITHSCORES")
+		c.Do("ZINTERSTORE", "i", "2", "big", "big")
+		c.Do("OBJECT", "ENCODING", "i")
+		c.Do("ZDIFFSTORE", "df", "2", "big", "c")
+		c.Do("ZRANGE", "df", "100", "120", "WITHSCORES")
+		c.Do("ZREMRANGEBYRANK", "df", "0", "-3")
+		c.Do("ZDIFFSTORE", "df2", "1", "df")
+		c.Do("OBJECT", "ENCODING", "df2")
+	})
 }
