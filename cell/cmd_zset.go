@@ -248,9 +248,9 @@ parsed:
 		score = sc
 	}
 	switch {
-	case created:
+	case created && z.Len() > 0: // always, as no flag can refuse a new member of a new key but XX
 		x.setObject(key, z, 0)
-	case added > 0 || updated > 0:
+	case !created && (added > 0 || updated > 0):
 		x.touched(key)
 	}
 	switch {
