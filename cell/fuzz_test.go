@@ -46,6 +46,7 @@ func FuzzCommands(f *testing.F) {
 		"ZADD z 1 a 2 b 3 c\nZRANGE z 0 -1 BYSCORE LIMIT -1 -1\nZRANGE z +inf -inf BYSCORE REV LIMIT 0 9223372036854775807 WITHSCORES\nZRANGEBYSCORE z \"(\" \" 1\"\nZRANGE z -9223372036854775808 9223372036854775807\nZREMRANGEBYRANK z -9223372036854775808 0",
 		"HELLO 3\nZADD z 1 a 2 b\nZPOPMIN z\nZPOPMAX z 5\nZPOPMIN z -1\nZRANDMEMBER z -9223372036854775807 WITHSCORES\nZRANDMEMBER z -3 WITHSCORES\nZRANDMEMBER z 9223372036854775807\nZMSCORE z a b",
 		"CONFIG SET zset-max-listpack-entries 0\nZADD e 1 a\nOBJECT ENCODING e\nZRANGESTORE e e 0 -1\nZRANGESTORE d nokey 0 -1 BYLEX\nZRANK e a\nZREVRANK e a\nZCOUNT e -inf +inf\nCONFIG SET zset-max-listpack-entries 128",
+		"CONFIG SET slowlog-log-slower-than 0 latency-monitor-threshold 1\nSET \"a\\x00\" b\nSLOWLOG GET -1\nSLOWLOG GET 1 2\nLATENCY HISTOGRAM\nLATENCY HISTOGRAM get config\nLATENCY DOCTOR\nLATENCY GRAPH command\nLATENCY HISTORY command\nLATENCY RESET x\nSLOWLOG RESET\nCONFIG SET slowlog-log-slower-than 10000 latency-monitor-threshold 0",
 		"MSETNX x 1 y 2\nSETRANGE x 3 abc\nGETRANGE x -9223372036854775808 -1\nINCRBYFLOAT y 0x1p-16445\nEXPIRE y 5 GT LT\nEXPIRETIME y\nKEYS *[\nGETDEL x",
 	}
 	for _, s := range seeds {
@@ -61,7 +62,7 @@ func FuzzCommands(f *testing.F) {
 			if !ok || len(args) == 0 {
 				continue
 			}
-			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client") {
+			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor") {
 				continue // these act on connections, not data
 			}
 			if hugeRandomCount(args) {
