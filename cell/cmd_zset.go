@@ -94,25 +94,39 @@ func init() {
 		z("zpopmax", -2, wr|fast, KeyRW|KeyAccess|KeyDelete, zpopmax,
 			"Remove and return members with the highest scores in a sorted set", "5.0.0", popM),
 		randmember,
-		setOp("zunionstore", zunionstore, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+		setOp("zunionstore", zunionstore, true, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
 			"O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
-		setOp("zinterstore", zinterstore, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+		setOp("zinterstore", zinterstore, true, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
 			"O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."),
-		setOp("zdiffstore", zdiffstore, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0",
+		setOp("zdiffstore", zdiffstore, true, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0",
 			"O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."),
+		setOp("zunion", zunion, false, "Add multiple sorted sets", "6.2.0",
+			"O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
+		setOp("zinter", zinter, false, "Intersect multiple sorted sets", "6.2.0",
+			"O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."),
+		setOp("zdiff", zdiff, false, "Subtract multiple sorted sets", "6.2.0",
+			"O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."),
+		setOp("zintercard", zintercard, false, "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0",
+			"O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets."),
 	)
 }
 
-// setOp declares ZUNIONSTORE, ZINTERSTORE or ZDIFFSTORE: a destination,
-// then numkeys sources (movable keys).
-func setOp(name string, h Handler, summary, since, complexity string) *Command {
-	return &Command{Name: name, Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys,
-		FirstKey: 1, LastKey: 1, Keys: storeKeys, Handler: h, ACL: ACLSortedSet,
-		KeySpecs: []KeySpec{
+// setOp declares a set operation: numkeys sources (movable keys), after a
+// destination for the store forms.
+func setOp(name string, h Handler, store bool, summary, since, complexity string) *Command {
+	c := &Command{Name: name, Arity: -3, Flags: FlagReadonly | FlagMovableKeys,
+		Keys: numkeysKeys(1, false), Handler: h, ACL: ACLSortedSet,
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
+		Doc:      &CommandDoc{summary, since, "sorted-set", complexity}}
+	if store {
+		c.Arity, c.Flags = -4, FlagWrite|FlagDenyOOM|FlagMovableKeys
+		c.FirstKey, c.LastKey, c.Keys = 1, 1, numkeysKeys(2, true)
+		c.KeySpecs = []KeySpec{
 			{Flags: KeyOW | KeyUpdate, BeginIndex: 1, KeyStep: 1},
 			{Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1},
-		},
-		Doc: &CommandDoc{summary, since, "sorted-set", complexity}}
+		}
+	}
+	return c
 }
 
 // lookupZSet returns key's sorted set, or nil if the key is missing. ok is
@@ -824,9 +838,9 @@ func zrandmember(x *Ctx) {
 	z.RandomMembers(globalRand{}, int(l), emit)
 }
 
-// Set operations: ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE.
+// Set operations: ZUNION, ZINTER, ZDIFF, their *STORE forms, ZINTERCARD.
 
-// zsetOp is which set operation a *STORE command runs.
+// zsetOp is which set operation a command runs.
 type zsetOp uint8
 
 const (
@@ -835,7 +849,7 @@ const (
 	opDiff
 )
 
-// aggregate is how ZUNIONSTORE and ZINTERSTORE combine a member's scores.
+// aggregate is how ZUNION and ZINTER combine a member's scores.
 type aggregate uint8
 
 const (
@@ -866,34 +880,65 @@ func (a aggregate) combine(target, v float64) float64 {
 	return s
 }
 
-// storeKeys gives dispatch the keys of ZUNIONSTORE and friends: the
-// destination, then numkeys sources. A bad numkeys locks only the
-// destination; the handler then fails before touching any other key.
-func storeKeys(args [][]byte) []int {
-	keys := []int{1}
-	n, ok := resp.ParseInt(args[2])
-	if !ok || n < 1 {
+// numkeysKeys returns the key positions of a command whose numkeys is at
+// index at and whose keys follow it, after the destination at 1 when
+// withDest. A bad numkeys yields only the destination; the handler then
+// fails before touching any other key, so every key it reads is locked.
+func numkeysKeys(at int, withDest bool) func(args [][]byte) []int {
+	return func(args [][]byte) []int {
+		var keys []int
+		if withDest {
+			keys = append(keys, 1)
+		}
+		n, ok := resp.ParseInt(args[at])
+		if !ok || n < 1 {
+			return keys
+		}
+		for i := at + 1; int64(i-at) <= n && i < len(args); i++ {
+			keys = append(keys, i)
+		}
 		return keys
 	}
-	for i := int64(0); i < n && 3+int(i) < len(args); i++ {
-		keys = append(keys, 3+int(i))
-	}
-	return keys
 }
 
-func zunionstore(x *Ctx) { zsetOpStore(x, opUnion) }
-func zinterstore(x *Ctx) { zsetOpStore(x, opInter) }
-func zdiffstore(x *Ctx)  { zsetOpStore(x, opDiff) }
+func zunionstore(x *Ctx) { zsetOpGeneric(x, opUnion, 2, true, false) }
+func zinterstore(x *Ctx) { zsetOpGeneric(x, opInter, 2, true, false) }
+func zdiffstore(x *Ctx)  { zsetOpGeneric(x, opDiff, 2, true, false) }
+func zunion(x *Ctx)      { zsetOpGeneric(x, opUnion, 1, false, false) }
+func zinter(x *Ctx)      { zsetOpGeneric(x, opInter, 1, false, false) }
+func zdiff(x *Ctx)       { zsetOpGeneric(x, opDiff, 1, false, false) }
+func zintercard(x *Ctx)  { zsetOpGeneric(x, opInter, 1, false, true) }
 
-// zsetOpStore is Redis 7.0's zunionInterDiffGenericCommand for the store
-// forms, in its order of checks: numkeys (an integer, at least 1, no more
-// than the arguments left), the type of every source (a missing one is an
-// empty set), then WEIGHTS and AGGREGATE (not for ZDIFFSTORE). Sources are
-// taken smallest first, as Redis sorts them; the result replaces dst, or
-// deletes it when empty.
-func zsetOpStore(x *Ctx, op zsetOp) {
+// zsetSource is one input of a set operation; a missing key is a nil z,
+// an empty set.
+type zsetSource struct {
+	z      *ZSet
+	weight float64
+}
+
+func (s zsetSource) size() int {
+	if s.z == nil {
+		return 0
+	}
+	return s.z.Len()
+}
+
+// zsetEntry is one member of a set operation's result.
+type zsetEntry struct {
+	member string
+	score  float64
+}
+
+// zsetOpGeneric is Redis 7.0's zunionInterDiffGenericCommand, in its order
+// of checks: numkeys (an integer, at least 1, no more than the arguments
+// left), the type of every source, then the options: WEIGHTS and AGGREGATE
+// (not for the diff or the cardinality), WITHSCORES (replying forms only),
+// LIMIT (ZINTERCARD only). Sources are taken smallest first, as Redis sorts
+// them. The store forms replace dst with the result, or delete it when the
+// result is empty, and reply its size.
+func zsetOpGeneric(x *Ctx, op zsetOp, numkeysAt int, store, cardOnly bool) {
 	args := x.Args
-	setnum, ok := resp.ParseInt(args[2])
+	setnum, ok := resp.ParseInt(args[numkeysAt])
 	if !ok {
 		x.Error(ErrNotInteger)
 		return
@@ -902,29 +947,27 @@ func zsetOpStore(x *Ctx, op zsetOp) {
 		x.Error(errZsetNoInputKey(x.cmd.Name))
 		return
 	}
-	if setnum > int64(len(args)-3) {
+	if setnum > int64(len(args)-numkeysAt-1) {
 		x.Error(ErrSyntax)
 		return
 	}
-	type source struct {
-		z      *ZSet
-		weight float64
-	}
-	srcs := make([]source, setnum)
-	j := 3
+	srcs := make([]zsetSource, setnum)
+	j := numkeysAt + 1
 	for i := range srcs {
 		z, ok := x.lookupZSet(args[j])
 		if !ok {
 			return
 		}
-		srcs[i] = source{z, 1}
+		srcs[i] = zsetSource{z, 1}
 		j++
 	}
 	aggr := aggrSum
+	withScores := false
+	var limit int64
 	for j < len(args) {
 		remaining := len(args) - j
 		switch {
-		case op != opDiff && remaining >= len(srcs)+1 && optIs(args[j], "weights"):
+		case op != opDiff && !cardOnly && remaining >= len(srcs)+1 && optIs(args[j], "weights"):
 			j++
 			for i := range srcs {
 				w, ok := resp.ParseFloat(args[j])
@@ -935,7 +978,7 @@ func zsetOpStore(x *Ctx, op zsetOp) {
 				srcs[i].weight = w
 				j++
 			}
-		case op != opDiff && remaining >= 2 && optIs(args[j], "aggregate"):
+		case op != opDiff && !cardOnly && remaining >= 2 && optIs(args[j], "aggregate"):
 			switch a := args[j+1]; {
 			case optIs(a, "sum"):
 				aggr = aggrSum
@@ -948,70 +991,122 @@ func zsetOpStore(x *Ctx, op zsetOp) {
 				return
 			}
 			j += 2
+		case !store && !cardOnly && optIs(args[j], "withscores"):
+			withScores = true
+			j++
+		case cardOnly && remaining >= 2 && optIs(args[j], "limit"):
+			var ok bool
+			if limit, ok = resp.ParseInt(args[j+1]); !ok || limit < 0 {
+				x.Error(ErrLimitNegative)
+				return
+			}
+			j += 2
 		default:
 			x.Error(ErrSyntax)
 			return
 		}
 	}
-	size := func(s source) int {
-		if s.z == nil {
-			return 0
-		}
-		return s.z.Len()
-	}
 	if op != opDiff {
-		slices.SortStableFunc(srcs, func(a, b source) int { return size(a) - size(b) })
+		slices.SortStableFunc(srcs, func(a, b zsetSource) int { return a.size() - b.size() })
 	}
-	type entry struct {
-		member string
-		score  float64
+	if cardOnly {
+		x.W.Int(int64(interCard(srcs, limit)))
+		return
 	}
-	var out []entry
-	weighted := func(w, s float64) float64 {
-		if v := w * s; v == v {
-			return v
+	out := zsetOpResult(op, srcs, aggr)
+	// Ascending by score, then member: the order Redis's result skiplist
+	// has, and the order in which inserts into a new set are appends.
+	slices.SortFunc(out, func(a, b zsetEntry) int {
+		if c := cmp.Compare(a.score, b.score); c != 0 {
+			return c
 		}
-		return 0
+		return strings.Compare(a.member, b.member)
+	})
+	if !store {
+		resp3 := x.W.Proto() == 3
+		if withScores && !resp3 {
+			x.W.Array(2 * len(out))
+		} else {
+			x.W.Array(len(out))
+		}
+		for _, e := range out {
+			if withScores && resp3 {
+				x.W.Array(2)
+			}
+			x.W.BulkString(e.member)
+			if withScores {
+				// A skiplist keeps -0, so these replies can show it.
+				x.W.Double(e.score)
+			}
+		}
+		return
 	}
+	dst := args[1]
+	if len(out) == 0 {
+		x.remove(dst)
+		x.W.Int(0)
+		return
+	}
+	// The new set converts where Redis's zsetConvertToListpackIfNeeded
+	// would leave a skiplist.
+	z := newZSet(x.zsetConfig())
+	for _, e := range out {
+		z.Put([]byte(e.member), e.score)
+	}
+	x.setObject(dst, z, 0)
+	x.W.Int(int64(z.Len()))
+}
+
+// weighted is a source score times its weight, with NaN (0 times an
+// infinity) taken as 0, as Redis does.
+func weighted(w, s float64) float64 {
+	if v := w * s; v == v {
+		return v
+	}
+	return 0
+}
+
+// zsetOpResult computes a union, intersection or difference of srcs
+// (already in Redis's order: smallest first, except for the difference).
+func zsetOpResult(op zsetOp, srcs []zsetSource, aggr aggregate) []zsetEntry {
+	var out []zsetEntry
 	switch op {
 	case opUnion:
-		acc := map[string]int{} // member -> index in out
+		at := map[string]int{} // member -> index in out
 		for _, s := range srcs {
 			if s.z == nil {
 				continue
 			}
 			s.z.Range(0, -1, false, func(member []byte, score float64) bool {
 				v := weighted(s.weight, score)
-				if i, ok := acc[string(member)]; ok {
+				if i, ok := at[string(member)]; ok {
 					out[i].score = aggr.combine(out[i].score, v)
 					return true
 				}
-				acc[string(member)] = len(out)
-				out = append(out, entry{string(member), v})
+				m := string(member)
+				at[m] = len(out)
+				out = append(out, zsetEntry{m, v})
 				return true
 			})
 		}
 	case opInter:
-		if size(srcs[0]) == 0 {
+		if srcs[0].size() == 0 {
 			break
 		}
 		srcs[0].z.Range(0, -1, false, func(member []byte, score float64) bool {
 			v := weighted(srcs[0].weight, score)
 			for _, s := range srcs[1:] {
-				if s.z == nil {
-					return false
-				}
-				other, found := s.z.Score(member)
+				other, found := s.z.Score(member) // sorted by size: none is nil here
 				if !found {
 					return true
 				}
 				v = aggr.combine(v, other*s.weight)
 			}
-			out = append(out, entry{string(member), v})
+			out = append(out, zsetEntry{string(member), v})
 			return true
 		})
 	case opDiff:
-		if size(srcs[0]) == 0 {
+		if srcs[0].size() == 0 {
 			break
 		}
 		srcs[0].z.Range(0, -1, false, func(member []byte, score float64) bool {
@@ -1022,28 +1117,28 @@ func zsetOpStore(x *Ctx, op zsetOp) {
 					}
 				}
 			}
-			out = append(out, entry{string(member), score})
+			out = append(out, zsetEntry{string(member), score})
 			return true
 		})
 	}
-	dst := args[1]
-	if len(out) == 0 {
-		x.remove(dst)
-		x.W.Int(0)
-		return
+	return out
+}
+
+// interCard is ZINTERCARD: how many members are in every source, counting
+// stopped at limit when it is not 0.
+func interCard(srcs []zsetSource, limit int64) int {
+	if srcs[0].size() == 0 {
+		return 0
 	}
-	// In order, every insert is an append; the set converts where Redis's
-	// zsetConvertToListpackIfNeeded would leave a skiplist.
-	slices.SortFunc(out, func(a, b entry) int {
-		if c := cmp.Compare(a.score, b.score); c != 0 {
-			return c
+	n := 0
+	srcs[0].z.Range(0, -1, false, func(member []byte, _ float64) bool {
+		for _, s := range srcs[1:] {
+			if _, found := s.z.Score(member); !found {
+				return true
+			}
 		}
-		return strings.Compare(a.member, b.member)
+		n++
+		return limit == 0 || int64(n) < limit
 	})
-	z := newZSet(x.zsetConfig())
-	for _, e := range out {
-		z.Put([]byte(e.member), e.score)
-	}
-	x.setObject(dst, z, 0)
-	x.W.Int(int64(z.Len()))
+	return n
 }

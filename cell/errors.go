@@ -210,6 +210,7 @@ const (
 	ErrLimitNeedsBy   = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	ErrWithScoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 	ErrWeightNotFloat = "ERR weight value is not a float"
+	ErrLimitNegative  = "ERR LIMIT can't be negative"
 )
 
 // errZsetNoInputKey is ZUNIONSTORE's (and its siblings') reply to a

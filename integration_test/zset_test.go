@@ -19,7 +19,7 @@ var zsetCommands = []string{
 	"zrank", "zrevrank", "zrange", "zrangebyscore", "zrevrangebyscore", "zrevrange",
 	"zrangebylex", "zrevrangebylex", "zrangestore", "zremrangebyscore",
 	"zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zrandmember",
-	"zunionstore", "zinterstore", "zdiffstore",
+	"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff", "zintercard",
 }
 
 func TestZsetCommandInfo(t *testing.T) {
@@ -31,6 +31,7 @@ func TestZsetCommandInfo(t *testing.T) {
 		c.Do("COMMAND", "GETKEYS", "ZRANGESTORE", "dst", "src", "0", "-1")
 		c.Do("COMMAND", "GETKEYS", "ZADD", "k", "1", "m")
 		c.Do("COMMAND", "GETKEYS", "ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2")
+		c.Do("COMMAND", "GETKEYS", "ZINTERCARD", "3", "a", "b", "c", "LIMIT", "1")
 	})
 }
 
@@ -870,5 +871,48 @@ func TestZsetStoreOps(t *testing.T) {
 		c.Do("ZREMRANGEBYRANK", "df", "0", "-3")
 		c.Do("ZDIFFSTORE", "df2", "1", "df")
 		c.Do("OBJECT", "ENCODING", "df2")
+	})
+}
+
+func TestZsetSetOps(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("ZADD", "a", "1", "x", "2", "y", "-inf", "n", "+inf", "p", "3", "q")
+		c.Do("ZADD", "b", "10", "y", "20", "z", "+inf", "n", "-inf", "p", "1", "q")
+		c.Do("ZADD", "c", "0.1", "y", "0.2", "x", "5", "w", "7", "q")
+		for _, cmd := range [][]string{
+			{"ZUNION", "2", "a", "b", "WITHSCORES"},
+			{"ZUNION", "3", "a", "b", "c", "WEIGHTS", "2", "3", "-1", "withscores"},
+			{"ZUNION", "2", "a", "b", "AGGREGATE", "MIN", "WITHSCORES"},
+			{"ZUNION", "1", "a", "WEIGHTS", "-0", "WITHSCORES"},
+			{"ZUNION", "2", "a", "nokey"},
+			{"ZUNION", "1", "nokey", "WITHSCORES"},
+			{"ZINTER", "2", "a", "b", "WITHSCORES"},
+			{"ZINTER", "3", "a", "b", "c", "AGGREGATE", "MAX", "WITHSCORES", "WITHSCORES"},
+			{"ZINTER", "2", "a", "c", "WEIGHTS", "0", "1", "WITHSCORES"},
+			{"ZINTER", "2", "a", "nokey", "WITHSCORES"},
+			{"ZDIFF", "2", "a", "b", "WITHSCORES"},
+			{"ZDIFF", "3", "c", "a", "nokey"},
+			{"ZDIFF", "1", "nokey"},
+			{"ZINTERCARD", "2", "a", "b"},
+			{"ZINTERCARD", "3", "a", "b", "c"},
+			{"ZINTERCARD", "2", "a", "b", "LIMIT", "0"},
+			{"ZINTERCARD", "2", "a", "b", "LIMIT", "2"},
+			{"ZINTERCARD", "2", "a", "b", "limit", "100"},
+			{"ZINTERCARD", "2", "a", "nokey"},
+		} {
+			c.Do(cmd...)
+		}
+		c.Do("SET", "s", "v")
+		for _, cmd := range [][]string{
+			{"ZUNION", "0", "a"}, {"ZINTER", "-1", "a"}, {"ZDIFF", "0", "a"}, {"ZINTERCARD", "0", "a"},
+			{"ZUNION", "3", "a", "b"}, {"ZINTERCARD", "x", "a"}, {"ZUNION", "1", "s", "WEIGHTS", "x"},
+			{"ZINTERCARD", "2", "a", "s"}, {"ZUNION", "1", "a", "WEIGHTS", "x"}, {"ZDIFF", "1", "a", "WEIGHTS", "1"},
+			{"ZINTERCARD", "1", "a", "WITHSCORES"}, {"ZINTERCARD", "1", "a", "LIMIT", "-1"},
+			{"ZINTERCARD", "1", "a", "LIMIT", "x"}, {"ZINTERCARD", "1", "a", "LIMIT"},
+			{"ZINTERCARD", "1", "a", "WEIGHTS", "1"}, {"ZUNION", "1", "a", "LIMIT", "1"},
+			{"ZUNION", "1"}, {"ZINTER", "1", "a", "AGGREGATE", "AVG"},
+		} {
+			c.Error(cmd...)
+		}
 	})
 }
