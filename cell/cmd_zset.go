@@ -94,6 +94,11 @@ func init() {
 		z("zpopmax", -2, wr|fast, KeyRW|KeyAccess|KeyDelete, zpopmax,
 			"Remove and return members with the highest scores in a sorted set", "5.0.0", popM),
 		randmember,
+		&Command{Name: "zmpop", Arity: -4, Flags: FlagWrite | FlagMovableKeys, Keys: numkeysKeys(1, false), Handler: zmpop,
+			ACL:      ACLSortedSet,
+			KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
+			Doc: &CommandDoc{"Remove and return members with scores in a sorted set", "7.0.0", "sorted-set",
+				"O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."}},
 		setOp("zunionstore", zunionstore, true, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
 			"O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
 		setOp("zinterstore", zinterstore, true, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
@@ -733,6 +738,77 @@ func zpop(x *Ctx, max bool) {
 		z.PopMin(n, emit)
 	}
 	x.afterZRemoval(key, z, n)
+}
+
+// zmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (7.0): it
+// pops from the first of the keys that holds a set, stopping at the first
+// key of another type with WRONGTYPE, and replies [key, [[member, score],
+// ...]] in both protocols, or a null array when every key is missing.
+func zmpop(x *Ctx) {
+	args := x.Args
+	numkeys, ok := resp.ParseInt(args[1])
+	if !ok || numkeys < 1 {
+		x.Error(ErrNumkeysPositive)
+		return
+	}
+	if numkeys >= int64(len(args)-2) {
+		x.Error(ErrSyntax)
+		return
+	}
+	where := 2 + int(numkeys)
+	var max bool
+	switch {
+	case optIs(args[where], "min"):
+	case optIs(args[where], "max"):
+		max = true
+	default:
+		x.Error(ErrSyntax)
+		return
+	}
+	count := int64(-1)
+	for j := where + 1; j < len(args); j++ {
+		if count == -1 && optIs(args[j], "count") && j+1 < len(args) {
+			j++
+			if count, ok = resp.ParseInt(args[j]); !ok || count < 1 {
+				x.Error(ErrCountPositive)
+				return
+			}
+			continue
+		}
+		x.Error(ErrSyntax)
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	for _, key := range args[2:where] {
+		z, ok := x.lookupZSet(key)
+		if !ok {
+			return
+		}
+		if z == nil {
+			continue
+		}
+		n := int(min(count, int64(z.Len())))
+		x.W.Array(2)
+		x.W.Bulk(key)
+		x.W.Array(n)
+		w := x.W
+		emit := func(member []byte, score float64) bool {
+			w.Array(2)
+			w.Bulk(member)
+			w.Double(score)
+			return true
+		}
+		if max {
+			z.PopMax(n, emit)
+		} else {
+			z.PopMin(n, emit)
+		}
+		x.afterZRemoval(key, z, n)
+		return
+	}
+	x.W.NullArray()
 }
 
 // maxRandReply (cmd_hash.go) bounds ZRANDMEMBER's reply with a negative

@@ -211,6 +211,9 @@ const (
 	ErrWithScoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 	ErrWeightNotFloat = "ERR weight value is not a float"
 	ErrLimitNegative  = "ERR LIMIT can't be negative"
+	// ZMPOP's range checks (getRangeLongFromObjectOrReply with a message).
+	ErrNumkeysPositive = "ERR numkeys should be greater than 0"
+	ErrCountPositive   = "ERR count should be greater than 0"
 )
 
 // errZsetNoInputKey is ZUNIONSTORE's (and its siblings') reply to a

@@ -19,7 +19,7 @@ var zsetCommands = []string{
 	"zrank", "zrevrank", "zrange", "zrangebyscore", "zrevrangebyscore", "zrevrange",
 	"zrangebylex", "zrevrangebylex", "zrangestore", "zremrangebyscore",
 	"zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zrandmember",
-	"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff", "zintercard",
+	"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff", "zintercard", "zmpop",
 }
 
 func TestZsetCommandInfo(t *testing.T) {
@@ -914,5 +914,31 @@ func TestZsetSetOps(t *testing.T) {
 		} {
 			c.Error(cmd...)
 		}
+	})
+}
+
+func TestZmpop(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("ZADD", "a", "1", "x", "2", "y", "3", "z", "-0", "zero")
+		c.Do("ZMPOP", "2", "nokey", "a", "MIN")
+		c.Do("ZMPOP", "1", "a", "max", "COUNT", "2")
+		c.Do("ZMPOP", "1", "a", "mIn", "count", "9223372036854775807")
+		c.Do("EXISTS", "a")
+		c.Do("ZMPOP", "1", "a", "MIN")
+		c.Do("ZMPOP", "2", "nokey", "a", "MAX", "COUNT", "3")
+		c.Do("SET", "s", "v")
+		c.Do("ZADD", "b", "5", "m")
+		for _, cmd := range [][]string{
+			{"ZMPOP", "0", "a", "MIN"}, {"ZMPOP", "-1", "a", "MIN"}, {"ZMPOP", "x", "a", "MIN"},
+			{"ZMPOP", "2", "a", "MIN"}, {"ZMPOP", "9223372036854775807", "a", "MIN"}, {"ZMPOP", "1", "a", "foo"},
+			{"ZMPOP", "1", "a", "MIN", "COUNT", "0"}, {"ZMPOP", "1", "a", "MIN", "COUNT", "-1"},
+			{"ZMPOP", "1", "a", "MIN", "COUNT", "x"}, {"ZMPOP", "1", "a", "MIN", "COUNT"},
+			{"ZMPOP", "1", "a", "MIN", "COUNT", "1", "COUNT", "2"}, {"ZMPOP", "1", "a", "MIN", "foo"},
+			{"ZMPOP", "2", "s", "b", "MIN"}, {"ZMPOP", "2", "nokey", "s", "MAX"}, {"ZMPOP", "1", "s", "x"},
+		} {
+			c.Error(cmd...)
+		}
+		c.Do("ZMPOP", "2", "b", "s", "MIN") // b comes first: no WRONGTYPE
+		c.Do("EXISTS", "b")
 	})
 }
