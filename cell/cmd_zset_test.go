@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,5 +229,33 @@ func BenchmarkZsetWindow(b *testing.B) {
 		c.dispatch(rem)
 		c.dispatch(card)
 		c.w.Reset()
+	}
+}
+
+// TestNumkeysKeys: dispatch locks exactly the keys a numkeys command may
+// read, and never more arguments than there are.
+func TestNumkeysKeys(t *testing.T) {
+	tests := []struct {
+		args     []string
+		at       int
+		withDest bool
+		want     []int
+	}{
+		{cmd("ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"), 2, true, []int{1, 3, 4}},
+		{cmd("ZUNIONSTORE", "d", "5", "a"), 2, true, []int{1, 3}},
+		{cmd("ZUNIONSTORE", "d", "x", "a"), 2, true, []int{1}},
+		{cmd("ZUNIONSTORE", "d", "0", "a"), 2, true, []int{1}},
+		{cmd("ZINTERCARD", "3", "a", "b", "c", "LIMIT", "1"), 1, false, []int{2, 3, 4}},
+		{cmd("ZMPOP", "9223372036854775807", "a", "MIN"), 1, false, []int{2, 3}},
+		{cmd("ZUNION", "-1", "a"), 1, false, nil},
+	}
+	for _, tt := range tests {
+		args := make([][]byte, len(tt.args))
+		for i, a := range tt.args {
+			args[i] = []byte(a)
+		}
+		if got := numkeysKeys(tt.at, tt.withDest)(args); !slices.Equal(got, tt.want) {
+			t.Errorf("%q: %v, want %v", tt.args, got, tt.want)
+		}
 	}
 }
