@@ -2,7 +2,9 @@ package cell
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cellserver/cellserver/resp"
@@ -51,6 +53,9 @@ func init() {
 	randmember := z("zrandmember", -2, ro, roAccess, zrandmember,
 		"Get one or multiple random elements from a sorted set", "6.2.0", "O(N) where N is the number of elements returned")
 	randmember.Tips = []string{"nondeterministic_output"}
+	zscanCmd := z("zscan", -3, ro, roAccess, zscan, "Incrementally iterate sorted sets elements and associated scores", "2.8.0",
+		"O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")
+	zscanCmd.Tips = []string{"nondeterministic_output"}
 	register(
 		z("zadd", -4, wr|FlagDenyOOM|fast, KeyRW|KeyUpdate, zadd,
 			"Add one or more members to a sorted set, or update its score if it already exists", "1.2.0",
@@ -94,6 +99,7 @@ func init() {
 		z("zpopmax", -2, wr|fast, KeyRW|KeyAccess|KeyDelete, zpopmax,
 			"Remove and return members with the highest scores in a sorted set", "5.0.0", popM),
 		randmember,
+		zscanCmd,
 		&Command{Name: "zmpop", Arity: -4, Flags: FlagWrite | FlagMovableKeys, Keys: numkeysKeys(1, false), Handler: zmpop,
 			ACL:      ACLSortedSet,
 			KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
@@ -809,6 +815,93 @@ func zmpop(x *Ctx) {
 		return
 	}
 	x.W.NullArray()
+}
+
+// zscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. Every call
+// returns the whole set, filtered by MATCH, and cursor 0: that is what
+// Redis does for a listpack set (so small sets reply byte for byte alike),
+// and for a large one it keeps SCAN's guarantees trivially, since a client
+// iterates until the cursor is 0 anyway. The cursor is parsed first, then
+// the key (a missing one replies an empty scan before any option is
+// read), then the options.
+//
+// Scores are text, never RESP3 doubles, in the form each encoding of
+// Redis holds them: a listpack stores an integral score as an integer,
+// anything else as %.17g; a skiplist prints %.17g, -0 included.
+func zscan(x *Ctx) {
+	if _, ok := parseCursor(x.Args[2]); !ok {
+		x.Error(ErrInvalidCursor)
+		return
+	}
+	z, ok := x.lookupZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		x.W.Array(2)
+		x.W.BulkString("0")
+		x.W.Array(0)
+		return
+	}
+	var pat []byte
+	usePat := false
+	for i := 3; i < len(x.Args); i += 2 {
+		a, more := x.Args[i], i+1 < len(x.Args)
+		switch {
+		case optIs(a, "count") && more:
+			n, ok := resp.ParseInt(x.Args[i+1])
+			if !ok {
+				x.Error(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				x.Error(ErrSyntax)
+				return
+			}
+		case optIs(a, "match") && more:
+			pat = x.Args[i+1]
+			usePat = !(len(pat) == 1 && pat[0] == '*')
+		default:
+			x.Error(ErrSyntax)
+			return
+		}
+	}
+	n := z.Len()
+	if usePat {
+		n = 0
+		z.Range(0, -1, false, func(member []byte, _ float64) bool {
+			if globMatch(pat, member) {
+				n++
+			}
+			return true
+		})
+	}
+	x.W.Array(2)
+	x.W.BulkString("0")
+	x.W.Array(2 * n)
+	packed := z.Encoding() == zsetlite.EncodingListpack
+	w := x.W
+	z.Range(0, -1, false, func(member []byte, score float64) bool {
+		if usePat && !globMatch(pat, member) {
+			return true
+		}
+		w.Bulk(member)
+		var buf [32]byte
+		w.Bulk(appendStoredScore(buf[:0], score, packed))
+		return true
+	})
+}
+
+// appendStoredScore appends a score as Redis keeps it as text: a listpack
+// holds d2string's text, an integer for an integral score within
+// ±LLONG_MAX/2 (its double2ll) and %.17g otherwise; a skiplist is printed
+// with %.17g.
+func appendStoredScore(dst []byte, score float64, packed bool) []byte {
+	const lim = float64(math.MaxInt64 / 2)
+	if packed && score >= -lim && score <= lim && score == math.Trunc(score) {
+		return strconv.AppendInt(dst, int64(score), 10)
+	}
+	return resp.AppendDouble(dst, score)
 }
 
 // maxRandReply (cmd_hash.go) bounds ZRANDMEMBER's reply with a negative

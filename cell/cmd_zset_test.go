@@ -76,6 +76,10 @@ func TestZsetReplies(t *testing.T) {
 		{cmd("ZRANGESTORE", "s", "src", "1", "-1"), ":1\r\n"},
 		{cmd("TYPE", "s"), "+zset\r\n"},
 		{cmd("ZRANGESTORE", "s", "src", "5", "9"), ":0\r\n"},
+		{cmd("ZADD", "src", "0.5", "c", "-0", "d"), ":2\r\n"},
+		{cmd("ZSCAN", "src", "0", "MATCH", "[a-c]", "COUNT", "1"), "*2\r\n$1\r\n0\r\n*6\r\n$1\r\nc\r\n$3\r\n0.5\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"},
+		{cmd("ZSCAN", "src", "x"), "-" + ErrInvalidCursor + "\r\n"},
+		{cmd("ZSCAN", "nokey", "0", "COUNT", "0"), "*2\r\n$1\r\n0\r\n*0\r\n"},
 		{cmd("EXISTS", "s"), ":0\r\n"},
 	})
 }

@@ -19,7 +19,7 @@ var zsetCommands = []string{
 	"zrank", "zrevrank", "zrange", "zrangebyscore", "zrevrangebyscore", "zrevrange",
 	"zrangebylex", "zrevrangebylex", "zrangestore", "zremrangebyscore",
 	"zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zrandmember",
-	"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff", "zintercard", "zmpop",
+	"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff", "zintercard", "zmpop", "zscan",
 }
 
 func TestZsetCommandInfo(t *testing.T) {
@@ -940,5 +940,41 @@ func TestZmpop(t *testing.T) {
 		}
 		c.Do("ZMPOP", "2", "b", "s", "MIN") // b comes first: no WRONGTYPE
 		c.Do("EXISTS", "b")
+	})
+}
+
+// TestZscan: a small (listpack) set comes back whole in one call, in
+// order, with scores as the listpack holds them; a large one is compared
+// as a multiset of members and scores, as Redis's order is its hash
+// table's.
+func TestZscan(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		scores := []string{"-0", "0.1", "1e20", "1e15", "4503599627370496", "123456789012345678", "-inf", "1.5", "1e-5",
+			"4503599627370495", "-4503599627370495", "012", "3.0", "9007199254740993", "-9.2233720368547758e18", "inf",
+			"4611686018427387904", "-4611686018427387904", "4.6116860184273889e18", "-4.6116860184273889e18"}
+		args := []string{"ZADD", "z"}
+		for i, s := range scores {
+			args = append(args, s, "m"+strconv.Itoa(i))
+		}
+		c.Do(args...)
+		c.Do("ZSCAN", "z", "0")
+		c.Do("ZSCAN", "z", "0", "MATCH", "m1*", "COUNT", "1")
+		c.Do("ZSCAN", "z", "18446744073709551615", "match", "*")
+		c.Do("ZSCAN", "z", "-1", "MATCH", "nothing")
+		c.Do("ZSCAN", "nokey", "0")
+		c.Do("ZSCAN", "nokey", "0", "COUNT", "0") // the key first: no error
+		c.Do("SET", "s", "v")
+		for _, cmd := range [][]string{
+			{"ZSCAN", "z", "x"}, {"ZSCAN", "z", "18446744073709551616"}, {"ZSCAN", "nokey", "x"},
+			{"ZSCAN", "s", "0"}, {"ZSCAN", "s", "x"}, {"ZSCAN", "z", "0", "TYPE", "zset"},
+			{"ZSCAN", "z", "0", "COUNT", "0"}, {"ZSCAN", "z", "0", "COUNT", "x"}, {"ZSCAN", "z", "0", "MATCH"},
+			{"ZSCAN", "z"},
+		} {
+			c.Error(cmd...)
+		}
+		args[1] = "big"
+		c.Do(append(args, "7", strings.Repeat("x", 65))...)
+		c.DoSorted("ZSCAN", "big", "0", "COUNT", "1000")
+		c.DoSorted("ZSCAN", "big", "0", "COUNT", "1000", "MATCH", "m?")
 	})
 }
