@@ -68,6 +68,9 @@ type configParam struct {
 	apply func(s *Server, v string) string // returns an error text or ""
 	// get reads the live value; nil reads the stored one.
 	get func(s *Server) string
+	// check validates a kindString value and prints it canonically
+	// (value, error text); nil accepts any string.
+	check func(v string) (string, string)
 }
 
 const intMax = math.MaxInt32
@@ -149,7 +152,7 @@ var configParams = []*configParam{
 	{name: "maxmemory-policy", kind: kindEnum, def: "noeviction", choices: []string{
 		"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
-	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: 64},
+	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: intMax},
 	{name: "maxmemory-eviction-tenacity", kind: kindInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-clients", kind: kindMemory, def: "0", min: 0, max: math.MaxInt64},
 	{name: "timeout", kind: kindInt, def: "0", min: 0, max: intMax},
@@ -367,6 +370,9 @@ func configSet(x *Ctx) {
 // parse validates v for p and returns it as CONFIG GET will print it, or
 // Redis's reason for refusing it.
 func (p *configParam) parse(v string) (string, string) {
+	if p.check != nil {
+		return p.check(v)
+	}
 	switch p.kind {
 	case kindBool:
 		switch strings.ToLower(v) {
@@ -488,8 +494,6 @@ func configResetStat(x *Ctx) {
 	x.srv.resetStats()
 	x.W.OK()
 }
-
-func configRewrite(x *Ctx) { x.Error(ErrNoConfigFile) }
 
 func configHelp(x *Ctx) {
 	writeHelp(x, "CONFIG", []string{

@@ -32,6 +32,18 @@ type Config struct {
 	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
 	MetricsPort int            // serve GET /metrics on this port; 0: off
 	MetricsBind string         // address for /metrics; "": the first Bind address
+
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
