@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,4 +182,44 @@ func bothServersOn(t *testing.T, s *servers, what string, session func(addr stri
 		t.Fatalf("%s: the session against redis-server recorded nothing", what)
 	}
 	compareTranscripts(t, what, redis.lines, cell.lines)
+}
+
+// errorRecorder is a testing.TB that keeps its errors instead of failing,
+// to test the comparisons themselves.
+type errorRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestCompareTranscripts: equal transcripts pass; a changed, missing or
+// extra line is reported with both sides. Needs no server.
+func TestCompareTranscripts(t *testing.T) {
+	ref := []string{"[incr n] -> 1", "[ttl k] -> 10", "done"}
+	cases := []struct {
+		name string
+		cell []string
+		want []string // substrings of the errors, in order
+	}{
+		{"equal", []string{"[incr n] -> 1", "[ttl k] -> 10", "done"}, nil},
+		{"changed", []string{"[incr n] -> 1", "[ttl k] -> 9", "done"}, []string{"line 2:\n  redis-server: [ttl k] -> 10\n  cellserver:   [ttl k] -> 9"}},
+		{"missing", []string{"[incr n] -> 1", "[ttl k] -> 10"}, []string{"line 3:\n  redis-server: done\n  cellserver:   <no line>"}},
+		{"extra", append(slices.Clone(ref), "more"), []string{"line 4:\n  redis-server: <no line>\n  cellserver:   more"}},
+	}
+	for _, tc := range cases {
+		r := &errorRecorder{TB: t}
+		compareTranscripts(r, "session", ref, tc.cell)
+		if len(r.errs) != len(tc.want) {
+			t.Errorf("%s: %d errors %q, want %d", tc.name, len(r.errs), r.errs, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(r.errs[i], w) {
+				t.Errorf("%s: error %q lacks %q", tc.name, r.errs[i], w)
+			}
+		}
+	}
 }
