@@ -56,6 +56,20 @@ rec("client_setname", lambda: r.client_setname("py-1"))
 rec("client_getname", r.client_getname)
 rec("wrong type", lambda: (r.hset("h", "f", "v"), r.get("h")))
 rec("unknown command", lambda: r.execute_command("NOSUCH", "x"))
+
+
+def monitor():
+    """MONITOR while another client works: the commands it streams, without
+    their times and client addresses."""
+    with r.monitor() as m:
+        spoiler_cmds = redis.Redis(host=host, port=port, socket_timeout=10)
+        spoiler_cmds.set("mon", 1)
+        spoiler_cmds.incr("mon")
+        spoiler_cmds.delete("mon")
+        return [(c["db"], c["command"]) for c in (m.next_command() for _ in range(3))]
+
+
+rec("monitor", monitor)
 rec("slowlog_reset", r.slowlog_reset)
 rec("slowlog_len", r.slowlog_len)
 rec("slowlog_get", lambda: r.slowlog_get(0))
