@@ -1,0 +1,478 @@
+package script
+
+import (
+	"context"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/cellserver/cellserver/resp"
+)
+
+// state is one Lua interpreter with Redis's sandbox.
+//
+// Read-only globals: gopher-lua has no read-only tables, so scripts never
+// see the real tables. _G and every library global are empty proxies whose
+// __index is the real table and whose __newindex raises Redis's error. The
+// real globals table has an __index that raises the "nonexistent global"
+// error, so a miss falls through the proxy into it. rawset, rawget,
+// setmetatable and getmetatable are wrapped so that they cannot reach past
+// a proxy.
+type state struct {
+	e       *Engine
+	L       *lua.LState
+	gen     int64
+	fns     map[string]*lua.LFunction
+	globals *lua.LTable           // the real _G
+	env     *lua.LTable           // the proxy scripts see as _G
+	real    map[*lua.LTable]*lua.LTable // proxy -> real table
+	proxyOf map[*lua.LTable]*lua.LTable // real table -> proxy
+	errFn   *lua.LFunction
+	null    *lua.LUserData // cjson.null
+
+	// Set for the duration of one run.
+	inRun   bool
+	ctx     context.Context
+	host    Host
+	resp    int // redis.setresp: how replies reach Lua
+	scratch *resp.Writer
+}
+
+func newState(e *Engine) *state {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       4000,
+		MinimizeStackMemory: true,
+		RegistrySize:        1024 * 4,
+		RegistryMaxSize:     1024 * 1024 * 2,
+	})
+	st := &state{
+		e:       e,
+		L:       L,
+		gen:     e.gen.Load(),
+		fns:     map[string]*lua.LFunction{},
+		real:    map[*lua.LTable]*lua.LTable{},
+		proxyOf: map[*lua.LTable]*lua.LTable{},
+		scratch: resp.NewWriter(),
+	}
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{"", lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	G := L.G.Global
+	st.globals = G
+	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "getfenv", "setfenv",
+		"newproxy", "module", "require", "_GOPHER_LUA_VERSION"} {
+		G.RawSetString(name, lua.LNil)
+	}
+	st.patchBase()
+	st.patchLibs()
+	G.RawSetString("redis", st.redisLib())
+	G.RawSetString("cjson", st.cjsonLib())
+	G.RawSetString("struct", st.structLib())
+	G.RawSetString("bit", st.bitLib())
+	G.RawSetString("cmsgpack", st.cmsgpackLib())
+	G.RawSetString("__redis__err__handler", L.NewFunction(st.errorHandler))
+	st.errFn = L.NewFunction(st.errorHandler)
+
+	// Protect every library table, then _G itself.
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "struct", "bit", "cmsgpack"} {
+		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
+			G.RawSetString(name, st.protect(t))
+		}
+	}
+	missing := L.NewTable()
+	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s%s'", msgNoGlobal, L.ToStringMeta(L.Get(2)).String())
+		return 0
+	}))
+	L.SetMetatable(G, missing)
+	st.env = st.protect(G)
+	G.RawSetString("_G", st.env)
+	L.Env = st.env
+	return st
+}
+
+// protect returns the read-only proxy of t.
+func (st *state) protect(t *lua.LTable) *lua.LTable {
+	if p := st.proxyOf[t]; p != nil {
+		return p
+	}
+	L := st.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(msgReadonlyTable)
+		return 0
+	}))
+	L.SetMetatable(p, mt)
+	st.real[p] = t
+	st.proxyOf[t] = p
+	return p
+}
+
+// patchBase replaces the base functions whose Redis behaviour differs from
+// gopher-lua's: number formatting, pcall's handling of error tables, and
+// the functions that could reach through a read-only proxy.
+func (st *state) patchBase() {
+	G := st.globals
+	L := st.L
+	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
+	readonly := func(L *lua.LState) {
+		L.Error(lua.LString(msgReadonlyTable), 0)
+	}
+	set := func(name string, fn lua.LGFunction) { G.RawSetString(name, L.NewFunction(fn)) }
+	set("tostring", func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if n, ok := v.(lua.LNumber); ok {
+			L.Push(lua.LString(fmt14(float64(n))))
+			return 1
+		}
+		L.Push(L.ToStringMeta(v))
+		return 1
+	})
+	set("rawset", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if st.isProtected(t) {
+			readonly(L)
+		}
+		L.RawSet(t, L.CheckAny(2), L.CheckAny(3))
+		L.SetTop(1)
+		return 1
+	})
+	set("rawget", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if r := st.real[t]; r != nil {
+			t = r
+		}
+		L.Push(L.RawGet(t, L.CheckAny(2)))
+		return 1
+	})
+	set("setmetatable", func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && st.isProtected(t) {
+			readonly(L)
+		}
+		L.Push(origSetmt)
+		L.Insert(L.Get(-1), 1)
+		L.Pop(1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	})
+	set("getmetatable", func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		mt, ok := L.GetMetatable(v).(*lua.LTable)
+		if !ok {
+			L.Push(lua.LNil)
+			return 1
+		}
+		if t, isTable := v.(*lua.LTable); isTable && !st.isProtected(t) {
+			L.Push(mt)
+			return 1
+		}
+		// The metatables of the sandbox itself and of strings are
+		// shared by every script: hand out a read-only view.
+		L.Push(st.protect(mt))
+		return 1
+	})
+	set("error", func(L *lua.LState) int {
+		v := L.Get(1)
+		level := L.OptInt(2, 1)
+		switch x := v.(type) {
+		case lua.LString:
+			if level > 0 {
+				v = lua.LString(where(L, level) + string(x))
+			}
+		case lua.LNumber:
+			if level > 0 {
+				v = lua.LString(where(L, level) + fmt14(float64(x)))
+			}
+		}
+		L.Error(v, 0)
+		return 0
+	})
+	set("pcall", st.pcall)
+	set("gcinfo", func(L *lua.LState) int {
+		L.Push(lua.LNumber(st.e.MemoryUsed() / 1024))
+		return 1
+	})
+	G.RawSetString(concatName, L.NewFunction(luaConcat))
+}
+
+// where is luaL_where: "user_script:N: " for the Lua function level
+// levels up from the caller of the current Go function, "" if not Lua.
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + itoa(dbg.CurrentLine) + ": "
+}
+
+func (st *state) isProtected(t *lua.LTable) bool {
+	return st.real[t] != nil || st.proxyOf[t] != nil
+}
+
+// pcall is Redis's replacement of Lua's pcall: an error table caught is
+// returned as its err string.
+func (st *state) pcall(L *lua.LState) int {
+	fn := L.CheckAny(1)
+	nargs := L.GetTop() - 1
+	top := L.GetTop()
+	_ = fn
+	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
+		obj := lua.LValue(lua.LString(err.Error()))
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	n := L.GetTop() - (top - nargs - 1)
+	L.Insert(lua.LTrue, L.GetTop()-n+1)
+	return n + 1
+}
+
+// patchLibs shapes string, table and math as Redis's Lua 5.1 has them.
+func (st *state) patchLibs() {
+	L := st.L
+	G := st.globals
+	str := G.RawGetString("string").(*lua.LTable)
+	// C Lua's string metatable is a table of its own with __index=string;
+	// gopher-lua makes the library its own __index, which would expose it.
+	str.RawSetString("__index", lua.LNil)
+	smt := L.NewTable()
+	smt.RawSetString("__index", str)
+	L.SetMetatable(lua.LString(""), smt)
+	str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("unable to dump given function")
+		return 0
+	}))
+	origRep := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		s := L.CheckString(1)
+		n := L.CheckInt(2)
+		// Guard memory before gopher-lua allocates: a Go allocation
+		// failure cannot be recovered.
+		if n > 0 && int64(len(s))*int64(n) > maxStringLen {
+			L.RaiseError("resulting string too large")
+		}
+		L.Push(origRep)
+		L.Insert(L.Get(-1), 1)
+		L.Pop(1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
+	}))
+	tbl := G.RawGetString("table").(*lua.LTable)
+	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
+	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
+	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
+	math := G.RawGetString("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(st.mathRandom))
+	math.RawSetString("randomseed", L.NewFunction(st.mathRandomseed))
+}
+
+// maxStringLen bounds strings built by string.rep: Redis's own limit for a
+// string value (proto-max-bulk-len's default).
+const maxStringLen = 512 << 20
+
+// tableForeach is Lua 5.0's table.foreach/foreachi, still in 5.1.
+func tableForeach(indexed bool) lua.LGFunction {
+	return func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		f := L.CheckFunction(2)
+		call := func(k, v lua.LValue) bool {
+			L.Push(f)
+			L.Push(k)
+			L.Push(v)
+			L.Call(2, 1)
+			r := L.Get(-1)
+			L.Pop(1)
+			if r != lua.LNil {
+				L.Push(r)
+				return true
+			}
+			return false
+		}
+		if indexed {
+			n := t.Len()
+			for i := 1; i <= n; i++ {
+				if call(lua.LNumber(i), t.RawGetInt(i)) {
+					return 1
+				}
+			}
+			return 0
+		}
+		k, v := t.Next(lua.LNil)
+		for k != lua.LNil {
+			if call(k, v) {
+				return 1
+			}
+			k, v = t.Next(k)
+		}
+		return 0
+	}
+}
+
+// errorHandler is Redis's __redis__err__handler: it turns any error value
+// into a table {err=..., source=..., line=...} naming the Lua function
+// that raised it (skipping the Go function, such as error or redis.call,
+// that did the raising).
+func (st *state) errorHandler(L *lua.LState) int {
+	obj := L.Get(1)
+	var t *lua.LTable
+	if st.ctx != nil && st.ctx.Err() != nil {
+		// SCRIPT KILL: whatever the script was doing, say so.
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString(killText(st.ctx)))
+	} else if tt, ok := obj.(*lua.LTable); ok {
+		t = tt
+	} else {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+luaToString(L, obj)))
+	}
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+			continue
+		}
+		t.RawSetString("source", lua.LString("@"+strings.TrimPrefix(dbg.Source, "@")))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		break
+	}
+	L.Push(t)
+	return 1
+}
+
+// killText is the error a killed script ends with: the cause SCRIPT KILL
+// gave to the context.
+func killText(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && c != context.Canceled {
+		return c.Error()
+	}
+	return "ERR Script killed by user with SCRIPT KILL..."
+}
+
+// luaToString is tostring() without metamethods, with C Lua's number format.
+func luaToString(L *lua.LState, v lua.LValue) string {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return fmt14(float64(x))
+	case lua.LString:
+		return string(x)
+	}
+	return L.ToStringMeta(v).String()
+}
+
+// run calls s and writes its reply. It reports whether the state may be
+// reused.
+func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) bool {
+	L := st.L
+	fn := st.fns[s.SHA]
+	if fn == nil {
+		fn = L.NewFunctionFromProto(s.proto)
+		fn.Env = st.env
+		st.fns[s.SHA] = fn
+	}
+	st.globals.RawSetString("KEYS", stringArray(L, keys))
+	st.globals.RawSetString("ARGV", stringArray(L, argv))
+	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
+	defer func() {
+		st.inRun, st.ctx, st.host = false, nil, nil
+		L.RemoveContext()
+		L.SetTop(0)
+	}()
+	L.SetContext(ctx)
+	L.Push(fn)
+	if err := L.PCall(0, 1, st.errFn); err != nil {
+		st.writeError(s, err, w)
+		return true
+	}
+	st.writeReply(w, L.Get(-1), 0)
+	return true
+}
+
+// writeError writes a script's failure in Redis 7.0's format:
+// "-<err> script: <sha>, on @user_script:<line>."
+func (st *state) writeError(s *Script, err error, w *resp.Writer) {
+	var obj lua.LValue = lua.LString(err.Error())
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		msg := luaToString(st.L, obj)
+		if len(msg) > 100 {
+			msg = msg[:100]
+		}
+		w.Error("ERR Error running script " + s.SHA + ", " + strings.TrimRight(msg, "\n"))
+		return
+	}
+	msg, ok := t.RawGetString("err").(lua.LString)
+	if !ok {
+		// error({}) and the like crash Redis 7.0; say what happened.
+		msg = msgBadErrorObject
+	}
+	source, sok := t.RawGetString("source").(lua.LString)
+	line := t.RawGetString("line")
+	if sok && line != lua.LNil {
+		w.Error(string(msg) + " script: " + s.SHA + ", on " + string(source) + ":" + luaToString(st.L, line) + ".")
+		return
+	}
+	w.Error(string(msg))
+}
+
+func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for i, b := range items {
+		t.RawSetInt(i+1, lua.LString(b))
+	}
+	return t
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
