@@ -148,7 +148,10 @@ func exec(x *Ctx) {
 	for _, w := range c.watched {
 		locks.add(c.srv.ks.shardOf(w.db, []byte(w.key)))
 	}
-	locks.lock()
+	if !locks.lock(false) {
+		x.cl.reject(x.cmd, ErrBusy)
+		return
+	}
 	defer locks.unlock()
 	if c.watchAborted(x.now) {
 		x.W.NullArray()

@@ -37,6 +37,10 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
+	if c.multi != nil && cmd.Flags&flagTxn == 0 && c.busyFor(cmd, args) {
+		c.reject(cmd, ErrBusy)
+		return
+	}
 	if c.multi != nil {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, ErrNoMulti)
@@ -81,7 +85,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	x := &c.ctx
 	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
 	c.lockFor(&c.locks, cmd, args, c.db)
-	c.locks.lock()
+	if !c.locks.lock(cmd.Flags&FlagAllowBusy != 0) {
+		c.reject(cmd, ErrBusy)
+		return
+	}
 	cmd.Handler(x)
 	c.locks.unlock()
 	c.record(cmd, x.failed, time.Since(start))
@@ -91,7 +98,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	ks := c.srv.ks
 	switch {
-	case cmd.Flags&flagAllDBs != 0:
+	case cmd.Flags&flagAllDBs != 0, cmd.Flags&flagScript != 0 && c.srv.cfg.LuaAllowUndeclaredKeys:
 		for d := range ks.dbs {
 			l.addDB(ks, d)
 		}

@@ -34,7 +34,11 @@ func (s *Server) expireCycle(deadline time.Time) {
 		for i := range s.ks.dbs[d].shards {
 			sh := &s.ks.dbs[d].shards[i]
 			for {
-				sh.mu.Lock()
+				// A shard someone holds (a long script, say) is skipped:
+				// active expiry is best effort and must not wait.
+				if !sh.mu.TryLock() {
+					break
+				}
 				if sh.withTTL == 0 {
 					sh.mu.Unlock()
 					break

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
 )
 
 // Server is a running cellserver: its keyspace, its listeners and its
@@ -23,6 +25,13 @@ type Server struct {
 
 	nextClientID atomic.Int64
 	closing      atomic.Bool
+
+	// Scripting: the script cache and Lua states, the scripts running now
+	// (for SCRIPT KILL) and how many of them are past the busy threshold.
+	scripts     *script.Engine
+	scriptMu    sync.Mutex
+	running     map[*scriptRun]struct{}
+	busyScripts atomic.Int32
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -57,6 +66,8 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
+	s.running = map[*scriptRun]struct{}{}
 	go s.activeExpiry()
 	return s
 }
