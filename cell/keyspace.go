@@ -45,7 +45,7 @@ type Shard struct {
 	// script is the running script that holds this shard, if any: lock
 	// waits on it to answer BUSY once it passes busy-reply-threshold.
 	script atomic.Pointer[scriptRun]
-	_        [64]byte             // keep hot mutexes on separate cache lines
+	_      [64]byte // keep hot mutexes on separate cache lines
 }
 
 // DB is one of the numbered databases (SELECT n).

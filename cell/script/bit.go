@@ -37,12 +37,12 @@ func (st *state) bitLib() *lua.LTable {
 		}
 	}
 	fns := map[string]lua.LGFunction{
-		"tobit": unary(func(x uint32) uint32 { return x }),
-		"bnot":  unary(func(x uint32) uint32 { return ^x }),
-		"bswap": unary(bits.ReverseBytes32),
-		"band":  fold(func(a, b uint32) uint32 { return a & b }),
-		"bor":   fold(func(a, b uint32) uint32 { return a | b }),
-		"bxor":  fold(func(a, b uint32) uint32 { return a ^ b }),
+		"tobit":  unary(func(x uint32) uint32 { return x }),
+		"bnot":   unary(func(x uint32) uint32 { return ^x }),
+		"bswap":  unary(bits.ReverseBytes32),
+		"band":   fold(func(a, b uint32) uint32 { return a & b }),
+		"bor":    fold(func(a, b uint32) uint32 { return a | b }),
+		"bxor":   fold(func(a, b uint32) uint32 { return a ^ b }),
 		"lshift": shift(func(x uint32, n uint) uint32 { return x << n }),
 		"rshift": shift(func(x uint32, n uint) uint32 { return x >> n }),
 		"arshift": shift(func(x uint32, n uint) uint32 {

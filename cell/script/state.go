@@ -23,8 +23,8 @@ type state struct {
 	L       *lua.LState
 	gen     int64
 	fns     map[string]*lua.LFunction
-	globals *lua.LTable           // the real _G
-	env     *lua.LTable           // the proxy scripts see as _G
+	globals *lua.LTable                 // the real _G
+	env     *lua.LTable                 // the proxy scripts see as _G
 	real    map[*lua.LTable]*lua.LTable // proxy -> real table
 	proxyOf map[*lua.LTable]*lua.LTable // real table -> proxy
 	errFn   *lua.LFunction
