@@ -18,7 +18,7 @@ const (
 	msgCallOutside     = "redis.call/pcall can only be called inside a script invocation"
 	msgRandomOutside   = "math.random can only be called inside a script invocation"
 	msgWrongArgs       = "wrong number of arguments"
-	msgWrongArgsOrType = "ERR wrong number or type of arguments"
+	msgWrongArgsOrType = "wrong number or type of arguments"
 	msgLogArgs         = "redis.log() requires two arguments or more."
 	msgLogLevelType    = "First argument must be a number (log level)."
 	msgLogLevel        = "Invalid debug level."

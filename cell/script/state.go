@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"regexp"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -98,6 +99,9 @@ func newState(e *Engine) *state {
 	}))
 	L.SetMetatable(G, missing)
 	st.env = st.protect(G)
+	smt := L.NewTable()
+	smt.RawSetString("__index", G.RawGetString("string"))
+	L.SetMetatable(lua.LString(""), smt)
 	G.RawSetString("_G", st.env)
 	L.Env = st.env
 	return st
@@ -202,6 +206,15 @@ func (st *state) patchBase() {
 		return 0
 	})
 	set("pcall", st.pcall)
+	set("collectgarbage", func(L *lua.LState) int {
+		switch L.OptString(1, "collect") {
+		case "count":
+			L.Push(lua.LNumber(float64(st.e.MemoryUsed()) / 1024))
+		default:
+			L.Push(lua.LNumber(0))
+		}
+		return 1
+	})
 	set("gcinfo", func(L *lua.LState) int {
 		L.Push(lua.LNumber(st.e.MemoryUsed() / 1024))
 		return 1
@@ -230,9 +243,13 @@ func (st *state) isProtected(t *lua.LTable) bool {
 // returned as its err string.
 func (st *state) pcall(L *lua.LState) int {
 	fn := L.CheckAny(1)
+	if _, ok := fn.(*lua.LFunction); !ok && L.GetMetaField(fn, "__call") == lua.LNil {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a " + fn.Type().String() + " value"))
+		return 2
+	}
 	nargs := L.GetTop() - 1
 	top := L.GetTop()
-	_ = fn
 	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
 		obj := lua.LValue(lua.LString(err.Error()))
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -260,9 +277,13 @@ func (st *state) patchLibs() {
 	// C Lua's string metatable is a table of its own with __index=string;
 	// gopher-lua makes the library its own __index, which would expose it.
 	str.RawSetString("__index", lua.LNil)
-	smt := L.NewTable()
-	smt.RawSetString("__index", str)
-	L.SetMetatable(lua.LString(""), smt)
+	// Lua's own conversion of a number subject ("%.14g") for the string
+	// functions whose first argument is the string worked on.
+	for _, name := range []string{"byte", "find", "format", "gmatch", "gfind", "gsub", "len", "lower", "match", "rep", "reverse", "sub", "upper"} {
+		if fn, ok := str.RawGetString(name).(*lua.LFunction); ok {
+			str.RawSetString(name, L.NewFunction(numberSubject(fn)))
+		}
+	}
 	str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("unable to dump given function")
 		return 0
@@ -282,7 +303,38 @@ func (st *state) patchLibs() {
 		L.Call(L.GetTop()-1, 1)
 		return 1
 	}))
+	format := str.RawGetString("format").(*lua.LFunction)
+	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
+		// %s of a number prints Lua's "%.14g" text.
+		f := L.CheckString(1)
+		arg := 1
+		for i := 0; i < len(f); i++ {
+			if f[i] != '%' {
+				continue
+			}
+			i++
+			if i < len(f) && f[i] == '%' {
+				continue
+			}
+			for i < len(f) && strings.IndexByte("-+ #0123456789.", f[i]) >= 0 {
+				i++
+			}
+			arg++
+			if i < len(f) && (f[i] == 's' || f[i] == 'q') {
+				if n, ok := L.Get(arg).(lua.LNumber); ok {
+					L.Replace(arg, lua.LString(fmt14(float64(n))))
+				}
+			}
+		}
+		top := L.GetTop()
+		L.Push(format)
+		L.Insert(L.Get(-1), 1)
+		L.Pop(1)
+		L.Call(top, 1)
+		return 1
+	}))
 	tbl := G.RawGetString("table").(*lua.LTable)
+	tbl.RawSetString("concat", L.NewFunction(tableConcat))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("'setn' is obsolete")
 		return 0
@@ -350,8 +402,12 @@ func (st *state) errorHandler(L *lua.LState) int {
 	} else if tt, ok := obj.(*lua.LTable); ok {
 		t = tt
 	} else {
+		msg := luaToString(L, obj)
+		if _, isString := obj.(lua.LString); isString {
+			msg = luaMessage(msg)
+		}
 		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+luaToString(L, obj)))
+		t.RawSetString("err", lua.LString("ERR "+msg))
 	}
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
@@ -475,4 +531,62 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// numberSubject wraps a string function so that a number given as the
+// string to work on is converted the way C Lua converts it.
+func numberSubject(fn *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if n, ok := L.Get(1).(lua.LNumber); ok {
+			L.Replace(1, lua.LString(fmt14(float64(n))))
+		}
+		top := L.GetTop()
+		L.Push(fn)
+		L.Insert(L.Get(-1), 1)
+		L.Pop(1)
+		L.Call(top, lua.MultRet)
+		return L.GetTop()
+	}
+}
+
+var arithMessage = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)`)
+var indexMessage = regexp.MustCompile(`attempt to index a non-table object\((\w+)\) with key '[^']*'`)
+
+// luaMessage rewords gopher-lua's runtime errors the way Lua 5.1 words
+// them, as far as the information allows (Lua also names the variable,
+// which gopher-lua does not know).
+func luaMessage(msg string) string {
+	msg = arithMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		p := arithMessage.FindStringSubmatch(m)
+		bad := p[1]
+		if bad == "number" || bad == "string" {
+			bad = p[2]
+		}
+		return "attempt to perform arithmetic on a " + bad + " value"
+	})
+	return indexMessage.ReplaceAllString(msg, "attempt to index a $1 value")
+}
+
+// tableConcat is table.concat with Lua's number formatting.
+func tableConcat(L *lua.LState) int {
+	t := L.CheckTable(1)
+	sep := L.OptString(2, "")
+	i := L.OptInt(3, 1)
+	j := L.OptInt(4, t.Len())
+	var b strings.Builder
+	for k := i; k <= j; k++ {
+		s, ok := concatText(t.RawGetInt(k))
+		if !ok {
+			L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+		}
+		b.WriteString(s)
+		if k < j {
+			b.WriteString(sep)
+		}
+		if b.Len() > maxStringLen {
+			L.RaiseError("resulting string too large")
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
 }
