@@ -577,7 +577,7 @@ func tableConcat(L *lua.LState) int {
 	for k := i; k <= j; k++ {
 		s, ok := concatText(t.RawGetInt(k))
 		if !ok {
-			L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", t.RawGetInt(k).Type().String(), k)
 		}
 		b.WriteString(s)
 		if k < j {
