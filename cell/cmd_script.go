@@ -347,11 +347,17 @@ func (r *scriptRun) kill() bool {
 	return true
 }
 
-// busyFor reports whether cmd needs a shard held by a script past the
-// busy threshold: MULTI answers such a command BUSY at queue time.
-func (c *Client) busyFor(cmd *Command, args [][]byte) bool {
+// busyInMulti reports whether a command sent inside MULTI is answered
+// BUSY at queue time: it needs a shard held by a script past the busy
+// threshold. EXEC of a transaction that already met BUSY is refused the
+// same way while a script is still busy, so that its EXECABORT names BUSY
+// as Redis's does.
+func (c *Client) busyInMulti(cmd *Command, args [][]byte) bool {
 	if c.srv.busyScripts.Load() == 0 || cmd.Flags&FlagAllowBusy != 0 {
 		return false
+	}
+	if cmd.Flags&flagTxn != 0 {
+		return cmd.Name == "exec" && c.multi.busy
 	}
 	var l lockSet
 	c.lockFor(&l, cmd, args, c.db)

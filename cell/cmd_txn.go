@@ -15,6 +15,7 @@ func init() {
 type txn struct {
 	cmds  []queued
 	dirty bool
+	busy  bool // a command was refused BUSY: EXEC is too while scripts are busy
 }
 
 type queued struct {

@@ -37,7 +37,8 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
-	if c.multi != nil && cmd.Flags&flagTxn == 0 && c.busyFor(cmd, args) {
+	if c.multi != nil && c.busyInMulti(cmd, args) {
+		c.multi.busy = true
 		c.reject(cmd, ErrBusy)
 		return
 	}

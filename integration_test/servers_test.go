@@ -39,6 +39,8 @@ type servers struct {
 // options both servers spell the same way belong here.
 type serverOptions struct {
 	requirepass string
+	// busyReplyThresholdMs sets busy-reply-threshold (0: the default).
+	busyReplyThresholdMs int
 }
 
 // sharedServers returns the servers every test shares, starting them on first
@@ -118,6 +120,9 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
+	if opt.busyReplyThresholdMs != 0 {
+		args = append(args, "--busy-reply-threshold", strconv.Itoa(opt.busyReplyThresholdMs))
+	}
 	return args
 }
 
@@ -129,6 +134,9 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 	}
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
+	}
+	if opt.busyReplyThresholdMs != 0 {
+		args = append(args, "--busy-reply-threshold", strconv.Itoa(opt.busyReplyThresholdMs))
 	}
 	return args
 }

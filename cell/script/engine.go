@@ -242,9 +242,9 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
 			if pe.Pos.Line == parse.EOF {
-				msg = fmt.Sprintf("%s:%d: %s near '<eof>'", chunkName, lastLine(src), pe.Message)
+				msg = fmt.Sprintf("%s:%d: %s near '<eof>'", chunkName, lastLine(src), luaSyntaxMessage(pe.Message))
 			} else {
-				msg = fmt.Sprintf("%s:%d: %s near '%s'", chunkName, pe.Pos.Line, pe.Message, pe.Token)
+				msg = fmt.Sprintf("%s:%d: %s near '%s'", chunkName, pe.Pos.Line, luaSyntaxMessage(pe.Message), pe.Token)
 			}
 		}
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(msg))
@@ -309,4 +309,16 @@ func (e *Engine) put(st *state) {
 	default:
 		st.L.Close()
 	}
+}
+
+// luaSyntaxMessage rewords gopher-lua's parser messages as Lua 5.1's,
+// where there is a direct equivalent.
+func luaSyntaxMessage(msg string) string {
+	switch msg {
+	case "syntax error":
+		return "unexpected symbol"
+	case "unterminated string":
+		return "unfinished string"
+	}
+	return msg
 }

@@ -304,14 +304,14 @@ func (st *state) mathRandom(L *lua.LState) int {
 	case 1:
 		u := L.CheckInt(1)
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			argError(L, 1, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
 		l := L.CheckInt(1)
 		u := L.CheckInt(2)
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			argError(L, 2, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
 	default:
