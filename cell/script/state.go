@@ -42,7 +42,7 @@ type state struct {
 func newState(e *Engine) *state {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
-		CallStackSize:       4000,
+		CallStackSize:       20000, // Lua 5.1's LUAI_MAXCALLS
 		MinimizeStackMemory: true,
 		RegistrySize:        1024 * 4,
 		RegistryMaxSize:     1024 * 1024 * 2,
@@ -259,6 +259,8 @@ func (st *state) pcall(L *lua.LState) int {
 			if s, ok := t.RawGetString("err").(lua.LString); ok {
 				obj = s
 			}
+		} else if ae, ok := err.(*lua.ApiError); ok && isOverflow(ae) {
+			obj = lua.LString(chunkName + ":" + overflowLine(ae) + ": stack overflow")
 		}
 		L.Push(lua.LFalse)
 		L.Push(obj)
@@ -481,6 +483,13 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 		obj = ae.Object
 	}
 	t, ok := obj.(*lua.LTable)
+	if ae, isAPI := err.(*lua.ApiError); !ok && isAPI && isOverflow(ae) {
+		// The call stack filled up, so the error handler could not run:
+		// report it as Lua's "stack overflow" at the deepest line.
+		line := overflowLine(ae)
+		w.Error("ERR " + chunkName + ":" + line + ": stack overflow script: " + s.SHA + ", on @" + chunkName + ":" + line + ".")
+		return
+	}
 	if !ok {
 		msg := luaToString(st.L, obj)
 		if len(msg) > 100 {
@@ -589,4 +598,21 @@ func tableConcat(L *lua.LState) int {
 	}
 	L.Push(lua.LString(b.String()))
 	return 1
+}
+
+// isOverflow recognises gopher-lua's call stack overflow, which is a Go
+// panic rather than a Lua error once the stack is full.
+func isOverflow(ae *lua.ApiError) bool {
+	msg := ae.Object.String()
+	return ae.Type == lua.ApiErrorPanic && (strings.Contains(msg, "callstack overflow") || strings.Contains(msg, "stack overflow"))
+}
+
+var traceLine = regexp.MustCompile(`(?m)^\s*` + chunkName + `:(\d+):`)
+
+// overflowLine finds the innermost script line in an error's stack trace.
+func overflowLine(ae *lua.ApiError) string {
+	if m := traceLine.FindStringSubmatch(ae.StackTrace); m != nil {
+		return m[1]
+	}
+	return "1"
 }
