@@ -108,8 +108,9 @@ func NewEngine(version string, log Logger) *Engine {
 	var maj, min, patch int
 	fmt.Sscanf(version, "%d.%d.%d", &maj, &min, &patch)
 	e.versionNum = maj<<16 | min<<8 | patch
-	// Redis seeds its generator once at start and never again per script.
-	e.rng.seed(0)
+	// Redis starts its generator at rand48's default state and never
+	// reseeds it per script (7.0).
+	e.rng.x = rand48Initial
 	return e
 }
 

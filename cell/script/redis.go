@@ -277,6 +277,9 @@ const (
 	rand48C    = 0xB
 	rand48Mask = 1<<48 - 1
 	lrand48Max = math.MaxInt32
+	// rand48Initial is the state before any seeding: the X0, X1, X2
+	// words 0x330E, 0xABCD, 0x1234 of Redis's rand.c (and of POSIX).
+	rand48Initial = 0x1234ABCD330E
 )
 
 func (r *rand48) seed(s int32) {
