@@ -103,7 +103,7 @@ func NewEngine(version string, log Logger) *Engine {
 		version: version,
 		log:     log,
 		scripts: map[string]*Script{},
-		idle:    make(chan *state, 2*runtime.GOMAXPROCS(0)),
+		idle:    make(chan *state, max(64, 8*runtime.GOMAXPROCS(0))),
 	}
 	var maj, min, patch int
 	fmt.Sscanf(version, "%d.%d.%d", &maj, &min, &patch)
