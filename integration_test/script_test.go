@@ -381,9 +381,9 @@ func TestScriptKillLoopWithPcall(t *testing.T) {
 	}
 }
 
-// needCommands skips t when cellserver does not have every named command
+// scriptNeeds skips t when cellserver does not have every named command
 // yet (they arrive from other branches).
-func needCommands(t *testing.T, c *pair, names ...string) {
+func scriptNeeds(t *testing.T, c *pair, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		r, err := c.cell.Do("EVAL", "return redis.pcall('"+n+"')", "0")
@@ -400,7 +400,7 @@ func needCommands(t *testing.T, c *pair, names ...string) {
 // errors that keep their code.
 func TestScriptWrites(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "set", "get", "incr", "expire", "del", "ttl", "lpush", "hset")
+		scriptNeeds(t, c, "set", "get", "incr", "expire", "del", "ttl", "lpush", "hset")
 		c.Do("EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "s", "v")
 		c.Do("EVAL", "return redis.call('set', KEYS[1], 'x', 'xx', 'get')", "1", "s")
 		c.Do("EVAL", "return redis.call('set', KEYS[1], 1, 'nx')", "1", "s")
@@ -439,7 +439,7 @@ func TestScriptWrites(t *testing.T) {
 // W2: the sliding window in one script, loaded once and run by sha.
 func TestScriptW2SlidingWindow(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "zadd", "zcard", "zremrangebyscore", "expire", "ttl", "zrange")
+		scriptNeeds(t, c, "zadd", "zcard", "zremrangebyscore", "expire", "ttl", "zrange")
 		body := `redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[1])
 local c = redis.call('ZCARD', KEYS[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[2]))
@@ -465,7 +465,7 @@ return c`
 // returning tostring() of floats (go-redis/redis_rate's shape).
 func TestScriptW3W4(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "incr", "expire", "get", "set", "ttl")
+		scriptNeeds(t, c, "incr", "expire", "get", "set", "ttl")
 		for range 3 {
 			c.Do("EVAL", "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return n", "1", "rl:1:0", "60")
 		}
@@ -501,7 +501,7 @@ return {cost, remaining, tostring(-1), tostring(reset_after)}`
 // string value and a sorted set of binary permits built with struct.
 func TestScriptW5Redisson(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "hsetnx", "hget", "get", "set", "decrby", "zadd", "zrangebyscore", "zremrangebyscore", "zcard", "zrange", "pttl", "pexpire")
+		scriptNeeds(t, c, "hsetnx", "hget", "get", "set", "decrby", "zadd", "zrangebyscore", "zremrangebyscore", "zcard", "zrange", "pttl", "pexpire")
 		c.Do("HSETNX", "L", "rate", "3")
 		c.Do("HSETNX", "L", "interval", "1000")
 		c.Do("HSETNX", "L", "type", "0")
@@ -565,7 +565,7 @@ return res`
 // W6: the time-slice ring in a list.
 func TestScriptW6Ring(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "rpush", "llen", "lindex", "lset", "get", "set")
+		scriptNeeds(t, c, "rpush", "llen", "lindex", "lset", "get", "set")
 		args := []string{"RPUSH", "SLIDE_WINDOW"}
 		for range 121 {
 			args = append(args, "0")
@@ -599,7 +599,7 @@ return tostring(1)`
 // W7: the leaky bucket state in a hash, updated atomically by a script.
 func TestScriptW7Funnel(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		needCommands(t, c, "hgetall", "hset", "expire", "ttl")
+		scriptNeeds(t, c, "hgetall", "hset", "expire", "ttl")
 		funnel := `local f = redis.call('hgetall', KEYS[1])
 local t = {}
 for i = 1, #f, 2 do t[f[i]] = f[i+1] end
