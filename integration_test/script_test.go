@@ -616,3 +616,30 @@ return {ok, tostring(left)}`
 		c.Do("TTL", "funnel:u")
 	})
 }
+
+// TestScriptStringLibrary: string.format is C's printf, tonumber is strtod.
+func TestScriptStringLibrary(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return string.format('%d|%x %X %o|%x', 3.7, 255, 255, 8, -1)",
+			"return string.format('%g %e %.0f %.10g %g', 1/3, 12345.678, 2.5, 1/3, 1e20)",
+			"return string.format('%5.1f|%-5d|%05d|%i|%u', 3.14159, 42, 42, 5, 3)",
+			"return string.format('%c%c|%q', 72, 105, 'a\\nb\\0c\"\\\\')",
+			"return string.format('%10s|%-10s|%.3s|%5.2s|', 'hi', 'hi', 'abcdef', 'abc')",
+			"return string.format('%d %d %d', 2^53, -0.5, '12')",
+			"return string.format('%f|%5f|%-6e|%G', 1/0, -1/0, 1/0, 0/0)",
+			"return string.format('%#x %#o %+d % d', 255, 8, 5, 5)",
+			"return string.format('%s %5.1s|', 1e15, 1/3)",
+			"return string.format('%s', true)", "return string.format('%s', {})", "return string.format('%d')",
+			"return string.format('%y', 1)", "return string.format('%123d', 1)",
+			"return {tonumber('1e2'), tonumber(' 0x1A '), tonumber('1e'), tonumber('10', 16), tonumber('5.'), tonumber('z', 36)}",
+			"return tonumber('inf')", "return tostring(tonumber('nan'))", "return math.huge",
+			"return {'1e2' + 1, '0x10' + 0, ' 5 ' * 2}",
+			"return {string.find('hello world', 'o w')}", "return {string.match('key:123', '(%a+):(%d+)')}",
+			"return {string.gsub('hello world', 'o', '0')}", "return string.sub('hello', -3)",
+			"return {string.byte('abc', 1, -1)}", "local t = {3,1,2} table.sort(t, function(a,b) return a > b end) return t",
+			"return {math.fmod(-7, 3), -7 % 3, 7 % -3, math.floor(-3.5), math.ceil(-3.5)}",
+			"return {0.1 + 0.2 .. '', 10 / 3 .. '', 2^0.5 .. '', math.pi .. '', 1e15 + 0.5 .. ''}",
+		)
+	})
+}

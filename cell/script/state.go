@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	gomath "math"
 	"regexp"
 	"strings"
 
@@ -206,6 +207,31 @@ func (st *state) patchBase() {
 		return 0
 	})
 	set("pcall", st.pcall)
+	origToNumber := G.RawGetString("tonumber").(*lua.LFunction)
+	set("tonumber", func(L *lua.LState) int {
+		// Base 10 is C's strtod: exponents, "inf", "nan", hex.
+		if L.GetTop() <= 1 || L.Get(2) == lua.LNil || L.Get(2) == lua.LNumber(10) {
+			switch v := L.CheckAny(1).(type) {
+			case lua.LNumber:
+				L.Push(v)
+			case lua.LString:
+				if f, ok := strtodLua(string(v)); ok {
+					L.Push(lua.LNumber(f))
+				} else {
+					L.Push(lua.LNil)
+				}
+			default:
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		top := L.GetTop()
+		L.Push(origToNumber)
+		L.Insert(L.Get(-1), 1)
+		L.Pop(1)
+		L.Call(top, 1)
+		return 1
+	})
 	set("collectgarbage", func(L *lua.LState) int {
 		switch L.OptString(1, "collect") {
 		case "count":
@@ -305,36 +331,7 @@ func (st *state) patchLibs() {
 		L.Call(L.GetTop()-1, 1)
 		return 1
 	}))
-	format := str.RawGetString("format").(*lua.LFunction)
-	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
-		// %s of a number prints Lua's "%.14g" text.
-		f := L.CheckString(1)
-		arg := 1
-		for i := 0; i < len(f); i++ {
-			if f[i] != '%' {
-				continue
-			}
-			i++
-			if i < len(f) && f[i] == '%' {
-				continue
-			}
-			for i < len(f) && strings.IndexByte("-+ #0123456789.", f[i]) >= 0 {
-				i++
-			}
-			arg++
-			if i < len(f) && (f[i] == 's' || f[i] == 'q') {
-				if n, ok := L.Get(arg).(lua.LNumber); ok {
-					L.Replace(arg, lua.LString(fmt14(float64(n))))
-				}
-			}
-		}
-		top := L.GetTop()
-		L.Push(format)
-		L.Insert(L.Get(-1), 1)
-		L.Pop(1)
-		L.Call(top, 1)
-		return 1
-	}))
+	str.RawSetString("format", L.NewFunction(strFormat))
 	tbl := G.RawGetString("table").(*lua.LTable)
 	tbl.RawSetString("concat", L.NewFunction(tableConcat))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
@@ -344,6 +341,7 @@ func (st *state) patchLibs() {
 	tbl.RawSetString("foreach", L.NewFunction(tableForeach(false)))
 	tbl.RawSetString("foreachi", L.NewFunction(tableForeach(true)))
 	math := G.RawGetString("math").(*lua.LTable)
+	math.RawSetString("huge", lua.LNumber(gomath.Inf(1)))
 	math.RawSetString("random", L.NewFunction(st.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(st.mathRandomseed))
 }
@@ -615,4 +613,21 @@ func overflowLine(ae *lua.ApiError) string {
 		return m[1]
 	}
 	return "1"
+}
+
+// strtodLua is Lua 5.1's luaO_str2d: C strtod over the string with
+// surrounding whitespace allowed, or a hex integer.
+func strtodLua(s string) (float64, bool) {
+	t := strings.Trim(s, " \t\n\v\f\r")
+	if t == "" {
+		return 0, false
+	}
+	body := strings.TrimLeft(t, "+-")
+	if strings.EqualFold(body, "nan") {
+		return gomath.NaN(), len(t)-len(body) <= 1
+	}
+	if f, ok := resp.ParseFloat([]byte(t)); ok {
+		return f, true
+	}
+	return parseLuaNumber(t)
 }
