@@ -148,6 +148,14 @@ func TestScriptSandbox(t *testing.T) {
 			"return assert(false, 'nope')", "return assert(1 == 1)", "return next({})",
 			"return gcinfo() > 0", "return collectgarbage('count') > 0",
 			"return #KEYS .. #ARGV",
+			"local k = {} for n in pairs(_G) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for n in pairs(redis) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for n in pairs(string) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for n in pairs(table) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for n in pairs(math) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for n in pairs(cjson) do k[#k+1] = n end table.sort(k) return k",
+			"local k = {} for _, l in ipairs({cmsgpack, bit, struct, coroutine}) do for n in pairs(l) do k[#k+1] = n end end table.sort(k) return k",
+			"return cjson.new().encode({1})",
 		)
 	})
 }

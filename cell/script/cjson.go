@@ -46,6 +46,13 @@ func (st *state) cjsonLib() *lua.LTable {
 			return len(vals)
 		}))
 	}
+	// cjson.new returns a separate instance: here a copy of the module.
+	t.RawSetString("new", L.NewFunction(func(L *lua.LState) int {
+		c := L.NewTable()
+		t.ForEach(func(k, v lua.LValue) { c.RawSet(k, v) })
+		L.Push(c)
+		return 1
+	}))
 	return t
 }
 

@@ -207,6 +207,42 @@ func (st *state) patchBase() {
 		return 0
 	})
 	set("pcall", st.pcall)
+	// next and pairs see through the read-only proxies, so that
+	// pairs(_G) or pairs(string) enumerate as in Redis; the hidden
+	// concatenation helper stays hidden.
+	next := func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if r := st.real[t]; r != nil {
+			t = r
+		}
+		k, v := t.Next(L.Get(2))
+		for k == lua.LString(concatName) {
+			k, v = t.Next(k)
+		}
+		if k == lua.LNil {
+			L.Push(lua.LNil)
+			return 1
+		}
+		L.Push(k)
+		L.Push(v)
+		return 2
+	}
+	nextFn := L.NewFunction(next)
+	G.RawSetString("next", nextFn)
+	set("pairs", func(L *lua.LState) int {
+		t := L.CheckAny(1)
+		if mm := L.GetMetaField(t, "__pairs"); mm != lua.LNil && st.real[t.(*lua.LTable)] == nil {
+			L.Push(mm)
+			L.Push(t)
+			L.Call(1, 3)
+			return 3
+		}
+		L.CheckTable(1)
+		L.Push(nextFn)
+		L.Push(t)
+		L.Push(lua.LNil)
+		return 3
+	})
 	origToNumber := G.RawGetString("tonumber").(*lua.LFunction)
 	set("tonumber", func(L *lua.LState) int {
 		// Base 10 is C's strtod: exponents, "inf", "nan", hex.
