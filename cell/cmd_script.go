@@ -22,18 +22,45 @@ import (
 
 func init() {
 	const evalFlags = FlagNoScript | FlagSkipMonitor | FlagMayReplicate | FlagNoMandatoryKeys | FlagStale | FlagMovableKeys | flagScript
+	const roFlags = evalFlags&^FlagMayReplicate | FlagReadonly
+	doc := func(summary, since, complexity string) *CommandDoc {
+		return &CommandDoc{Summary: summary, Since: since, Group: "scripting", Complexity: complexity}
+	}
+	const runs = "Depends on the script that is executed."
+	// EVAL's key spec: numkeys at index 2, then that many keys.
+	keys := func(flags KeyFlag, notes string) []KeySpec {
+		return []KeySpec{{Notes: notes, Flags: flags, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}}
+	}
+	rw := KeyRW | KeyAccess | KeyUpdate
+	ro := KeyRO | KeyAccess
+	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: eval},
-		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: evalsha},
-		&Command{Name: "eval_ro", Arity: -3, Flags: evalFlags&^FlagMayReplicate | FlagReadonly, Keys: evalKeys, Handler: evalRO},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: evalFlags&^FlagMayReplicate | FlagReadonly, Keys: evalKeys, Handler: evalshaRO},
-		&Command{Name: "script", Arity: -2},
-		&Command{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Handler: scriptLoad},
-		&Command{Name: "script|exists", Arity: -3, Flags: FlagNoScript | FlagStale, Handler: scriptExists},
-		&Command{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Handler: scriptFlush},
-		&Command{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: scriptKill},
-		&Command{Name: "script|debug", Arity: 3, Flags: FlagNoScript, Handler: scriptDebug},
-		&Command{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: scriptHelp},
+		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: eval, ACL: ACLScripting,
+			KeySpecs: keys(rw, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+			Doc:      doc("Execute a Lua script server side", "2.6.0", runs)},
+		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: evalsha, ACL: ACLScripting,
+			KeySpecs: keys(rw, ""), Doc: doc("Execute a Lua script server side", "2.6.0", runs)},
+		&Command{Name: "eval_ro", Arity: -3, Flags: roFlags, Keys: evalKeys, Handler: evalRO, ACL: ACLScripting,
+			KeySpecs: keys(ro, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"),
+			Doc:      doc("Execute a read-only Lua script server side", "7.0.0", runs)},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: roFlags, Keys: evalKeys, Handler: evalshaRO, ACL: ACLScripting,
+			KeySpecs: keys(ro, ""), Doc: doc("Execute a read-only Lua script server side", "7.0.0", runs)},
+		&Command{Name: "script", Arity: -2,
+			Doc: doc("A container for Lua scripts management commands", "2.6.0", "Depends on subcommand.")},
+		&Command{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Handler: scriptLoad, ACL: ACLScripting, Tips: allNodes,
+			Doc: doc("Load the specified Lua script into the script cache.", "2.6.0", "O(N) with N being the length in bytes of the script body.")},
+		&Command{Name: "script|exists", Arity: -3, Flags: FlagNoScript, Handler: scriptExists, ACL: ACLScripting,
+			Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"},
+			Doc:  doc("Check existence of scripts in the script cache.", "2.6.0", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).")},
+		&Command{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Handler: scriptFlush, ACL: ACLScripting, Tips: allNodes,
+			Doc: doc("Remove all the scripts from the script cache.", "2.6.0", "O(N) with N being the number of scripts in cache")},
+		&Command{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: scriptKill, ACL: ACLScripting,
+			Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
+			Doc:  doc("Kill the script currently in execution.", "2.6.0", "O(1)")},
+		&Command{Name: "script|debug", Arity: 3, Flags: FlagNoScript, Handler: scriptDebug, ACL: ACLScripting,
+			Doc: doc("Set the debug mode for executed scripts.", "3.2.0", "O(1)")},
+		&Command{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: scriptHelp, ACL: ACLScripting,
+			Doc: doc("Show helpful text about the different subcommands", "5.0.0", "O(1)")},
 	)
 }
 
@@ -492,4 +519,14 @@ func scriptLogger(srv *Server) script.Logger {
 			srv.log.Warn(msg, "source", "script")
 		}
 	}
+}
+
+// functionKill is FUNCTION KILL. No function ever runs here; while an EVAL
+// script is past the busy threshold Redis points at SCRIPT KILL instead.
+func functionKill(x *Ctx) {
+	if x.srv.busyScripts.Load() > 0 {
+		x.Error(ErrBusy)
+		return
+	}
+	x.Error(ErrNoFunctionRunning)
 }

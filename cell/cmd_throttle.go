@@ -11,8 +11,8 @@ func init() {
 	register(
 		// redis-cell checks the argument count itself (the Usage error), so
 		// the table's arity lets everything through.
-		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Handler: clThrottle},
-		&Command{Name: "cl.probe", Arity: -1, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: clProbe},
+		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite | FlagModule, FirstKey: 1, LastKey: 1, Handler: clThrottle},
+		&Command{Name: "cl.probe", Arity: -1, Flags: FlagReadonly | FlagModule | FlagFast, FirstKey: 1, LastKey: 1, Handler: clProbe},
 	)
 }
 

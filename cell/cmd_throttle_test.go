@@ -256,29 +256,19 @@ func atoiReply(r string) int64 {
 	return n
 }
 
-// TestThrottleConcurrent: 64 goroutines hammer one key at 100/s with a
-// burst of 10 for 2 s. The number allowed is what GCRA admits (10 plus
-// 100 per second elapsed, within 1), and it matches the final TAT exactly,
-// which a lost update between connections would break.
-func TestThrottleConcurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("2 s run")
-	}
-	srv := startServer(t, nil)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
-	defer rdb.Close()
+// hammer runs CL.THROTTLE with args from 64 connections until stop says
+// so, and returns how many calls were allowed.
+func hammer(t *testing.T, rdb *redis.Client, stop func() bool, args ...any) int64 {
+	t.Helper()
 	ctx := context.Background()
-	const T = 10 * time.Millisecond
 	var allowed atomic.Int64
-	start := time.Now()
-	deadline := start.Add(2 * time.Second)
 	var wg sync.WaitGroup
 	for g := 0; g < 64; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
-				r, err := rdb.Do(ctx, "CL.THROTTLE", "k", 9, 100, 1).Int64Slice()
+			for !stop() {
+				r, err := rdb.Do(ctx, append([]any{"CL.THROTTLE"}, args...)...).Int64Slice()
 				if err != nil {
 					t.Error(err)
 					return
@@ -290,21 +280,46 @@ func TestThrottleConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	return allowed.Load()
+}
+
+// TestThrottleConcurrentBurst: 64 connections race for a burst of 1000 at
+// one unit per hour. Exactly 1000 calls win, whatever the scheduling: a
+// lost update between connections or shards would let more through.
+func TestThrottleConcurrentBurst(t *testing.T) {
+	srv := startServer(t, nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
+	defer rdb.Close()
+	var calls atomic.Int64
+	a := hammer(t, rdb, func() bool { return calls.Add(1) > 3000 }, "burst", 999, 1, 3600)
+	if a != 1000 {
+		t.Errorf("allowed %d of 3000 calls, want exactly 1000", a)
+	}
+}
+
+// TestThrottleConcurrent: 64 goroutines hammer one key at 100/s with a
+// burst of 10 for 2 s. GCRA never admits more than the burst plus the rate
+// times the elapsed time, which a lost update would break. Fewer is
+// possible when the machine stalls the clients for longer than the burst
+// lasts (capacity unused is gone), so the lower bound is loose.
+func TestThrottleConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 s run")
+	}
+	srv := startServer(t, nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
+	defer rdb.Close()
+	const T = 10 * time.Millisecond
+	start := time.Now()
+	deadline := start.Add(2 * time.Second)
+	a := hammer(t, rdb, func() bool { return !time.Now().Before(deadline) }, "k", 9, 100, 1)
 	end := time.Now()
-	a := allowed.Load()
-	tat, err := rdb.Get(ctx, "k").Int64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Saturated from its first call at t0, the TAT is t0 + a*T.
-	t0 := time.Unix(0, tat-a*int64(T))
-	if t0.Before(start) || t0.After(start.Add(50*time.Millisecond)) {
-		t.Errorf("allowed %d, final TAT implies a first call at %v after start: lost or extra updates", a, t0.Sub(start))
-	}
-	lo := 10 + int64(deadline.Sub(start)/T) - 1
 	hi := 10 + int64(end.Sub(start)/T) + 1
-	if a < lo || a > hi {
-		t.Errorf("allowed %d, want %d..%d", a, lo, hi)
+	if a > hi {
+		t.Errorf("allowed %d in %v, GCRA admits at most %d", a, end.Sub(start), hi)
+	}
+	if lo := int64(deadline.Sub(start)/T) / 2; a < lo {
+		t.Errorf("allowed %d in %v, want at least %d", a, end.Sub(start), lo)
 	}
 }
 

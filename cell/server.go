@@ -22,6 +22,11 @@ type Server struct {
 	log   *slog.Logger
 	stats serverStats
 	start time.Time
+	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+
+	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
+	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
+	ident  *serverIdentity
 
 	nextClientID atomic.Int64
 	closing      atomic.Bool

@@ -183,12 +183,20 @@ func (e *Engine) Count() int {
 }
 
 // MemoryUsed is used_memory_lua: an estimate, since gopher-lua's heap is
-// Go's. Redis reports about 31 KB for an idle Lua state; cached bodies and
-// their compiled form come on top.
+// Go's. It follows what Redis 7.0 reports: 32 KB for an idle Lua state,
+// growing in whole kilobytes as scripts are cached.
 func (e *Engine) MemoryUsed() int64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return 31744 + 4*e.bodies
+	return 32768 + (512*int64(len(e.scripts))+2*e.bodies)/1024*1024
+}
+
+// CacheBytes is used_memory_scripts_eval: the cached bodies plus Redis's
+// per-script bookkeeping (112 bytes each in 7.0).
+func (e *Engine) CacheBytes() int64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.bodies + 112*int64(len(e.scripts))
 }
 
 // parseShebang reads the "#!lua flags=..." first line. skip is the length
