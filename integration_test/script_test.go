@@ -651,3 +651,35 @@ func TestScriptStringLibrary(t *testing.T) {
 		)
 	})
 }
+
+// TestScriptInfoAndConfig: INFO's script fields follow the cache, and
+// busy-reply-threshold (alias lua-time-limit) is live through CONFIG SET.
+func TestScriptInfoAndConfig(t *testing.T) {
+	c := newPair(t)
+	fields := maskInfo("used_memory_lua", "used_memory_vm_eval", "used_memory_scripts_eval", "number_of_cached_scripts", "used_memory_lua_human")
+	c.Do("SCRIPT", "FLUSH")
+	c.DoMasked(fields, "INFO", "memory")
+	c.Do("SCRIPT", "LOAD", "return 1")
+	c.Do("EVAL", "return 2", "0")
+	c.DoMasked(fields, "INFO", "memory")
+	c.Do("SCRIPT", "FLUSH")
+	c.DoMasked(fields, "INFO", "memory")
+
+	c.Do("CONFIG", "GET", "busy-reply-threshold")
+	c.Do("CONFIG", "SET", "lua-time-limit", "150")
+	c.Do("CONFIG", "GET", "busy-reply-threshold")
+	defer c.Do("CONFIG", "SET", "busy-reply-threshold", "5000")
+	other := c.OtherClient()
+	for _, conn := range []*respConn{c.redis, c.cell} {
+		if err := conn.Send("EVAL", "while true do end", "1", "cfgbusy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Error("EVAL", "return 1", "1", "cfgbusy")
+	other.Do("SCRIPT", "KILL")
+	rr, err1 := c.redis.ReadReply()
+	cr, err2 := c.cell.ReadReply()
+	if err1 != nil || err2 != nil || !bytes.Equal(rr, cr) {
+		t.Errorf("killed script's reply:\n  redis-server: %q %v\n  cellserver:   %q %v", rr, err1, cr, err2)
+	}
+}
