@@ -61,6 +61,7 @@ type Shard struct {
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
 	watchers map[string][]*Client // WATCHed keys of this shard
+	peak     int                  // most keys seen by the expiry cycle, for shrink
 	// script is the running script that holds this shard, if any: lock
 	// waits on it to answer BUSY once it passes busy-reply-threshold.
 	script atomic.Pointer[scriptRun]

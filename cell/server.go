@@ -29,6 +29,8 @@ type Server struct {
 	ident  *serverIdentity
 
 	nextClientID atomic.Int64
+	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
+	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
 	closing      atomic.Bool
 
 	// Scripting: the script cache and Lua states, the scripts running now
