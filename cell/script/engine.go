@@ -277,8 +277,8 @@ func (e errorText) Error() string { return string(e) }
 
 // Run runs s with KEYS and ARGV and writes its reply (or its error) into
 // w. ctx ends the script from outside: SCRIPT KILL cancels it with a cause
-// whose text becomes the error. readOnly refuses write commands (EVAL_RO,
-// no-writes), which the host enforces; it is passed through for its error.
+// whose text becomes the error. Which commands a script may run (read-only
+// scripts, undeclared keys) is the host's business.
 func (e *Engine) Run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) {
 	st := e.get()
 	mark := w.Len()
