@@ -328,6 +328,14 @@ func luaSyntaxMessage(msg string) string {
 		return "unexpected symbol"
 	case "unterminated string":
 		return "unfinished string"
+	case "unterminated multiline string":
+		return "unfinished long string"
+	case "invalid multiline comment":
+		return "unfinished long comment"
+	case "illegal hexadecimal number":
+		return "malformed number"
+	case "Invalid '~' token":
+		return "unexpected symbol"
 	}
 	return msg
 }
