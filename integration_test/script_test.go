@@ -110,6 +110,16 @@ func TestScriptErrors(t *testing.T) {
 			"redis.setresp(4)", "redis.setresp()", "redis.set_repl(99)",
 			"return redis.acl_check_cmd('nosuch')",
 			"return 1 + {}", "return ({}) .. 'x'", "return 'x' .. nil",
+			// Runtime errors name the variable, as Lua 5.1 does.
+			"local a = nil; return a + 1", "local a; return 1 + a", "local t = {} return t.x.y",
+			"local t = {} return t.x + 1", "local t = {} t.f()", "local t = {} t:m()", "local t = nil; t.x = 1",
+			"local s = 'x' return s + 1", "return #nil", "local n; return #n", "for i = nil, 2 do end",
+			"for i = 1, 'x' do end", "local x = {} local function f() return x.y.z end return f()",
+			"local up; local function f() return up + 1 end return f()", "return KEYS[1] + 1", "return ARGV.x.y",
+			"local a, b = 1, nil return a + b", "return {pcall(function() local a; return a + 1 end)}",
+			"return {xpcall(function() local a; return a + 1 end, function(e) return e end)}",
+			"return {xpcall(nil, function(e) return e end)}", "return redis.nosuch()",
+			"return string.rep('x', {})", "return setmetatable(1, {})", "return math.floor('a')",
 			"return table.concat({1, {}}, ',')",
 		)
 	})
@@ -675,6 +685,7 @@ func TestScriptInfoAndConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	time.Sleep(50 * time.Millisecond) // let both scripts start
 	other.Error("EVAL", "return 1", "1", "cfgbusy")
 	other.Do("SCRIPT", "KILL")
 	rr, err1 := c.redis.ReadReply()

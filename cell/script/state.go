@@ -30,6 +30,7 @@ type state struct {
 	real    map[*lua.LTable]*lua.LTable // proxy -> real table
 	proxyOf map[*lua.LTable]*lua.LTable // real table -> proxy
 	errFn   *lua.LFunction
+	pcallFn *lua.LFunction // pcall's message handler (pcallHandler)
 	null    *lua.LUserData // cjson.null
 
 	// Set for the duration of one run.
@@ -86,6 +87,7 @@ func newState(e *Engine) *state {
 	G.RawSetString("cmsgpack", st.cmsgpackLib())
 	G.RawSetString("__redis__err__handler", L.NewFunction(st.errorHandler))
 	st.errFn = L.NewFunction(st.errorHandler)
+	st.pcallFn = L.NewFunction(pcallHandler)
 
 	// Protect every library table, then _G itself.
 	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "struct", "bit", "cmsgpack"} {
@@ -168,11 +170,11 @@ func (st *state) patchBase() {
 		if t, ok := L.Get(1).(*lua.LTable); ok && st.isProtected(t) {
 			readonly(L)
 		}
-		L.Push(origSetmt)
-		L.Insert(L.Get(-1), 1)
-		L.Pop(1)
-		L.Call(L.GetTop()-1, 1)
-		return 1
+		if _, ok := L.Get(1).(*lua.LTable); !ok {
+			argTypeError(L, 1, "setmetatable", "table", L.Get(1))
+		}
+		// Called in place, so that its errors name it as Lua does.
+		return origSetmt.GFunction(L)
 	})
 	set("getmetatable", func(L *lua.LState) int {
 		v := L.CheckAny(1)
@@ -207,6 +209,42 @@ func (st *state) patchBase() {
 		return 0
 	})
 	set("pcall", st.pcall)
+	set("xpcall", func(L *lua.LState) int {
+		fn, h := L.CheckAny(1), L.CheckAny(2)
+		if _, ok := fn.(*lua.LFunction); !ok && L.GetMetaField(fn, "__call") == lua.LNil {
+			// Lua calls the handler with the call error, which has no
+			// position: the call happens in C.
+			L.Push(lua.LFalse)
+			L.Push(h)
+			L.Push(lua.LString("attempt to call a " + fn.Type().String() + " value"))
+			L.Call(1, 1)
+			return 2
+		}
+		handler := L.NewFunction(func(L *lua.LState) int {
+			v := L.Get(1)
+			if s, ok := v.(lua.LString); ok {
+				v = lua.LString(luaMessage(string(s), luaFrame(L)))
+			}
+			L.Push(h)
+			L.Push(v)
+			L.Call(1, 1)
+			return 1
+		})
+		L.SetTop(0)
+		L.Push(fn)
+		if err := L.PCall(0, lua.MultRet, handler); err != nil {
+			obj := lua.LValue(lua.LString(err.Error()))
+			if ae, ok := err.(*lua.ApiError); ok {
+				obj = ae.Object
+			}
+			L.Push(lua.LFalse)
+			L.Push(obj)
+			return 2
+		}
+		n := L.GetTop()
+		L.Insert(lua.LTrue, 1)
+		return n + 1
+	})
 	// next and pairs see through the read-only proxies, so that
 	// pairs(_G) or pairs(string) enumerate as in Redis; the hidden
 	// concatenation helper stays hidden.
@@ -261,12 +299,7 @@ func (st *state) patchBase() {
 			}
 			return 1
 		}
-		top := L.GetTop()
-		L.Push(origToNumber)
-		L.Insert(L.Get(-1), 1)
-		L.Pop(1)
-		L.Call(top, 1)
-		return 1
+		return origToNumber.GFunction(L)
 	})
 	set("collectgarbage", func(L *lua.LState) int {
 		switch L.OptString(1, "collect") {
@@ -312,7 +345,7 @@ func (st *state) pcall(L *lua.LState) int {
 	}
 	nargs := L.GetTop() - 1
 	top := L.GetTop()
-	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
+	if err := L.PCall(nargs, lua.MultRet, st.pcallFn); err != nil {
 		obj := lua.LValue(lua.LString(err.Error()))
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
@@ -361,11 +394,7 @@ func (st *state) patchLibs() {
 		if n > 0 && int64(len(s))*int64(n) > maxStringLen {
 			L.RaiseError("resulting string too large")
 		}
-		L.Push(origRep)
-		L.Insert(L.Get(-1), 1)
-		L.Pop(1)
-		L.Call(L.GetTop()-1, 1)
-		return 1
+		return origRep.GFunction(L)
 	}))
 	str.RawSetString("format", L.NewFunction(strFormat))
 	tbl := G.RawGetString("table").(*lua.LTable)
@@ -430,6 +459,7 @@ func tableForeach(indexed bool) lua.LGFunction {
 // that did the raising).
 func (st *state) errorHandler(L *lua.LState) int {
 	obj := L.Get(1)
+	where := luaFrame(L)
 	var t *lua.LTable
 	if st.ctx != nil && st.ctx.Err() != nil {
 		// SCRIPT KILL: whatever the script was doing, say so.
@@ -440,24 +470,42 @@ func (st *state) errorHandler(L *lua.LState) int {
 	} else {
 		msg := luaToString(L, obj)
 		if _, isString := obj.(lua.LString); isString {
-			msg = luaMessage(msg)
+			msg = luaMessage(msg, where)
 		}
 		t = L.NewTable()
 		t.RawSetString("err", lua.LString("ERR "+msg))
 	}
+	if where != nil {
+		t.RawSetString("source", lua.LString("@"+strings.TrimPrefix(where.Source, "@")))
+		t.RawSetString("line", lua.LNumber(where.CurrentLine))
+	}
+	L.Push(t)
+	return 1
+}
+
+// luaFrame is the innermost Lua function on the stack, where an error
+// being handled was raised (the Go functions that raise, such as error or
+// redis.call, are skipped as Redis's handler skips C functions).
+func luaFrame(L *lua.LState) *lua.Debug {
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
-			break
+			return nil
 		}
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
-			continue
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			return dbg
 		}
-		t.RawSetString("source", lua.LString("@"+strings.TrimPrefix(dbg.Source, "@")))
-		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
-		break
 	}
-	L.Push(t)
+}
+
+// pcallHandler gives errors caught by pcall Lua's wording while the frame
+// that raised them is still there to name the variable.
+func pcallHandler(L *lua.LState) int {
+	if s, ok := L.Get(1).(lua.LString); ok {
+		L.Push(lua.LString(luaMessage(string(s), luaFrame(L))))
+		return 1
+	}
+	L.Push(L.Get(1))
 	return 1
 }
 
@@ -583,31 +631,8 @@ func numberSubject(fn *lua.LFunction) lua.LGFunction {
 		if n, ok := L.Get(1).(lua.LNumber); ok {
 			L.Replace(1, lua.LString(fmt14(float64(n))))
 		}
-		top := L.GetTop()
-		L.Push(fn)
-		L.Insert(L.Get(-1), 1)
-		L.Pop(1)
-		L.Call(top, lua.MultRet)
-		return L.GetTop()
+		return fn.GFunction(L)
 	}
-}
-
-var arithMessage = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)`)
-var indexMessage = regexp.MustCompile(`attempt to index a non-table object\((\w+)\) with key '[^']*'`)
-
-// luaMessage rewords gopher-lua's runtime errors the way Lua 5.1 words
-// them, as far as the information allows (Lua also names the variable,
-// which gopher-lua does not know).
-func luaMessage(msg string) string {
-	msg = arithMessage.ReplaceAllStringFunc(msg, func(m string) string {
-		p := arithMessage.FindStringSubmatch(m)
-		bad := p[1]
-		if bad == "number" || bad == "string" {
-			bad = p[2]
-		}
-		return "attempt to perform arithmetic on a " + bad + " value"
-	})
-	return indexMessage.ReplaceAllString(msg, "attempt to index a $1 value")
 }
 
 // tableConcat is table.concat with Lua's number formatting.
