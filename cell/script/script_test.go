@@ -161,6 +161,13 @@ func TestErrorFormat(t *testing.T) {
 		{"redis.setresp(4)", "-ERR RESP version must be 2 or 3. script: SHA, on @user_script:1.\r\n"},
 		{"redis.log(99, 'x')", "-ERR Invalid debug level. script: SHA, on @user_script:1.\r\n"},
 		{"local function f() return f() + 1 end return f()", "-ERR user_script:1: stack overflow script: SHA, on @user_script:1.\r\n"},
+		{"local a = nil; return a + 1", "-ERR user_script:1: attempt to perform arithmetic on local 'a' (a nil value) script: SHA, on @user_script:1.\r\n"},
+		{"local t = {} return t.x.y", "-ERR user_script:1: attempt to index field 'x' (a nil value) script: SHA, on @user_script:1.\r\n"},
+		{"local t = {} t:m()", "-ERR user_script:1: attempt to call method 'm' (a nil value) script: SHA, on @user_script:1.\r\n"},
+		{"local up; local function f() return up + 1 end return f()", "-ERR user_script:1: attempt to perform arithmetic on upvalue 'up' (a nil value) script: SHA, on @user_script:1.\r\n"},
+		{"return KEYS[1] + 1", "-ERR user_script:1: attempt to perform arithmetic on field '?' (a nil value) script: SHA, on @user_script:1.\r\n"},
+		{"for i = 1, 'x' do end", "-ERR user_script:1: 'for' limit must be a number script: SHA, on @user_script:1.\r\n"},
+		{"return {pcall(function() local a; return #a end)}", "*2\r\n$-1\r\n$57\r\nuser_script:1: attempt to get length of local 'a' (a nil value)\r\n"},
 	})
 }
 
