@@ -167,7 +167,7 @@ func TestErrorFormat(t *testing.T) {
 		{"local up; local function f() return up + 1 end return f()", "-ERR user_script:1: attempt to perform arithmetic on upvalue 'up' (a nil value) script: SHA, on @user_script:1.\r\n"},
 		{"return KEYS[1] + 1", "-ERR user_script:1: attempt to perform arithmetic on field '?' (a nil value) script: SHA, on @user_script:1.\r\n"},
 		{"for i = 1, 'x' do end", "-ERR user_script:1: 'for' limit must be a number script: SHA, on @user_script:1.\r\n"},
-		{"return {pcall(function() local a; return #a end)}", "*2\r\n$-1\r\n$57\r\nuser_script:1: attempt to get length of local 'a' (a nil value)\r\n"},
+		{"return {pcall(function() local a; return #a end)}", "*2\r\n$-1\r\n$63\r\nuser_script:1: attempt to get length of local 'a' (a nil value)\r\n"},
 	})
 }
 
