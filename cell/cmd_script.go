@@ -180,11 +180,10 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	srv.scriptMu.Unlock()
 	r.arm(srv)
 
-	mark := x.W.Len()
-	srv.scripts.Run(ctx, s, keys, argv, r, x.W)
-	if out := x.W.Bytes()[mark:]; len(out) > 0 && out[0] == '-' {
-		x.failed = true
-		srv.stats.countError(string(out[1 : len(out)-2]))
+	out := srv.scripts.Run(ctx, s, keys, argv, r, x.W)
+	x.failed = out.Failed
+	for _, e := range out.Errors {
+		srv.stats.countError(e)
 	}
 
 	r.mu.Lock()
@@ -287,41 +286,50 @@ func (e scriptError) Error() string { return string(e) }
 // the shards the EVAL holds, with its frozen clock.
 func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	x := r.x
+	// A refusal counts in the error statistics here, as in Redis; the
+	// script package does not count it again when the script fails with it.
+	refuse := func(cmd *Command, msg string) {
+		w.Error(msg)
+		x.srv.stats.countError(msg)
+		if cmd != nil {
+			cmd.stats.rejected.Add(1)
+		}
+	}
 	cmd := lookupCommand(commands, args[0])
 	if cmd == nil {
-		w.Error(ErrScriptUnknownCmd)
+		refuse(nil, ErrScriptUnknownCmd)
 		return
 	}
 	if cmd.Sub != nil && len(args) >= 2 {
 		sub := lookupCommand(cmd.Sub, args[1])
 		if sub == nil {
-			w.Error(errUnknownSubcommand(args[0], args[1]))
+			refuse(cmd, errUnknownSubcommand(args[0], args[1]))
 			return
 		}
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
-		w.Error(ErrScriptArity)
+		refuse(cmd, ErrScriptArity)
 		return
 	}
 	if cmd.Flags&FlagNoScript != 0 {
-		w.Error(ErrScriptNotAllowed)
+		refuse(cmd, ErrScriptNotAllowed)
 		return
 	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
-		w.Error(ErrScriptReadOnly)
+		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
 	if !r.allowAll {
 		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
-			w.Error(errUndeclaredWholeDB(cmd.Name))
+			refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 			return
 		}
 		r.keyIdx = cmd.keyIndexes(args, r.keyIdx[:0])
 		for _, i := range r.keyIdx {
 			if !r.holds(x.srv.ks.shardOf(r.db, args[i])) {
-				w.Error(errUndeclaredKey(args[i]))
+				refuse(cmd, errUndeclaredKey(args[i]))
 				return
 			}
 		}
@@ -329,7 +337,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	r.mu.Lock()
 	if r.killed {
 		r.mu.Unlock()
-		w.Error(ErrScriptKilled)
+		refuse(cmd, ErrScriptKilled)
 		return
 	}
 	if write {

@@ -694,3 +694,30 @@ func TestScriptInfoAndConfig(t *testing.T) {
 		t.Errorf("killed script's reply:\n  redis-server: %q %v\n  cellserver:   %q %v", rr, err1, cr, err2)
 	}
 }
+
+// TestScriptErrorStats: a failed redis.call is counted once, when the
+// command fails, not again when the script passes the error on; errors the
+// script makes itself are counted when they are replied.
+func TestScriptErrorStats(t *testing.T) {
+	c := newPair(t)
+	c.Do("CONFIG", "RESETSTAT")
+	c.Do("SET", "sk", "abc")
+	for _, args := range [][]string{
+		{"EVAL", "return redis.call('incr', KEYS[1])", "1", "sk"},
+		{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "sk"},
+		{"EVAL", "return {1, redis.pcall('incr', KEYS[1])}", "1", "sk"},
+		{"EVAL", "return redis.pcall('incr', KEYS[1]).ignore_stats_update", "1", "sk"},
+		{"EVAL", "error('x')", "0"},
+		{"EVAL", "return {err='MY thing'}", "0"},
+		{"EVAL", "return {1, {err='NESTED x'}}", "0"},
+		{"EVAL", "return redis.error_reply('E2 x')", "0"},
+		{"EVAL", "return redis.call('nosuch')", "0"},
+		{"EVAL", "return redis.call('get')", "0"},
+		{"EVAL", "return redis.call('get', {})", "0"},
+		{"EVAL_RO", "return redis.call('set', KEYS[1], 1)", "1", "sk"},
+	} {
+		c.Do(args...)
+	}
+	c.DoMasked(maskInfo("errorstat_E2", "errorstat_ERR", "errorstat_MY", "errorstat_NESTED", "total_error_replies"), "INFO", "errorstats")
+	c.DoMasked(maskInfo("total_error_replies"), "INFO", "stats")
+}

@@ -17,7 +17,7 @@ const maxReplyDepth = 1000
 // written in the client's protocol.
 func (st *state) writeReply(w *resp.Writer, v lua.LValue, depth int) {
 	if depth > maxReplyDepth {
-		w.Error("ERR " + msgStackLimit)
+		st.replyError(w, "ERR "+msgStackLimit, nil)
 		return
 	}
 	switch x := v.(type) {
@@ -43,7 +43,7 @@ func (st *state) writeReply(w *resp.Writer, v lua.LValue, depth int) {
 
 func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 	if s, ok := t.RawGetString("err").(lua.LString); ok {
-		w.Error(string(s))
+		st.replyError(w, string(s), t)
 		return
 	}
 	if s, ok := t.RawGetString("ok").(lua.LString); ok {
@@ -184,7 +184,9 @@ func (p *replyParser) value(depth int) lua.LValue {
 		if depth == 0 {
 			p.topError = true
 		}
-		return errTable(L, "-"+p.line())
+		t := errTable(L, "-"+p.line())
+		p.st.counted[t] = true
+		return t
 	case '*':
 		n := p.count()
 		if n < 0 {

@@ -279,24 +279,32 @@ func (e errorText) Error() string { return string(e) }
 // w. ctx ends the script from outside: SCRIPT KILL cancels it with a cause
 // whose text becomes the error. Which commands a script may run (read-only
 // scripts, undeclared keys) is the host's business.
-func (e *Engine) Run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) {
+func (e *Engine) Run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) (out Outcome) {
 	st := e.get()
 	mark := w.Len()
-	ok := false
 	defer func() {
 		if r := recover(); r != nil {
 			w.Truncate(mark)
-			w.Error(fmt.Sprintf("ERR Error running script %s, internal error: %v", s.SHA, r))
+			msg := fmt.Sprintf("ERR Error running script %s, internal error: %v", s.SHA, r)
+			w.Error(msg)
 			st.L.Close()
+			out = Outcome{Failed: true, Errors: []string{msg}}
 			return
 		}
-		if ok {
-			e.put(st)
-		} else {
-			st.L.Close()
-		}
+		e.put(st)
 	}()
-	ok = st.run(ctx, s, keys, argv, host, w)
+	return st.run(ctx, s, keys, argv, host, w)
+}
+
+// Outcome is what the reply of a run means for the statistics: Failed if
+// it holds an error at any depth (failed_calls), and the error texts that
+// error statistics count. As in Redis, an error that came from a command
+// the script called was counted when that command failed, and is not
+// counted again when the script passes it on (Redis's
+// ignore_stats_update).
+type Outcome struct {
+	Failed bool
+	Errors []string
 }
 
 func (e *Engine) get() *state {

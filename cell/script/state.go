@@ -31,6 +31,11 @@ type state struct {
 	proxyOf map[*lua.LTable]*lua.LTable // real table -> proxy
 	errFn   *lua.LFunction
 	pcallFn *lua.LFunction // pcall's message handler (pcallHandler)
+	// counted holds the error tables made from failed commands' replies
+	// during a run: those failures are in the statistics already (Redis's
+	// ignore_stats_update, kept out of the table here).
+	counted map[*lua.LTable]bool
+	out     Outcome
 	null    *lua.LUserData // cjson.null
 
 	// Set for the duration of one run.
@@ -57,6 +62,7 @@ func newState(e *Engine) *state {
 		real:    map[*lua.LTable]*lua.LTable{},
 		proxyOf: map[*lua.LTable]*lua.LTable{},
 		scratch: resp.NewWriter(),
+		counted: map[*lua.LTable]bool{},
 	}
 	for _, lib := range []struct {
 		name string
@@ -529,9 +535,8 @@ func luaToString(L *lua.LState, v lua.LValue) string {
 	return L.ToStringMeta(v).String()
 }
 
-// run calls s and writes its reply. It reports whether the state may be
-// reused.
-func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) bool {
+// run calls s and writes its reply.
+func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host Host, w *resp.Writer) Outcome {
 	L := st.L
 	fn := st.fns[s.SHA]
 	if fn == nil {
@@ -542,8 +547,11 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 	st.globals.RawSetString("KEYS", stringArray(L, keys))
 	st.globals.RawSetString("ARGV", stringArray(L, argv))
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
+	st.out = Outcome{}
+	clear(st.counted)
 	defer func() {
 		st.inRun, st.ctx, st.host = false, nil, nil
+		clear(st.counted)
 		L.RemoveContext()
 		L.SetTop(0)
 	}()
@@ -551,10 +559,20 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 	L.Push(fn)
 	if err := L.PCall(0, 1, st.errFn); err != nil {
 		st.writeError(s, err, w)
-		return true
+		return st.out
 	}
 	st.writeReply(w, L.Get(-1), 0)
-	return true
+	return st.out
+}
+
+// replyError writes an error reply and notes it for the statistics; t is
+// the error table it came from, if any.
+func (st *state) replyError(w *resp.Writer, msg string, t *lua.LTable) {
+	w.Error(msg)
+	st.out.Failed = true
+	if t == nil || !st.counted[t] {
+		st.out.Errors = append(st.out.Errors, msg)
+	}
 }
 
 // writeError writes a script's failure in Redis 7.0's format:
@@ -569,7 +587,7 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 		// The call stack filled up, so the error handler could not run:
 		// report it as Lua's "stack overflow" at the deepest line.
 		line := overflowLine(ae)
-		w.Error("ERR " + chunkName + ":" + line + ": stack overflow script: " + s.SHA + ", on @" + chunkName + ":" + line + ".")
+		st.replyError(w, "ERR "+chunkName+":"+line+": stack overflow script: "+s.SHA+", on @"+chunkName+":"+line+".", nil)
 		return
 	}
 	if !ok {
@@ -577,7 +595,7 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 		if len(msg) > 100 {
 			msg = msg[:100]
 		}
-		w.Error("ERR Error running script " + s.SHA + ", " + strings.TrimRight(msg, "\n"))
+		st.replyError(w, "ERR Error running script "+s.SHA+", "+strings.TrimRight(msg, "\n"), nil)
 		return
 	}
 	msg, ok := t.RawGetString("err").(lua.LString)
@@ -588,10 +606,10 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 	source, sok := t.RawGetString("source").(lua.LString)
 	line := t.RawGetString("line")
 	if sok && line != lua.LNil {
-		w.Error(string(msg) + " script: " + s.SHA + ", on " + string(source) + ":" + luaToString(st.L, line) + ".")
-		return
+		st.replyError(w, string(msg)+" script: "+s.SHA+", on "+string(source)+":"+luaToString(st.L, line)+".", t)
+	} else {
+		st.replyError(w, string(msg), t)
 	}
-	w.Error(string(msg))
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
