@@ -120,6 +120,7 @@ func TestScriptErrors(t *testing.T) {
 			"return {xpcall(function() local a; return a + 1 end, function(e) return e end)}",
 			"return {xpcall(nil, function(e) return e end)}", "return redis.nosuch()",
 			"return string.rep('x', {})", "return setmetatable(1, {})", "return math.floor('a')",
+			"return string.rep()", "return string.sub()", "return struct.pack()", "return bit.tohex()",
 			"return table.concat({1, {}}, ',')",
 		)
 	})

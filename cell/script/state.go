@@ -4,6 +4,7 @@ import (
 	"context"
 	gomath "math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -94,6 +95,14 @@ func newState(e *Engine) *state {
 	G.RawSetString("__redis__err__handler", L.NewFunction(st.errorHandler))
 	st.errFn = L.NewFunction(st.errorHandler)
 	st.pcallFn = L.NewFunction(pcallHandler)
+
+	// Missing arguments are "no value" in Lua's messages, not nil.
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "struct", "bit", "cmsgpack"} {
+		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
+			wrapArgErrors(L, t)
+		}
+	}
+	wrapArgErrors(L, G)
 
 	// Protect every library table, then _G itself.
 	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "struct", "bit", "cmsgpack"} {
@@ -709,4 +718,38 @@ func strtodLua(s string) (float64, bool) {
 		return f, true
 	}
 	return parseLuaNumber(t)
+}
+
+var gotNil = regexp.MustCompile(`bad argument #(\d+) to (\S+) \((.*) expected, got nil\)$`)
+
+// wrapArgErrors makes the Go functions of t report a missing argument as
+// Lua does ("got no value"); gopher-lua cannot tell nil from absent.
+func wrapArgErrors(L *lua.LState, t *lua.LTable) {
+	var names []lua.LValue
+	t.ForEach(func(k, v lua.LValue) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG && k != lua.LString(concatName) {
+			names = append(names, k)
+		}
+	})
+	for _, k := range names {
+		fn := t.RawGet(k).(*lua.LFunction).GFunction
+		t.RawSet(k, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			defer func() {
+				if r := recover(); r != nil {
+					if ae, ok := r.(*lua.ApiError); ok {
+						if s, ok := ae.Object.(lua.LString); ok {
+							if m := gotNil.FindStringSubmatchIndex(string(s)); m != nil {
+								if n, _ := strconv.Atoi(string(s)[m[2]:m[3]]); n > top {
+									ae.Object = lua.LString(string(s)[:m[1]-len("nil)")] + "no value)")
+								}
+							}
+						}
+					}
+					panic(r)
+				}
+			}()
+			return fn(L)
+		}))
+	}
 }
