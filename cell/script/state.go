@@ -727,7 +727,7 @@ var gotNil = regexp.MustCompile(`bad argument #(\d+) to (\S+) \((.*) expected, g
 func wrapArgErrors(L *lua.LState, t *lua.LTable) {
 	var names []lua.LValue
 	t.ForEach(func(k, v lua.LValue) {
-		if f, ok := v.(*lua.LFunction); ok && f.IsG && k != lua.LString(concatName) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && k != lua.LString(concatName) {
 			names = append(names, k)
 		}
 	})
