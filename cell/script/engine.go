@@ -263,6 +263,10 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 	if err != nil {
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(err.Error()))
 	}
+	// The main chunk is vararg, and gopher-lua would build Lua 5.0's "arg"
+	// table for it on every call; Lua 5.1 does not for a main chunk (no
+	// script can name it), so neither do we.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, nil
 }
 
