@@ -456,7 +456,7 @@ func (d *jsonDecoder) value(tok jsonToken) lua.LValue {
 		return d.st.null
 	case tObjBegin:
 		d.descend()
-		t := L.NewTable()
+		t := L.CreateTable(0, 4)
 		tok = d.next()
 		if tok.typ == tObjEnd {
 			d.depth--
@@ -483,7 +483,7 @@ func (d *jsonDecoder) value(tok jsonToken) lua.LValue {
 		}
 	case tArrBegin:
 		d.descend()
-		t := L.NewTable()
+		t := L.CreateTable(4, 0)
 		tok = d.next()
 		if tok.typ == tArrEnd {
 			d.depth--

@@ -259,7 +259,7 @@ func (c *msgpackCursor) array(n int, depth int) lua.LValue {
 
 func (c *msgpackCursor) mapOf(n int, depth int) lua.LValue {
 	c.need(2 * n)
-	t := c.L.NewTable()
+	t := c.L.CreateTable(0, n)
 	for i := 0; i < n; i++ {
 		k := c.decode(depth + 1)
 		v := c.decode(depth + 1)

@@ -177,7 +177,7 @@ func (p *replyParser) value(depth int) lua.LValue {
 		}
 		return lua.LString(p.bulk(n))
 	case '+':
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("ok", lua.LString(p.line()))
 		return t
 	case '-':
@@ -202,19 +202,19 @@ func (p *replyParser) value(depth int) lua.LValue {
 		return lua.LNil
 	case ',':
 		f, _ := parseDouble(p.line())
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("double", lua.LNumber(f))
 		return t
 	case '#':
 		return lua.LBool(p.line() == "t")
 	case '(':
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("big_number", lua.LString(p.line()))
 		return t
 	case '=':
 		s := p.bulk(p.count())
-		t := L.NewTable()
-		vt := L.NewTable()
+		t := L.CreateTable(0, 1)
+		vt := L.CreateTable(0, 1)
 		if len(s) >= 4 {
 			vt.RawSetString("format", lua.LString(s[:3]))
 			vt.RawSetString("string", lua.LString(s[4:]))
@@ -223,7 +223,7 @@ func (p *replyParser) value(depth int) lua.LValue {
 		return t
 	case '%':
 		n := p.count()
-		m := L.NewTable()
+		m := L.CreateTable(0, 1)
 		for i := 0; i < n; i++ {
 			k := p.value(depth + 1)
 			v := p.value(depth + 1)
@@ -231,18 +231,18 @@ func (p *replyParser) value(depth int) lua.LValue {
 				m.RawSet(k, v)
 			}
 		}
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("map", m)
 		return t
 	case '~':
 		n := p.count()
-		s := L.NewTable()
+		s := L.CreateTable(0, 1)
 		for i := 0; i < n; i++ {
 			if k := p.value(depth + 1); k != lua.LNil {
 				s.RawSet(k, lua.LTrue)
 			}
 		}
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("set", s)
 		return t
 	case '|':

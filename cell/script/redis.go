@@ -67,7 +67,7 @@ func errTable(L *lua.LState, s string) *lua.LTable {
 		}
 	}
 	msg = strings.Trim(msg, "\r\n")
-	t := L.NewTable()
+	t := L.CreateTable(0, 1)
 	t.RawSetString("err", lua.LString(code+" "+msg))
 	return t
 }
@@ -140,7 +140,7 @@ func (st *state) statusReply(L *lua.LState) int {
 		L.Push(errTable(L, msgWrongArgsOrType))
 		return 1
 	}
-	t := L.NewTable()
+	t := L.CreateTable(0, 1)
 	t.RawSetString("ok", s)
 	L.Push(t)
 	return 1

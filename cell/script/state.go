@@ -478,7 +478,7 @@ func (st *state) errorHandler(L *lua.LState) int {
 	var t *lua.LTable
 	if st.ctx != nil && st.ctx.Err() != nil {
 		// SCRIPT KILL: whatever the script was doing, say so.
-		t = L.NewTable()
+		t = L.CreateTable(0, 3)
 		t.RawSetString("err", lua.LString(killText(st.ctx)))
 	} else if tt, ok := obj.(*lua.LTable); ok {
 		t = tt
@@ -487,7 +487,7 @@ func (st *state) errorHandler(L *lua.LState) int {
 		if _, isString := obj.(lua.LString); isString {
 			msg = luaMessage(msg, where)
 		}
-		t = L.NewTable()
+		t = L.CreateTable(0, 3)
 		t.RawSetString("err", lua.LString("ERR "+msg))
 	}
 	if where != nil {
