@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -51,6 +53,8 @@ type Client struct {
 	replyKeep bool  // CLIENT REPLY ON: keep its own reply even when it ends OFF
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
+
+	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -101,6 +105,7 @@ func (c *Client) serve() {
 		if err != nil {
 			var pe resp.ProtocolError
 			if errors.As(err, &pe) {
+				c.srv.log.Warn("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
 				c.w.Error(pe.Error())
 				c.srv.stats.countError(pe.Error())
 				c.flush()
@@ -138,15 +143,22 @@ func (c *Client) serve() {
 }
 
 func (c *Client) flush() bool {
+	if c.mon != nil {
+		return c.flushMonitor()
+	}
 	_, err := c.nc.Write(c.w.Bytes())
 	c.w.Reset()
 	return err == nil
 }
 
 func (c *Client) close() {
+	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()
 	c.srv.removeClient(c)
+	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)
+	}
 }
 
 // Name is the name set with CLIENT SETNAME or HELLO SETNAME.

@@ -11,7 +11,9 @@ import (
 
 // CONFIG GET / SET / RESETSTAT / REWRITE / HELP over a table of Redis 7.0
 // parameters. A few are wired to the server (requirepass, maxclients,
-// proto-max-bulk-len, client-query-buffer-limit); the others are the ones
+// proto-max-bulk-len, client-query-buffer-limit, and from the files of
+// their features slowlog-*, latency-monitor-threshold, loglevel and
+// logfile, whose get/apply slowlog.go and logging.go set); the others are the ones
 // clients and tools commonly read, with Redis's defaults, validated and
 // stored as Redis would so that a SET reads back the same, but without
 // effect here (see the README for which).

@@ -35,6 +35,12 @@ type Config struct {
 	// KEYS, as standalone Redis does. Every script then locks every shard
 	// of every database, so scripts no longer run beside other commands.
 	LuaAllowUndeclaredKeys bool
+
+	// Observability (logging.go, metrics.go).
+	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
+	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
+	MetricsPort int            // serve GET /metrics on this port; 0: off
+	MetricsBind string         // address for /metrics; "": the first Bind address
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.

@@ -43,6 +43,10 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrBusy)
 		return
 	}
+	if c.mon != nil && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
+		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
+		return
+	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
 	}
@@ -96,7 +100,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	cmd.Handler(x)
 	c.locks.unlock()
-	c.record(cmd, x.failed, time.Since(start))
+	c.record(cmd, args, x.failed, time.Since(start))
 }
 
 // lockFor adds to l the shards cmd needs when run in db.
@@ -117,7 +121,10 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	}
 }
 
-func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
+// record counts a command that ran for d. Past the observer's gate (one
+// atomic load and comparison) it also feeds the slow log, the latency
+// monitor and MONITOR (observe.go).
+func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duration) {
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
 	cmd.stats.recordLatency(d)
@@ -126,4 +133,7 @@ func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
 	}
 	c.ncmds.Add(1)
 	c.lastCmd.Store(cmd)
+	if int64(d) >= c.srv.obs.gate.Load() {
+		c.observe(cmd, args, d)
+	}
 }

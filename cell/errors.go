@@ -184,6 +184,18 @@ func errSubcommandSyntax(parent, sub []byte) string {
 	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
 }
 
+// Observability.
+const (
+	ErrSlowlogCount        = "ERR count should be greater than or equal to -1"
+	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	ErrReplicaKeyspace     = "ERR Replica can't interact with the keyspace"
+)
+
+// errLatencyNoSamples is LATENCY GRAPH's reply for an event never seen.
+func errLatencyNoSamples(event string) string {
+	return "ERR No samples available for event '" + event + "'"
+}
+
 // Scripting.
 const (
 	ErrNoScript         = "NOSCRIPT No matching script. Please use EVAL."

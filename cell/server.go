@@ -23,6 +23,7 @@ type Server struct {
 	stats serverStats
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -61,6 +62,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultConfig().Version
 	}
@@ -75,6 +79,7 @@ func New(cfg Config) *Server {
 	s.live.load(&cfg)
 	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
 	s.running = map[*scriptRun]struct{}{}
+	s.obs.init()
 	go s.activeExpiry()
 	return s
 }
@@ -169,7 +174,13 @@ func (s *Server) accept(ln net.Listener) error {
 		if !s.addClient(c) {
 			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
 			nc.Close()
+			if !s.closing.Load() {
+				s.log.Warn("connection refused: max number of clients reached", "addr", c.addr)
+			}
 			continue
+		}
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.log.Debug("client connected", "id", c.id, "addr", c.addr)
 		}
 		go c.serve()
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.Var(busy, "lua-time-limit", "alias of --busy-reply-threshold")
 	fs.BoolVar(&cfg.LuaAllowUndeclaredKeys, "lua-allow-undeclared-keys", false,
 		"let scripts touch keys not listed in KEYS; every script then locks the whole keyspace")
+	// Observability.
+	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
+	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
+	fs.IntVar(&cfg.MetricsPort, "metrics-port", 0, "serve Prometheus metrics at GET /metrics on this port (0: off)")
+	fs.StringVar(&cfg.MetricsBind, "metrics-bind", "", "address for --metrics-port (empty: the first --bind address)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -54,6 +60,15 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 		return cfg, fmt.Errorf("--unixsocketperm %q: not an octal number", *perm)
 	}
 	cfg.UnixSocketPerm = uint32(p)
+	level, ok := cell.ParseLogLevel(*loglevel)
+	if !ok {
+		return cfg, fmt.Errorf("--loglevel %q: must be debug, verbose, notice or warning", *loglevel)
+	}
+	cfg.LogLevel = new(slog.LevelVar)
+	cfg.LogLevel.Set(level)
+	if cfg.MetricsPort < 0 || cfg.MetricsPort > 65535 {
+		return cfg, fmt.Errorf("--metrics-port %d: must be 0..65535", cfg.MetricsPort)
+	}
 	switch {
 	case cfg.Port < 0 || cfg.Port > 65535:
 		return cfg, fmt.Errorf("--port %d: must be 0..65535", cfg.Port)
