@@ -89,6 +89,11 @@ func evalshaRO(x *Ctx) { evalGeneric(x, true, true) }
 // evalGeneric checks in Redis's order: the sha's length (EVALSHA), numkeys,
 // the script (NOSCRIPT or a compile error), then the flags against *_RO.
 func evalGeneric(x *Ctx, bySHA, ro bool) {
+	// EVAL skips the normal MONITOR feed: it is fed here, before the
+	// commands of the script, as Redis does.
+	if x.srv.obs.monitors.count.Load() > 0 {
+		x.cl.feedMonitorsAs(x.cmd, x.Args, x.db, "")
+	}
 	if bySHA && len(x.Args[1]) != 40 {
 		x.Error(ErrNoScript)
 		return
@@ -348,6 +353,11 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	sub := Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, db: r.db, now: x.now}
 	cmd.Handler(&sub)
 	r.db = sub.db
+	// Fed after the command, as Redis's call() does: a SELECT shows the
+	// database it selected.
+	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
+	}
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(time.Since(start) / time.Microsecond))
 	if sub.failed {

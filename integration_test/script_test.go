@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -721,4 +722,38 @@ func TestScriptErrorStats(t *testing.T) {
 	}
 	c.DoMasked(maskInfo("errorstat_E2", "errorstat_ERR", "errorstat_MY", "errorstat_NESTED", "total_error_replies"), "INFO", "errorstats")
 	c.DoMasked(maskInfo("total_error_replies"), "INFO", "stats")
+}
+
+// TestScriptMonitor: MONITOR shows EVAL before its script's commands, which
+// come from "lua"; EVALSHA is shown even when it fails.
+func TestScriptMonitor(t *testing.T) {
+	c := newPair(t)
+	var mons []*respConn
+	for _, p := range []*process{c.srv.redis, c.srv.cell} {
+		m, err := dialRESP(p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		if r, err := m.Do("MONITOR"); err != nil || string(r) != "+OK\r\n" {
+			t.Fatalf("%s: MONITOR replied %q, %v", p.name, r, err)
+		}
+		mons = append(mons, m)
+	}
+	c.Do("EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "mk")
+	c.Do("EVAL", "redis.call('select', 2) return redis.call('ping')", "0")
+	c.Error("EVALSHA", "0000000000000000000000000000000000000000", "0")
+	c.Error("EVAL", "return 1", "x")
+	c.Do("ECHO", "end-script")
+	lr := readMonitor(t, c.srv.redis.name, mons[0], "end-script")
+	lc := readMonitor(t, c.srv.cell.name, mons[1], "end-script")
+	luaTime := regexp.MustCompile(`^\+[0-9]+\.[0-9]{6} \[([0-9]+) lua\] `)
+	for _, lines := range [][]string{lr, lc} {
+		for i, l := range lines {
+			lines[i] = luaTime.ReplaceAllString(l, "+<time> [$1 lua] ")
+		}
+	}
+	if strings.Join(lr, "") != strings.Join(lc, "") {
+		t.Errorf("MONITOR lines differ\n  redis-server: %q\n  cellserver:   %q", lr, lc)
+	}
 }
