@@ -757,3 +757,14 @@ func TestScriptMonitor(t *testing.T) {
 		t.Errorf("MONITOR lines differ\n  redis-server: %q\n  cellserver:   %q", lr, lc)
 	}
 }
+
+// TestScriptSlowlog: a script's commands are logged one by one, from
+// Redis's Lua client ("?:0", no name), before the EVAL that ran them.
+func TestScriptSlowlog(t *testing.T) {
+	c := newPair(t)
+	slowlogEverything(t, c)
+	c.Do("CLIENT", "SETNAME", "script-client")
+	c.Do("EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "sk")
+	c.Error("EVAL", "return redis.call('nosuch')", "0")
+	c.DoMasked(maskSlowlog, "SLOWLOG", "GET", "10")
+}
