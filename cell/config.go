@@ -41,6 +41,18 @@ type Config struct {
 	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
 	MetricsPort int            // serve GET /metrics on this port; 0: off
 	MetricsBind string         // address for /metrics; "": the first Bind address
+
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
@@ -50,6 +62,10 @@ type liveConfig struct {
 	protoMaxBulkLen        atomic.Int64
 	clientQueryBufferLimit atomic.Int64
 	busyReplyThresholdMs   atomic.Int64
+	// zset-max-listpack-entries and -value, read at every sorted-set
+	// insert (zset.go).
+	zsetMaxListpackEntries atomic.Int64
+	zsetMaxListpackValue   atomic.Int64
 }
 
 // DefaultConfig is what `cellserver` runs with when given no flags: Redis's
@@ -88,6 +104,8 @@ func (l *liveConfig) load(c *Config) {
 	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
 	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
 	l.busyReplyThresholdMs.Store(c.BusyReplyThreshold.Milliseconds())
+	l.zsetMaxListpackEntries.Store(128)
+	l.zsetMaxListpackValue.Store(64)
 }
 
 // ParseMemory reads a size as redis.conf writes it: a number with an

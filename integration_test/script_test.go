@@ -319,7 +319,7 @@ func TestScriptSelect(t *testing.T) {
 // the kill error. On cellserver, commands on other shards keep running;
 // redis-server answers everything BUSY, so that part is cellserver alone.
 func TestScriptBusy(t *testing.T) {
-	s := startServers(t, serverOptions{busyReplyThresholdMs: 200})
+	s := startServers(t, serverOptions{args: []string{"--busy-reply-threshold", "200"}})
 	runner := newPairOn(t, s)
 	other := newPairOn(t, s)
 	loop := []string{"EVAL", "while true do end", "1", "busykey"}
@@ -384,7 +384,7 @@ func TestScriptBusy(t *testing.T) {
 
 // TestScriptKillLoopWithPcall: a script cannot catch SCRIPT KILL with pcall.
 func TestScriptKillLoopWithPcall(t *testing.T) {
-	s := startServers(t, serverOptions{busyReplyThresholdMs: 100})
+	s := startServers(t, serverOptions{args: []string{"--busy-reply-threshold", "100"}})
 	runner := newPairOn(t, s)
 	other := newPairOn(t, s)
 	for _, conn := range []*respConn{runner.redis, runner.cell} {
@@ -767,4 +767,26 @@ func TestScriptSlowlog(t *testing.T) {
 	c.Do("EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "sk")
 	c.Error("EVAL", "return redis.call('nosuch')", "0")
 	c.DoMasked(maskSlowlog, "SLOWLOG", "GET", "10")
+}
+
+// TestScriptDoubles: scores reach Lua as bulk strings, or as {double=n}
+// under setresp(3), and go back to the client in its own protocol.
+func TestScriptDoubles(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		scriptNeeds(t, c, "zadd", "zscore", "zrange", "zincrby")
+		c.Do("ZADD", "z", "1.5", "m", "0.1", "n")
+		for _, body := range []string{
+			"return redis.call('zscore', KEYS[1], 'm')",
+			"redis.setresp(3) return redis.call('zscore', KEYS[1], 'm')",
+			"redis.setresp(3) return redis.call('zscore', KEYS[1], 'm').double * 2",
+			"redis.setresp(3) return type(redis.call('zscore', KEYS[1], 'nosuch'))",
+			"return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+			"redis.setresp(3) return redis.call('zrange', KEYS[1], 0, -1, 'withscores')",
+			"return redis.call('zincrby', KEYS[1], 1/3, 'm')",
+			"return redis.call('zadd', KEYS[1], 'x', 'y')",
+			"return redis.pcall('zadd', KEYS[1], 'nan', 'y')",
+		} {
+			c.Do("EVAL", body, "1", "z")
+		}
+	})
 }

@@ -39,8 +39,9 @@ type servers struct {
 // options both servers spell the same way belong here.
 type serverOptions struct {
 	requirepass string
-	// busyReplyThresholdMs sets busy-reply-threshold (0: the default).
-	busyReplyThresholdMs int
+	// args are more settings, as both servers take them on the command
+	// line ("--rename-command", "KEYS", "").
+	args []string
 }
 
 // sharedServers returns the servers every test shares, starting them on first
@@ -120,10 +121,7 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
-	if opt.busyReplyThresholdMs != 0 {
-		args = append(args, "--busy-reply-threshold", strconv.Itoa(opt.busyReplyThresholdMs))
-	}
-	return args
+	return append(args, opt.args...)
 }
 
 func cellserverArgs(port int, dir string, opt serverOptions) []string {
@@ -135,10 +133,7 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
-	if opt.busyReplyThresholdMs != 0 {
-		args = append(args, "--busy-reply-threshold", strconv.Itoa(opt.busyReplyThresholdMs))
-	}
-	return args
+	return append(args, opt.args...)
 }
 
 // processSeq numbers the working directories of the processes we start.
