@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -132,5 +133,59 @@ func TestScriptAtomic(t *testing.T) {
 	wg.Wait()
 	if got := dial(t, srv).do("GET", "n"); got != "$3\r\n800\r\n" {
 		t.Errorf("counter = %q, want 800", got)
+	}
+}
+
+// TestScriptW2Concurrent: the sliding-window script from many connections
+// on a few keys: each script is atomic, so the ZCARD replies for a key are
+// exactly 1..n, whatever the interleaving.
+func TestScriptW2Concurrent(t *testing.T) {
+	if commands["zadd"] == nil {
+		t.Skip("needs the sorted set commands")
+	}
+	srv := startServer(t, nil)
+	const clients, each, keys = 8, 60, 3
+	body := "redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]) local c = redis.call('ZCARD', KEYS[1]) redis.call('EXPIRE', KEYS[1], 60) return c"
+	var mu sync.Mutex
+	seen := map[string][]bool{}
+	var wg sync.WaitGroup
+	for cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dial(t, srv)
+			for i := range each {
+				key := "w2:" + itoa(int64(i%keys))
+				member := itoa(int64(cl*each + i))
+				got := c.do("EVAL", body, "1", key, "1700000000000", member)
+				n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(got, ":"), "\r\n"))
+				if err != nil {
+					t.Errorf("EVAL: %q", got)
+					return
+				}
+				mu.Lock()
+				if seen[key] == nil {
+					seen[key] = make([]bool, clients*each+1)
+				}
+				if n <= 0 || n >= len(seen[key]) || seen[key][n] {
+					t.Errorf("%s: ZCARD %d twice or out of range", key, n)
+				} else {
+					seen[key][n] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, s := range seen {
+		for _, v := range s {
+			if v {
+				total++
+			}
+		}
+	}
+	if total != clients*each {
+		t.Errorf("%d distinct replies, want %d", total, clients*each)
 	}
 }
