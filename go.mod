@@ -9,6 +9,7 @@ require (
 	github.com/redis/go-redis/v9 v9.7.3
 	github.com/throttled/throttled/v2 v2.12.0
 	github.com/ulule/limiter/v3 v3.11.2
+	github.com/yuin/gopher-lua v1.1.2
 )
 
 require (
