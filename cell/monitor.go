@@ -70,7 +70,10 @@ func monitorCmd(x *Ctx) {
 	m.push(c.w.Bytes(), nil)
 	c.w.Reset()
 	c.mon = m
-	go m.run()
+	// Registered before the writer starts: once the client can read +OK,
+	// every command another client runs must reach it (Redis adds the
+	// monitor before replying). Lines pushed meanwhile wait in buf behind
+	// the +OK.
 	ms := &x.srv.obs.monitors
 	ms.mu.Lock()
 	ms.sinks = append(ms.sinks, m)
@@ -78,6 +81,7 @@ func monitorCmd(x *Ctx) {
 	ms.mu.Unlock()
 	x.srv.obs.updateGate()
 	setClientFlag(&c.shared.flags, cflagMonitor, true)
+	go m.run()
 }
 
 // stopMonitor leaves monitor mode (RESET, disconnect): the sink is
