@@ -32,6 +32,10 @@ type Config struct {
 	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
 	MetricsPort int            // serve GET /metrics on this port; 0: off
 	MetricsBind string         // address for /metrics; "": the first Bind address
+
+	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
+	Cluster           *Topology
+	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.

@@ -32,6 +32,12 @@ type Server struct {
 	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
 	closing      atomic.Bool
 
+	// Cluster mode (cluster.go): fixed at start, so the command path pays
+	// one predictable branch when it is off.
+	clusterOn bool
+	topo      atomic.Pointer[Topology]
+	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[int64]*Client
@@ -66,6 +72,11 @@ func New(cfg Config) *Server {
 		start:   time.Now(),
 		clients: map[int64]*Client{},
 		done:    make(chan struct{}),
+	}
+	if cfg.Cluster != nil {
+		s.clusterOn = true
+		s.ks.bySlot = true
+		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
 	s.obs.init()

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cellserver migrate moves hash slots, with their keys, from one running
+// node to another, as redis-cli --cluster reshard does for Redis, without a
+// cluster bus:
+//
+//  1. target: CLUSTER SETSLOT s IMPORTING <source id>
+//  2. source: CLUSTER SETSLOT s MIGRATING <target id>. From here the source
+//     serves the slot's keys it still has and answers -ASK (to the target)
+//     for the others; the target serves those for clients that send ASKING.
+//  3. every key of CLUSTER GETKEYSINSLOT on the source is copied, then
+//     deleted, as one compare-and-swap: WATCH k, DUMP k, PEXPIRETIME k on
+//     the source; ASKING + RESTORE k <abs ms> <payload> REPLACE ABSTTL on the
+//     target; MULTI DEL k EXEC on the source. A client write to k in between
+//     aborts the EXEC and the key is copied again, so no write is lost;
+//     until the DEL, clients keep using the source's copy.
+//  4. CLUSTER SETSLOT s NODE <target id> on the target, the source and every
+//     other node the source's CLUSTER NODES lists.
+//
+// The topology files are not rewritten: the tool prints the new CLUSTER
+// NODES, which is the file's format, to install before the next restart.
+
+func runMigrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cellserver migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	from := fs.String("from", "", "source node, host:port")
+	to := fs.String("to", "", "target node, host:port")
+	slots := fs.String("slots", "", "slots to move: 5,10-20,...")
+	pass := fs.String("password", "", "AUTH password of the nodes")
+	batch := fs.Int("batch", 100, "keys asked per CLUSTER GETKEYSINSLOT")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: cellserver migrate --from host:port --to host:port --slots 0-99,200\n\n"+
+			"Moves the slots and their keys (values, TTLs, CL.THROTTLE state) between two\n"+
+			"running cluster-mode nodes, then tells every node of the cluster the new owner.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	list, err := parseSlotList(*slots)
+	if err != nil || *from == "" || *to == "" || *batch < 1 {
+		if err == nil {
+			err = errors.New("--from, --to and --slots are required")
+		}
+		fmt.Fprintln(stderr, "cellserver migrate:", err)
+		return 2
+	}
+	m := &migration{pass: *pass, batch: *batch, out: stdout}
+	if err := m.run(*from, *to, list); err != nil {
+		fmt.Fprintln(stderr, "cellserver migrate:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseSlotList reads "5,10-20".
+func parseSlotList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		a, b, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		lo, err1 := strconv.Atoi(a)
+		hi := lo
+		var err2 error
+		if isRange {
+			hi, err2 = strconv.Atoi(b)
+		}
+		if err1 != nil || err2 != nil || lo < 0 || hi > 16383 || hi < lo {
+			return nil, fmt.Errorf("--slots %q: want slots 0..16383 as 5,10-20", s)
+		}
+		for i := lo; i <= hi; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+type migration struct {
+	pass  string
+	batch int
+	out   io.Writer
+	moved int
+}
+
+func (m *migration) run(fromAddr, toAddr string, slots []int) error {
+	src, err := m.dial(fromAddr)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	dst, err := m.dial(toAddr)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	srcID, err := src.str("CLUSTER", "MYID")
+	if err != nil {
+		return fmt.Errorf("%s: %v", fromAddr, err)
+	}
+	dstID, err := dst.str("CLUSTER", "MYID")
+	if err != nil {
+		return fmt.Errorf("%s: %v", toAddr, err)
+	}
+	others, err := otherNodes(src, srcID, dstID)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for _, s := range slots {
+		slot := strconv.Itoa(s)
+		if err := dst.ok("CLUSTER", "SETSLOT", slot, "IMPORTING", srcID); err != nil {
+			return fmt.Errorf("slot %d: target: %v", s, err)
+		}
+		if err := src.ok("CLUSTER", "SETSLOT", slot, "MIGRATING", dstID); err != nil {
+			return fmt.Errorf("slot %d: source: %v", s, err)
+		}
+		for {
+			keys, err := src.do("CLUSTER", "GETKEYSINSLOT", slot, strconv.Itoa(m.batch))
+			if err != nil {
+				return fmt.Errorf("slot %d: %v", s, err)
+			}
+			list, _ := keys.([]any)
+			if len(list) == 0 {
+				break
+			}
+			for _, k := range list {
+				key, _ := k.(string)
+				if err := m.moveKey(src, dst, key); err != nil {
+					return fmt.Errorf("slot %d, key %q: %v", s, key, err)
+				}
+			}
+		}
+		if err := dst.ok("CLUSTER", "SETSLOT", slot, "NODE", dstID); err != nil {
+			return fmt.Errorf("slot %d: target: %v", s, err)
+		}
+		if err := src.ok("CLUSTER", "SETSLOT", slot, "NODE", dstID); err != nil {
+			return fmt.Errorf("slot %d: source: %v", s, err)
+		}
+		for _, addr := range others {
+			c, err := m.dial(addr)
+			if err == nil {
+				err = c.ok("CLUSTER", "SETSLOT", slot, "NODE", dstID)
+				c.close()
+			}
+			if err != nil {
+				return fmt.Errorf("slot %d: telling %s: %v", s, addr, err)
+			}
+		}
+	}
+	fmt.Fprintf(m.out, "moved %d slots and %d keys from %s to %s in %v\n", len(slots), m.moved, fromAddr, toAddr, time.Since(start).Round(time.Millisecond))
+	nodes, err := dst.str("CLUSTER", "NODES")
+	if err == nil {
+		fmt.Fprintf(m.out, "new topology (install it as every node's --cluster-config-file):\n%s", stripMyself(nodes))
+	}
+	return nil
+}
+
+// otherNodes lists host:port of every node but the two, from the source's
+// CLUSTER NODES.
+func otherNodes(src *respConn, ids ...string) ([]string, error) {
+	text, err := src.str("CLUSTER", "NODES")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+next:
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		for _, id := range ids {
+			if f[0] == id {
+				continue next
+			}
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		out = append(out, addr)
+	}
+	return out, nil
+}
+
+// stripMyself removes the source-specific "myself," flag so the text fits
+// every node.
+func stripMyself(nodes string) string {
+	return strings.ReplaceAll(nodes, "myself,", "")
+}
+
+// moveKey copies key to the target and deletes it from the source, as one
+// compare-and-swap on the source (see the steps above).
+func (m *migration) moveKey(src, dst *respConn, key string) error {
+	for attempt := 0; attempt < 100; attempt++ {
+		if err := src.ok("WATCH", key); err != nil {
+			if strings.HasPrefix(err.Error(), "ASK ") {
+				return nil // expired since GETKEYSINSLOT: the source sends it on
+			}
+			return err
+		}
+		payload, err := src.do("DUMP", key)
+		if err != nil {
+			return err
+		}
+		if payload == nil { // gone meanwhile: nothing to move
+			return src.ok("UNWATCH")
+		}
+		at, err := src.do("PEXPIRETIME", key)
+		if err != nil {
+			return err
+		}
+		ms, _ := at.(int64)
+		switch {
+		case ms == -2:
+			return src.ok("UNWATCH")
+		case ms < 0:
+			ms = 0
+		}
+		if err := dst.ok("ASKING"); err != nil {
+			return err
+		}
+		if err := dst.ok("RESTORE", key, strconv.FormatInt(ms, 10), payload.(string), "REPLACE", "ABSTTL"); err != nil {
+			return err
+		}
+		if err := src.ok("MULTI"); err != nil {
+			return err
+		}
+		if _, err := src.do("DEL", key); err != nil {
+			src.do("DISCARD")
+			return err
+		}
+		res, err := src.do("EXEC")
+		if err != nil {
+			// EXECABORT: the key expired between WATCH and DEL; look again.
+			continue
+		}
+		if res != nil {
+			m.moved++
+			return nil
+		}
+		// The key changed while it was copied: copy it again.
+	}
+	return errors.New("the key keeps changing; try again")
+}
+
+func (m *migration) dial(addr string) (*respConn, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c := &respConn{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}
+	if m.pass != "" {
+		if err := c.ok("AUTH", m.pass); err != nil {
+			c.close()
+			return nil, fmt.Errorf("%s: AUTH: %v", addr, err)
+		}
+	}
+	return c, nil
+}
+
+// respConn is the least RESP2 client the tool needs: one command at a time.
+// Replies: string (simple or bulk), int64, []any, nil; an error reply is a
+// Go error.
+type respConn struct {
+	nc net.Conn
+	r  *bufio.Reader
+	w  *bufio.Writer
+}
+
+func (c *respConn) close() { c.nc.Close() }
+
+func (c *respConn) do(args ...string) (any, error) {
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c.w, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(c.w, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if err := c.w.Flush(); err != nil {
+		return nil, err
+	}
+	return c.read()
+}
+
+func (c *respConn) ok(args ...string) error {
+	_, err := c.do(args...)
+	return err
+}
+
+func (c *respConn) str(args ...string) (string, error) {
+	v, err := c.do(args...)
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s: unexpected reply %v", args[0], v)
+	}
+	return s, nil
+}
+
+// replyError is an error reply of the server.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+func (c *respConn) read() (any, error) {
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("empty reply line")
+	}
+	body := line[1:]
+	switch line[0] {
+	case '+':
+		return body, nil
+	case '-':
+		return nil, replyError(body)
+	case ':':
+		return strconv.ParseInt(body, 10, 64)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("bad bulk length %q", body)
+		}
+		if n == -1 {
+			return nil, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(c.r, buf); err != nil {
+			return nil, err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("bad array length %q", body)
+		}
+		if n == -1 {
+			return nil, nil
+		}
+		out := make([]any, 0, min(n, 1024))
+		for range n {
+			v, err := c.read()
+			if err != nil {
+				var re replyError
+				if !errors.As(err, &re) {
+					return nil, err
+				}
+				v = re
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unexpected reply %q", line)
+}
