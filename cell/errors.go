@@ -211,6 +211,10 @@ const (
 	ErrBusyKey            = "BUSYKEY Target key name already exists."
 	ErrDumpPayload        = "ERR DUMP payload version or checksum are wrong"
 	ErrBadDataFormat      = "ERR Bad data format"
+	ErrMigrateKeysArg     = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	ErrMigrateConnect     = "IOERR error or timeout connecting to the client"
+	ErrMigrateWrite       = "IOERR error or timeout writing to target instance"
+	ErrMigrateRead        = "IOERR error or timeout reading to target instance"
 	// ErrDumpType is ours: DUMP of a type our payload format does not carry.
 	ErrDumpType        = "ERR DUMP is not supported for this type of value"
 	ErrInvalidTTL      = "ERR Invalid TTL value, must be >= 0"

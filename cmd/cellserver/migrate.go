@@ -20,12 +20,10 @@ import (
 //  2. source: CLUSTER SETSLOT s MIGRATING <target id>. From here the source
 //     serves the slot's keys it still has and answers -ASK (to the target)
 //     for the others; the target serves those for clients that send ASKING.
-//  3. every key of CLUSTER GETKEYSINSLOT on the source is copied, then
-//     deleted, as one compare-and-swap: WATCH k, DUMP k, PEXPIRETIME k on
-//     the source; ASKING + RESTORE k <abs ms> <payload> REPLACE ABSTTL on the
-//     target; MULTI DEL k EXEC on the source. A client write to k in between
-//     aborts the EXEC and the key is copied again, so no write is lost;
-//     until the DEL, clients keep using the source's copy.
+//  3. the keys CLUSTER GETKEYSINSLOT lists on the source are moved in
+//     batches by MIGRATE on the source, which holds them locked while the
+//     target restores them and deletes them only then: no client write is
+//     lost, and until a key is moved clients keep using the source's copy.
 //  4. CLUSTER SETSLOT s NODE <target id> on the target, the source and every
 //     other node the source's CLUSTER NODES lists.
 //
@@ -39,7 +37,8 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "target node, host:port")
 	slots := fs.String("slots", "", "slots to move: 5,10-20,...")
 	pass := fs.String("password", "", "AUTH password of the nodes")
-	batch := fs.Int("batch", 100, "keys asked per CLUSTER GETKEYSINSLOT")
+	batch := fs.Int("batch", 100, "keys moved per MIGRATE")
+	timeout := fs.Int("timeout", 5000, "MIGRATE timeout in ms")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: cellserver migrate --from host:port --to host:port --slots 0-99,200\n\n"+
 			"Moves the slots and their keys (values, TTLs, CL.THROTTLE state) between two\n"+
@@ -60,7 +59,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cellserver migrate:", err)
 		return 2
 	}
-	m := &migration{pass: *pass, batch: *batch, out: stdout}
+	m := &migration{pass: *pass, batch: *batch, timeoutMs: *timeout, out: stdout}
 	if err := m.run(*from, *to, list); err != nil {
 		fmt.Fprintln(stderr, "cellserver migrate:", err)
 		return 1
@@ -90,10 +89,11 @@ func parseSlotList(s string) ([]int, error) {
 }
 
 type migration struct {
-	pass  string
-	batch int
-	out   io.Writer
-	moved int
+	pass      string
+	batch     int
+	timeoutMs int
+	out       io.Writer
+	moved     int
 }
 
 func (m *migration) run(fromAddr, toAddr string, slots []int) error {
@@ -137,11 +137,13 @@ func (m *migration) run(fromAddr, toAddr string, slots []int) error {
 			if len(list) == 0 {
 				break
 			}
+			names := make([]string, 0, len(list))
 			for _, k := range list {
 				key, _ := k.(string)
-				if err := m.moveKey(src, dst, key); err != nil {
-					return fmt.Errorf("slot %d, key %q: %v", s, key, err)
-				}
+				names = append(names, key)
+			}
+			if err := m.moveKeys(src, toAddr, names); err != nil {
+				return fmt.Errorf("slot %d: MIGRATE: %v", s, err)
 			}
 		}
 		if err := dst.ok("CLUSTER", "SETSLOT", slot, "NODE", dstID); err != nil {
@@ -200,59 +202,24 @@ func stripMyself(nodes string) string {
 	return strings.ReplaceAll(nodes, "myself,", "")
 }
 
-// moveKey copies key to the target and deletes it from the source, as one
-// compare-and-swap on the source (see the steps above).
-func (m *migration) moveKey(src, dst *respConn, key string) error {
-	for attempt := 0; attempt < 100; attempt++ {
-		if err := src.ok("WATCH", key); err != nil {
-			if strings.HasPrefix(err.Error(), "ASK ") {
-				return nil // expired since GETKEYSINSLOT: the source sends it on
-			}
-			return err
-		}
-		payload, err := src.do("DUMP", key)
-		if err != nil {
-			return err
-		}
-		if payload == nil { // gone meanwhile: nothing to move
-			return src.ok("UNWATCH")
-		}
-		at, err := src.do("PEXPIRETIME", key)
-		if err != nil {
-			return err
-		}
-		ms, _ := at.(int64)
-		switch {
-		case ms == -2:
-			return src.ok("UNWATCH")
-		case ms < 0:
-			ms = 0
-		}
-		if err := dst.ok("ASKING"); err != nil {
-			return err
-		}
-		if err := dst.ok("RESTORE", key, strconv.FormatInt(ms, 10), payload.(string), "REPLACE", "ABSTTL"); err != nil {
-			return err
-		}
-		if err := src.ok("MULTI"); err != nil {
-			return err
-		}
-		if _, err := src.do("DEL", key); err != nil {
-			src.do("DISCARD")
-			return err
-		}
-		res, err := src.do("EXEC")
-		if err != nil {
-			// EXECABORT: the key expired between WATCH and DEL; look again.
-			continue
-		}
-		if res != nil {
-			m.moved++
-			return nil
-		}
-		// The key changed while it was copied: copy it again.
+// moveKeys moves a batch of keys of one slot with MIGRATE on the source:
+// atomic per batch, and keys that expired meanwhile are skipped there.
+func (m *migration) moveKeys(src *respConn, dstAddr string, keys []string) error {
+	host, port, err := net.SplitHostPort(dstAddr)
+	if err != nil {
+		return err
 	}
-	return errors.New("the key keeps changing; try again")
+	args := []string{"MIGRATE", host, port, "", "0", strconv.Itoa(m.timeoutMs), "REPLACE"}
+	if m.pass != "" {
+		args = append(args, "AUTH", m.pass)
+	}
+	args = append(args, "KEYS")
+	args = append(args, keys...)
+	if err := src.ok(args...); err != nil {
+		return err
+	}
+	m.moved += len(keys)
+	return nil
 }
 
 func (m *migration) dial(addr string) (*respConn, error) {
