@@ -420,6 +420,7 @@ func TestClusterMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cellserver migrate: %v\n%s", err, out)
 	}
+	t.Logf("%d INCRs during the move; %s", incrs, out)
 	if !strings.Contains(string(out), "moved 1 slots and 305 keys") {
 		t.Errorf("cellserver migrate said:\n%s", out)
 	}
