@@ -47,6 +47,7 @@ type Client struct {
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
 	killed     atomic.Bool
+	running    atomic.Bool // a command is executing: not idle (ops.go)
 
 	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
 	shared    clientShared // what other connections may read
@@ -101,6 +102,9 @@ func addrString(a net.Addr) string {
 // flushed once per batch: when the input buffer holds no complete command.
 func (c *Client) serve() {
 	defer c.close()
+	if c.denyProtected() { // protected mode (ops.go)
+		return
+	}
 	for {
 		args, ok, err := c.rd.Next(c.authed)
 		if err != nil {
@@ -129,10 +133,12 @@ func (c *Client) serve() {
 			}
 			continue
 		}
+		c.running.Store(true)
 		mark := c.startReply()
 		c.dispatch(args)
 		c.endReply(mark)
 		c.publish()
+		c.running.Store(false)
 		if c.closeAfter {
 			c.flush()
 			return
@@ -147,9 +153,9 @@ func (c *Client) flush() bool {
 	if c.mon != nil {
 		return c.flushMonitor()
 	}
-	_, err := c.nc.Write(c.w.Bytes())
+	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
-	return err == nil
+	return ok
 }
 
 func (c *Client) close() {

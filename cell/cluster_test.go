@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cellserver/cellserver/resp"
+	"github.com/cellserver/cellserver/zsetlite"
 )
 
 const testTopology = `# a comment, then Redis's own lines
@@ -199,9 +200,10 @@ func TestDumpRestore(t *testing.T) {
 	c.do("SET", "s", "v\x00\r\n")
 	c.do("RPUSH", "l", "a", "", "c")
 	c.do("HSET", "h", "f", "v", "g", "")
+	c.do("ZADD", "z", "1", "a", "-inf", "b", "2.5", "")
 	c.do("CL.THROTTLE", "rl", "5", "1", "60")
 	c.do("PEXPIRE", "rl", "100000")
-	for _, k := range []string{"s", "l", "h", "rl"} {
+	for _, k := range []string{"s", "l", "h", "z", "rl"} {
 		p := c.do("DUMP", k)
 		payload := bulkBody(t, p)
 		if got := c.do("RESTORE", k+"2", "0", payload); got != "+OK\r\n" {
@@ -272,12 +274,13 @@ func FuzzRestoreBody(f *testing.F) {
 	f.Add([]byte{dumpString, 1, 'a'})
 	f.Add([]byte{dumpList, 2, 1, 'a', 0})
 	f.Add([]byte{dumpHash, 1, 1, 'f', 1, 'v'})
+	f.Add([]byte{dumpZset, 1, 1, 'm', 0, 0, 0, 0, 0, 0, 0xf0, 0x3f})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if len(body) == 0 {
 			return
 		}
 		if b, ok := verifyDump(sealDump(body)); ok {
-			decodeDump(b)
+			decodeDump(b, zsetlite.Config{MaxListpackEntries: 2, MaxListpackValue: 4})
 		}
 		verifyDump(body)
 	})

@@ -5,6 +5,8 @@ import (
 	"hash/crc64"
 	"math"
 
+	"github.com/cellserver/cellserver/zsetlite"
+
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -24,6 +26,7 @@ import (
 //	string: len bytes
 //	list:   n, then n times len bytes
 //	hash:   n, then n times field, value (each len bytes)
+//	zset:   n, then n times member (len bytes), score (float64 bits, 8 bytes LE)
 //
 // Redis's trailer has the same shape (RDB version, CRC-64/Jones); our
 // version number and CRC polynomial both differ from Redis's, so neither
@@ -43,6 +46,7 @@ func init() {
 const (
 	dumpString byte = 0
 	dumpList   byte = 1
+	dumpZset   byte = 3
 	dumpHash   byte = 4
 
 	dumpVersion = 0xCE01 // ours; Redis 7.0 writes RDB version 10
@@ -71,6 +75,14 @@ func encodeDump(e *Entry) (out []byte, ok bool) {
 			putBytes([]byte(f))
 			putBytes(val)
 		}
+	case *ZSet:
+		out = append(out, dumpZset)
+		out = binary.AppendUvarint(out, uint64(v.Len()))
+		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
+			putBytes(m)
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(score))
+			return true
+		})
 	default:
 		return nil, false
 	}
@@ -132,8 +144,23 @@ func (r *dumpReader) count() int {
 	return int(n)
 }
 
-// decodeDump rebuilds a value: a string (obj nil) or an object.
-func decodeDump(body []byte) (str []byte, obj any, ok bool) {
+// score reads a float64; NaN is refused as Redis's RDB loader does.
+func (r *dumpReader) score() float64 {
+	if r.bad || len(r.b) < 8 {
+		r.bad = true
+		return 0
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	if math.IsNaN(f) {
+		r.bad = true
+	}
+	return f
+}
+
+// decodeDump rebuilds a value: a string (obj nil) or an object. zcfg
+// is the sorted sets' encoding thresholds.
+func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool) {
 	r := &dumpReader{b: body[1:]}
 	switch body[0] {
 	case dumpString:
@@ -160,6 +187,18 @@ func decodeDump(body []byte) (str []byte, obj any, ok bool) {
 			return nil, nil, false
 		}
 		obj = h
+	case dumpZset:
+		z := newZSet(zcfg)
+		for n := r.count(); n > 0 && !r.bad; n-- {
+			m := r.bytes()
+			if sc := r.score(); !r.bad {
+				z.Put(m, sc)
+			}
+		}
+		if z.Len() == 0 {
+			return nil, nil, false
+		}
+		obj = z
 	default:
 		return nil, nil, false
 	}
@@ -244,7 +283,7 @@ func restore(x *Ctx) {
 		x.Error(ErrDumpPayload)
 		return
 	}
-	str, obj, ok := decodeDump(body)
+	str, obj, ok := decodeDump(body, x.zsetConfig())
 	if !ok {
 		x.Error(ErrBadDataFormat)
 		return

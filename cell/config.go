@@ -33,6 +33,18 @@ type Config struct {
 	MetricsPort int            // serve GET /metrics on this port; 0: off
 	MetricsBind string         // address for /metrics; "": the first Bind address
 
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
+
 	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
 	Cluster           *Topology
 	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
@@ -44,6 +56,10 @@ type liveConfig struct {
 	maxClients             atomic.Int64
 	protoMaxBulkLen        atomic.Int64
 	clientQueryBufferLimit atomic.Int64
+	// zset-max-listpack-entries and -value, read at every sorted-set
+	// insert (zset.go).
+	zsetMaxListpackEntries atomic.Int64
+	zsetMaxListpackValue   atomic.Int64
 }
 
 // DefaultConfig is what `cellserver` runs with when given no flags: Redis's
@@ -80,6 +96,8 @@ func (l *liveConfig) load(c *Config) {
 	l.maxClients.Store(int64(c.MaxClients))
 	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
 	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
+	l.zsetMaxListpackEntries.Store(128)
+	l.zsetMaxListpackValue.Store(64)
 }
 
 // ParseMemory reads a size as redis.conf writes it: a number with an

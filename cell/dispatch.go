@@ -18,7 +18,7 @@ import (
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
 	c.lastActive.Store(time.Now().UnixMilli())
-	cmd := lookupCommand(commands, args[0])
+	cmd := c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
@@ -49,6 +49,13 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.mon != nil && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
 		return
+	}
+	if c.srv.ops.mem.limit.Load() > 0 {
+		// maxmemory: evict, then refuse deny-oom commands (maxmemory.go).
+		if msg := c.checkMemory(cmd); msg != "" {
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)

@@ -379,6 +379,9 @@ func TestClusterMigrate(t *testing.T) {
 	if err := cl.RPush(ctx, tag+":l", "a", "b", "c").Err(); err != nil {
 		t.Fatal(err)
 	}
+	if err := cl.ZAdd(ctx, tag+":z", redis.Z{Score: 1.5, Member: "m1"}, redis.Z{Score: -2, Member: "m2"}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	throttle := func() []any {
 		v, err := cl.Do(ctx, "CL.THROTTLE", tag+":rl", 9, 1, 3600).Slice()
 		if err != nil {
@@ -421,7 +424,7 @@ func TestClusterMigrate(t *testing.T) {
 		t.Fatalf("cellserver migrate: %v\n%s", err, out)
 	}
 	t.Logf("%d INCRs during the move; %s", incrs, out)
-	if !strings.Contains(string(out), "moved 1 slots and 305 keys") {
+	if !strings.Contains(string(out), "moved 1 slots and 306 keys") {
 		t.Errorf("cellserver migrate said:\n%s", out)
 	}
 	// Every node now sends the slot to node 1.
@@ -435,8 +438,8 @@ func TestClusterMigrate(t *testing.T) {
 	}
 	n1 := redis.NewClient(&redis.Options{Addr: cc.addrs[1]})
 	defer n1.Close()
-	if n, err := n1.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", "3443").Int(); err != nil || n != 305 {
-		t.Errorf("node 1 holds %d keys of the slot (%v), want 305", n, err)
+	if n, err := n1.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", "3443").Int(); err != nil || n != 306 {
+		t.Errorf("node 1 holds %d keys of the slot (%v), want 306", n, err)
 	}
 	n0 := redis.NewClient(&redis.Options{Addr: cc.addrs[0]})
 	defer n0.Close()
@@ -464,6 +467,9 @@ func TestClusterMigrate(t *testing.T) {
 	}
 	if l, _ := cl.LRange(ctx, tag+":l", 0, -1).Result(); fmt.Sprint(l) != "[a b c]" {
 		t.Errorf("list after the move: %v", l)
+	}
+	if z, _ := cl.ZRangeWithScores(ctx, tag+":z", 0, -1).Result(); fmt.Sprint(z) != "[{-2 m2} {1.5 m1}]" {
+		t.Errorf("sorted set after the move: %v", z)
 	}
 	// The limiter continues where it was: one token left, then limited.
 	if got := fmt.Sprint(throttle()[:3]); got != "[0 10 4]" {

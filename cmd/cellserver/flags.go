@@ -12,10 +12,13 @@ import (
 	"github.com/cellserver/cellserver/cell"
 )
 
-// parseFlags reads redis-server style flags (--port 6380 or -port=6380)
-// over the embedded defaults.
-func parseFlags(args []string, out io.Writer) (cell.Config, error) {
-	cfg := cell.DefaultConfig()
+// parseFlags reads an optional configuration file and redis-server style
+// flags (--port 6380, -port=6380, --bind 127.0.0.1 ::1) over the embedded
+// defaults (directives.go).
+func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
+	cfg = cell.DefaultConfig()
+	var ds []directive
+	defer func() { err = blameDirective(ds, err) }() // a file's bad value names its line
 	fs := flag.NewFlagSet("cellserver", flag.ContinueOnError)
 	fs.SetOutput(out)
 	bind := strings.Join(cfg.Bind, " ")
@@ -38,19 +41,19 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
 	fs.IntVar(&cfg.MetricsPort, "metrics-port", 0, "serve Prometheus metrics at GET /metrics on this port (0: off)")
 	fs.StringVar(&cfg.MetricsBind, "metrics-bind", "", "address for --metrics-port (empty: the first --bind address)")
+	// Operations (directives.go, ops_flags.go).
+	addOpsFlags(fs, &cfg)
 	// Cluster mode (cluster.go).
 	clusterEnabled := fs.String("cluster-enabled", "no", "yes: serve only this node's hash slots of --cluster-config-file")
 	fs.StringVar(&cfg.ClusterConfigFile, "cluster-config-file", "", "the cluster topology file, shared by all nodes (README: Cluster mode)")
 	clusterNodeID := fs.String("cluster-node-id", "", "this node's id in the topology file (empty: the line with --port)")
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
+		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
+		fmt.Fprint(out, opsUsage)
 	}
-	if err := fs.Parse(args); err != nil {
+	if ds, err = parseDirectives(fs, &cfg, args, out); err != nil {
 		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (flags are --name value)", fs.Arg(0))
 	}
 	cfg.Bind = strings.Fields(bind)
 	p, err := strconv.ParseUint(*perm, 8, 32)

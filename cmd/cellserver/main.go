@@ -36,7 +36,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cellserver:", err)
-		return 2
+		return exitCode(err)
+	}
+	if pingMode {
+		return pingServer(cfg, stderr) // ping.go
 	}
 	logOut, closeLog, err := openLog(cfg.LogFile, stderr)
 	if err != nil {
@@ -74,6 +77,8 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
+	case <-srv.ExitRequested():
+		log.Info("shutting down", "by", "SHUTDOWN")
 	case err := <-served:
 		if err != nil {
 			log.Error("serve failed", "err", err)
