@@ -57,7 +57,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 		return true
 	}
 	t := c.srv.topo.Load()
-	r := slotRouter{t: t, srv: c.srv, slot: -1}
+	r := slotRouter{t: t, exists: c.srv.keyExists, slot: -1}
 	if cmd.Name == "exec" {
 		if c.multi == nil {
 			return true
@@ -91,8 +91,11 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 // slotRouter accumulates the keys of a request (one command, or EXEC's
 // queue) as getNodeByQuery does.
 type slotRouter struct {
-	t         *Topology
-	srv       *Server
+	t *Topology
+	// exists reports whether a key is here, for open slots: it locks the
+	// key's shard on the command path, and must not inside a script,
+	// which already holds its shards.
+	exists    func(key []byte) bool
 	slot      int
 	first     []byte
 	multiple  bool // more than one distinct key
@@ -126,7 +129,7 @@ func (r *slotRouter) add(cmd *Command, args [][]byte, c *Client) bool {
 			}
 			r.multiple = true
 		}
-		if r.open && !r.srv.keyExists(key) {
+		if r.open && !r.exists(key) {
 			r.missing++
 		}
 	}
@@ -179,4 +182,29 @@ func (s *Server) keyExists(key []byte) bool {
 	ok := e != nil && !e.expired(time.Now().UnixMilli())
 	sh.mu.Unlock()
 	return ok
+}
+
+// scriptClusterCheck is the cluster check of one redis.call inside a
+// script, as Redis 7.0's scriptVerifyClusterState: the command is routed
+// as if a client sent it (with the calling client's ASKING), and anything
+// but "run it here" refuses it. The script's shards are held, so key
+// existence is read without locking. It returns "" to allow the call.
+func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte) string {
+	if !x.srv.clusterOn {
+		return ""
+	}
+	ks := x.srv.ks
+	r := slotRouter{t: x.srv.topo.Load(), slot: -1, exists: func(key []byte) bool {
+		e := ks.shardOf(0, key).keys[string(key)]
+		return e != nil && !e.expired(x.now)
+	}}
+	r.add(cmd, args, x.cl)
+	switch r.verdict(cmd, x.cl.asking || cmd.Flags&FlagAsking != 0) {
+	case "":
+		return ""
+	case ErrClusterDown:
+		return ErrScriptClusterDown
+	default:
+		return ErrScriptNonLocalKey
+	}
 }

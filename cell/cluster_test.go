@@ -321,3 +321,35 @@ func FuzzClusterCommands(f *testing.F) {
 		}
 	})
 }
+
+// TestScriptClusterCheck: a script's redis.call is routed like a client's
+// command; anything not served here is Redis's non-local key error.
+func TestScriptClusterCheck(t *testing.T) {
+	srv := clusterServer(t)
+	x := &Ctx{srv: srv, cl: &Client{srv: srv}, now: 1}
+	for _, tc := range []struct{ cmd, want string }{
+		{"GET b", ""},
+		{"PING", ""},
+		{"GET foo", ErrScriptNonLocalKey},
+		{"MGET b {b}x", ""},
+		{"MGET b aa", ErrScriptNonLocalKey}, // two local slots: CROSSSLOT for a client
+	} {
+		args := bytesArgs(strings.Fields(tc.cmd))
+		if got := x.scriptClusterCheck(lookupCommand(commands, args[0]), args); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+	standalone := startServer(t, nil)
+	y := &Ctx{srv: standalone, cl: &Client{srv: standalone}}
+	if got := y.scriptClusterCheck(commands["get"], bytesArgs([]string{"GET", "foo"})); got != "" {
+		t.Errorf("standalone: %q", got)
+	}
+}
+
+func bytesArgs(s []string) [][]byte {
+	out := make([][]byte, len(s))
+	for i, a := range s {
+		out[i] = []byte(a)
+	}
+	return out
+}

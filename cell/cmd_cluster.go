@@ -302,8 +302,9 @@ func countKeysInSlot(x *Ctx, slot int) int {
 	return n
 }
 
-// clusterGetKeysInSlot lists up to count keys of the slot, sorted so that
-// repeated calls while keys are moved away make progress predictably.
+// clusterGetKeysInSlot lists up to count keys of the slot, in no
+// particular order (Redis: the slot's insertion order), expired ones not
+// yet reaped included, as Redis's do.
 func clusterGetKeysInSlot(x *Ctx) {
 	if clusterTopo(x) == nil {
 		return

@@ -283,6 +283,7 @@ const (
 	// ErrScriptNonLocalKey is the start of Redis's error for a script
 	// touching a key of a slot this node does not serve.
 	ErrScriptNonLocalKey = "ERR Script attempted to access a non local key in a cluster node"
+	ErrScriptClusterDown = "ERR Script attempted to execute a command while the cluster is down"
 )
 
 // errUnknownNode is CLUSTER SETSLOT's reply for a node id not in the topology.
