@@ -547,3 +547,46 @@ func crc16Slot(k string) int {
 	}
 	return int(crc) % 16384
 }
+
+// TestClusterReshardWithRedisCli: redis-cli --cluster reshard, Redis's own
+// re-sharding tool, moves slots between cellserver nodes (SETSLOT,
+// GETKEYSINSLOT, MIGRATE ... KEYS), and --cluster check agrees afterwards.
+func TestClusterReshardWithRedisCli(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	requirePeer(t, "redis-cli")
+	cc := startCellCluster(t, evenRanges(3))
+	ctx := context.Background()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cc.addrs})
+	defer cl.Close()
+	for i := 0; i < 500; i++ {
+		if err := cl.Set(ctx, fmt.Sprintf("r:%d", i), i, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command("redis-cli", "--cluster", "reshard", cc.addrs[0], "--cluster-from", cc.ids[0],
+		"--cluster-to", cc.ids[1], "--cluster-slots", "300", "--cluster-yes").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli --cluster reshard: %v\n%s", err, out)
+	}
+	if check := cli(t, cc.addrs[2], "", "--cluster", "check", cc.addrs[2]); !strings.Contains(check, "[OK] All nodes agree about slots configuration.") ||
+		!strings.Contains(check, "[OK] All 16384 slots covered.") || !strings.Contains(check, "slots:[300-5460] (5161 slots) master") {
+		t.Errorf("redis-cli --cluster check after the reshard:\n%s", check)
+	}
+	for i := 0; i < 500; i++ {
+		if v, err := cl.Get(ctx, fmt.Sprintf("r:%d", i)).Int(); err != nil || v != i {
+			t.Fatalf("GET r:%d after the reshard: %v %v", i, v, err)
+		}
+	}
+	n1 := redis.NewClient(&redis.Options{Addr: cc.addrs[1]})
+	defer n1.Close()
+	moved := 0
+	for s := 0; s < 300; s++ {
+		n, _ := n1.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", s).Int()
+		moved += n
+	}
+	if moved == 0 {
+		t.Error("no key of slots 0-299 is on node 1")
+	}
+}
