@@ -38,10 +38,13 @@ func init() {
 			ACL: ACLKeyspace, Tips: []string{"nondeterministic_output"},
 			Doc: &CommandDoc{"Return a serialized version of the value stored at the specified key.", "2.6.0", "generic", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1)."}},
 		&Command{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: restore,
-			ACL: ACLKeyspace | ACLDangerous,
+			ACL: ACLKeyspace | ACLDangerous, KeySpecs: restoreKeySpecs,
 			Doc: &CommandDoc{"Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0", "generic", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."}},
 	)
 }
+
+// restoreKeySpecs is RESTORE's (and RESTORE-ASKING's) key: overwritten.
+var restoreKeySpecs = []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1}}
 
 const (
 	dumpString byte = 0

@@ -24,12 +24,16 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, Keys: migrateKeys, Handler: migrate,
+		&Command{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Keys: migrateKeys, Handler: migrate,
 			ACL: ACLKeyspace | ACLDangerous, Tips: []string{"nondeterministic_output"},
+			KeySpecs: []KeySpec{
+				{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 3, LastKey: 0, KeyStep: 1},
+				{Flags: KeyRW | KeyAccess | KeyDelete | KeyIncomplete, Keyword: "KEYS", StartFrom: -2, LastKey: -1, KeyStep: 1},
+			},
 			Doc: &CommandDoc{"Atomically transfer a key from a Redis instance to another one.", "2.6.0", "generic", "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."}},
 		&Command{Name: "restore-asking", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagAsking, FirstKey: 1, LastKey: 1, Handler: restore,
-			ACL: ACLKeyspace | ACLDangerous,
-			Doc: &CommandDoc{"An internal command for migrating keys in a cluster", "3.0.0", "server", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size."}},
+			ACL: ACLKeyspace | ACLDangerous, KeySpecs: restoreKeySpecs,
+			Doc: &CommandDoc{"An internal command for migrating keys in a cluster", "3.0.0", "server", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."}},
 	)
 }
 
