@@ -306,6 +306,24 @@ func TestClusterClients(t *testing.T) {
 		t.Errorf("the cluster holds %d keys, want %d", total, 100+50+100+2)
 	}
 
+	// go-redis parses the topology replies (RESP3, its default).
+	n0 := redis.NewClient(&redis.Options{Addr: cc.addrs[0]})
+	defer n0.Close()
+	shards, err := n0.ClusterShards(ctx).Result()
+	if err != nil || len(shards) != 3 || shards[1].Slots[0].Start != 5461 || shards[1].Nodes[0].Port != int64(mustAtoi(portOf(cc.addrs[1]))) || shards[1].Nodes[0].Role != "master" {
+		t.Errorf("CLUSTER SHARDS through go-redis: %v %+v", err, shards)
+	}
+	slots, err := n0.ClusterSlots(ctx).Result()
+	if err != nil || len(slots) != 3 || slots[2].End != 16383 || slots[2].Nodes[0].ID != cc.ids[2] {
+		t.Errorf("CLUSTER SLOTS through go-redis: %v %+v", err, slots)
+	}
+	if info, err := n0.ClusterInfo(ctx).Result(); err != nil || !strings.Contains(info, "cluster_state:ok") {
+		t.Errorf("CLUSTER INFO through go-redis: %v %q", err, info)
+	}
+	if slot, err := n0.ClusterKeySlot(ctx, "{user1000}.following").Result(); err != nil || slot != 3443 {
+		t.Errorf("CLUSTER KEYSLOT through go-redis: %v %v", slot, err)
+	}
+
 	t.Run("redis-cli", func(t *testing.T) {
 		requirePeer(t, "redis-cli")
 		host, port := "127.0.0.1", portOf(cc.addrs[0])
@@ -589,4 +607,12 @@ func TestClusterReshardWithRedisCli(t *testing.T) {
 	if moved == 0 {
 		t.Error("no key of slots 0-299 is on node 1")
 	}
+}
+
+func mustAtoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
