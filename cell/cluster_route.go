@@ -57,7 +57,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 		return true
 	}
 	t := c.srv.topo.Load()
-	r := slotRouter{t: t, exists: c.srv.keyExists, slot: -1}
+	r := slotRouter{t: t, srv: c.srv, exists: c.srv.keyExists, slot: -1}
 	if cmd.Name == "exec" {
 		if c.multi == nil {
 			return true
@@ -91,7 +91,8 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 // slotRouter accumulates the keys of a request (one command, or EXEC's
 // queue) as getNodeByQuery does.
 type slotRouter struct {
-	t *Topology
+	t   *Topology
+	srv *Server
 	// exists reports whether a key is here, for open slots: it locks the
 	// key's shard on the command path, and must not inside a script,
 	// which already holds its shards.
@@ -144,8 +145,13 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 		return r.err
 	case r.first == nil:
 		return ""
-	case !t.ok():
-		return ErrClusterDown
+	case !t.ok() && !r.srv.clusterCoverageOK(t):
+		switch {
+		case !r.srv.configBool("cluster-allow-reads-when-down"):
+			return ErrClusterDown
+		case cmd.Flags&FlagWrite != 0:
+			return ErrClusterDownRO
+		}
 	}
 	if r.open && cmd.Name == "migrate" {
 		return "" // moving keys out works whatever is missing
@@ -194,7 +200,7 @@ func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte) string {
 		return ""
 	}
 	ks := x.srv.ks
-	r := slotRouter{t: x.srv.topo.Load(), slot: -1, exists: func(key []byte) bool {
+	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, exists: func(key []byte) bool {
 		e := ks.shardOf(0, key).keys[string(key)]
 		return e != nil && !e.expired(x.now)
 	}}
@@ -204,7 +210,21 @@ func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte) string {
 		return ""
 	case ErrClusterDown:
 		return ErrScriptClusterDown
+	case ErrClusterDownRO:
+		return ErrScriptClusterDownRO
 	default:
 		return ErrScriptNonLocalKey
 	}
+}
+
+// clusterCoverageOK is cluster_state for a topology with unserved slots:
+// down, unless cluster-require-full-coverage is no (then only the unserved
+// slots fail). Read from CONFIG only on this rare path.
+func (s *Server) clusterCoverageOK(t *Topology) bool {
+	return t.ok() || !s.configBool("cluster-require-full-coverage")
+}
+
+// configBool reads a yes/no CONFIG parameter.
+func (s *Server) configBool(name string) bool {
+	return configParamByName(name).value(s) == "yes"
 }

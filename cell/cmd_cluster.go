@@ -138,7 +138,7 @@ func clusterInfo(x *Ctx) {
 		maxEpoch = max(maxEpoch, t.Nodes[i].Epoch)
 	}
 	state := "ok"
-	if !t.ok() {
+	if !x.srv.clusterCoverageOK(t) {
 		state = "fail"
 	}
 	var b strings.Builder

@@ -199,6 +199,8 @@ var configParams = []*configParam{
 		}
 		return "no"
 	}},
+	{name: "cluster-require-full-coverage", kind: kindBool, def: "yes"}, // read by cluster_route.go
+	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},  // read by cluster_route.go
 	{name: "cluster-config-file", kind: kindString, def: "nodes.conf", immutable: true, get: func(s *Server) string {
 		if s.cfg.ClusterConfigFile == "" {
 			return "nodes.conf"

@@ -262,6 +262,7 @@ const (
 	ErrCrossSlot          = "CROSSSLOT Keys in request don't hash to the same slot"
 	ErrTryAgain           = "TRYAGAIN Multiple keys request during rehashing of slot"
 	ErrClusterDown        = "CLUSTERDOWN The cluster is down"
+	ErrClusterDownRO      = "CLUSTERDOWN The cluster is down and only accepts read commands"
 	ErrSlotUnbound        = "CLUSTERDOWN Hash slot not served"
 	ErrSelectCluster      = "ERR SELECT is not allowed in cluster mode"
 	ErrInvalidSlot        = "ERR Invalid slot"
@@ -282,8 +283,9 @@ const (
 	ErrInvalidFreq     = "ERR Invalid FREQ value, must be >= 0 and <= 255"
 	// ErrScriptNonLocalKey is the start of Redis's error for a script
 	// touching a key of a slot this node does not serve.
-	ErrScriptNonLocalKey = "ERR Script attempted to access a non local key in a cluster node"
-	ErrScriptClusterDown = "ERR Script attempted to execute a command while the cluster is down"
+	ErrScriptNonLocalKey   = "ERR Script attempted to access a non local key in a cluster node"
+	ErrScriptClusterDown   = "ERR Script attempted to execute a command while the cluster is down"
+	ErrScriptClusterDownRO = "ERR Script attempted to execute a write command while the cluster is down and readonly"
 )
 
 // errUnknownNode is CLUSTER SETSLOT's reply for a node id not in the topology.

@@ -211,6 +211,35 @@ func TestClusterDownLikeRedis(t *testing.T) {
 			t.Errorf("CLUSTER INFO lacks %s:\nredis %q\ncell %q", f, r, c)
 		}
 	}
+	// Reads only, while down.
+	p.Do("CONFIG", "SET", "cluster-allow-reads-when-down", "yes")
+	p.Do("GET", "b")
+	p.Do("SET", "b", "1")
+	p.Do("GET", "foo")
+	p.Do("CONFIG", "SET", "cluster-allow-reads-when-down", "no")
+	// Without full coverage the served slots work (Redis updates its state
+	// in its cron, and not in its first 2 s).
+	p.Do("CONFIG", "SET", "cluster-require-full-coverage", "no")
+	p.Do("CONFIG", "GET", "cluster-require-full-coverage")
+	for {
+		r, _ := p.rc.Do("CLUSTER", "INFO")
+		if bytes.Contains(r, []byte("cluster_state:ok")) {
+			break
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("redis never left the fail state: %q", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Do("SET", "b", "1")
+	p.Do("GET", "b")
+	p.Do("GET", "foo")
+	p.Do("MSET", "b", "1", "{b}x", "2")
+	p.Do("DEL", "b", "{b}x")
+	r, c = p.Replies("CLUSTER", "INFO")
+	if !bytes.Contains(r, []byte("cluster_state:ok")) || !bytes.Contains(c, []byte("cluster_state:ok")) {
+		t.Errorf("CLUSTER INFO without full coverage:\nredis %q\ncell %q", r, c)
+	}
 }
 
 // TestClusterClients drives a 3-node cellserver cluster with go-redis's
