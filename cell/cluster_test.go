@@ -353,3 +353,49 @@ func bytesArgs(s []string) [][]byte {
 	}
 	return out
 }
+
+// TestClusterScan: with keys placed by slot, SCAN still returns every key
+// exactly once and COUNTKEYSINSLOT / GETKEYSINSLOT see each slot's keys.
+func TestClusterScan(t *testing.T) {
+	srv := clusterServer(t)
+	c := dial(t, srv)
+	want := map[string]bool{}
+	perSlot := map[int]int{}
+	for i := 0; len(want) < 500; i++ {
+		k := "k" + itoa(int64(i))
+		if s := KeySlot([]byte(k)); s <= 5460 {
+			c.do("SET", k, "v")
+			want[k] = true
+			perSlot[s]++
+		}
+	}
+	seen := map[string]int{}
+	cursor := "0"
+	for {
+		reply := c.do("SCAN", cursor, "COUNT", "7")
+		parts := strings.Split(reply, "\r\n")
+		cursor = parts[2]
+		for i := 4; i+1 < len(parts); i += 2 {
+			seen[parts[i+1]]++
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("SCAN saw %d keys, want %d", len(seen), len(want))
+	}
+	for k, n := range seen {
+		if n != 1 || !want[k] {
+			t.Errorf("SCAN returned %q %d times", k, n)
+		}
+	}
+	for s, n := range perSlot {
+		if got := c.do("CLUSTER", "COUNTKEYSINSLOT", itoa(int64(s))); got != ":"+itoa(int64(n))+"\r\n" {
+			t.Errorf("COUNTKEYSINSLOT %d: %q, want %d", s, got, n)
+		}
+		if got := c.do("CLUSTER", "GETKEYSINSLOT", itoa(int64(s)), "1000"); !strings.HasPrefix(got, "*"+itoa(int64(n))+"\r\n") {
+			t.Errorf("GETKEYSINSLOT %d: %q, want %d keys", s, got, n)
+		}
+	}
+}
