@@ -57,7 +57,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 		return true
 	}
 	t := c.srv.topo.Load()
-	r := slotRouter{t: t, srv: c.srv, exists: c.srv.keyExists, slot: -1}
+	r := slotRouter{t: t, srv: c.srv, slot: -1}
 	if cmd.Name == "exec" {
 		if c.multi == nil {
 			return true
@@ -93,10 +93,11 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 type slotRouter struct {
 	t   *Topology
 	srv *Server
-	// exists reports whether a key is here, for open slots: it locks the
-	// key's shard on the command path, and must not inside a script,
-	// which already holds its shards.
-	exists    func(key []byte) bool
+	// held: the request runs inside a script, which already holds its
+	// shards, so key existence (for open slots) is read without locking,
+	// at the script's frozen time now.
+	held      bool
+	now       int64
 	slot      int
 	first     []byte
 	multiple  bool // more than one distinct key
@@ -135,6 +136,15 @@ func (r *slotRouter) add(cmd *Command, args [][]byte, c *Client) bool {
 		}
 	}
 	return true
+}
+
+// exists reports whether key is live here, for open slots.
+func (r *slotRouter) exists(key []byte) bool {
+	if !r.held {
+		return r.srv.keyExists(key)
+	}
+	e := r.srv.ks.shardOf(0, key).keys[string(key)]
+	return e != nil && !e.expired(r.now)
 }
 
 // verdict is the reply that replaces the command, "" to run it.
@@ -199,11 +209,7 @@ func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte) string {
 	if !x.srv.clusterOn {
 		return ""
 	}
-	ks := x.srv.ks
-	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, exists: func(key []byte) bool {
-		e := ks.shardOf(0, key).keys[string(key)]
-		return e != nil && !e.expired(x.now)
-	}}
+	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, held: true, now: x.now}
 	r.add(cmd, args, x.cl)
 	switch r.verdict(cmd, x.cl.asking || cmd.Flags&FlagAsking != 0) {
 	case "":

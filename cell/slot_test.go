@@ -1,6 +1,9 @@
 package cell
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestCRC16Vectors(t *testing.T) {
 	for _, tc := range []struct {
@@ -48,5 +51,36 @@ func BenchmarkKeySlot(b *testing.B) {
 	k := []byte("rate:user:1234567:api")
 	for b.Loop() {
 		KeySlot(k)
+	}
+}
+
+// TestCRC16Slicing checks the sliced CRC against the bit-by-bit
+// definition on inputs of every length up to 40 and random bytes.
+func TestCRC16Slicing(t *testing.T) {
+	bitwise := func(b []byte) uint16 {
+		var c uint16
+		for _, x := range b {
+			c ^= uint16(x) << 8
+			for range 8 {
+				if c&0x8000 != 0 {
+					c = c<<1 ^ 0x1021
+				} else {
+					c <<= 1
+				}
+			}
+		}
+		return c
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		for range 50 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(r.UintN(256))
+			}
+			if got, want := crc16(b), bitwise(b); got != want {
+				t.Fatalf("crc16(%x) = %#04x, want %#04x", b, got, want)
+			}
+		}
 	}
 }
