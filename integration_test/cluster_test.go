@@ -478,6 +478,10 @@ func TestClusterMigrate(t *testing.T) {
 	if !strings.Contains(string(out), "moved 1 slots and 306 keys") {
 		t.Errorf("cellserver migrate said:\n%s", out)
 	}
+	// Running it again finds the slot moved and only tells the nodes again.
+	if out, err := exec.Command(cellserverBinary(t), "migrate", "--from", cc.addrs[0], "--to", cc.addrs[1], "--slots", "3443").CombinedOutput(); err != nil || !strings.Contains(string(out), "moved 1 slots and 0 keys") {
+		t.Errorf("cellserver migrate again: %v\n%s", err, out)
+	}
 	// Every node now sends the slot to node 1.
 	for i, addr := range cc.addrs {
 		c := redis.NewClient(&redis.Options{Addr: addr})
