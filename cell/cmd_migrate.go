@@ -224,7 +224,7 @@ func migrate(x *Ctx) {
 		}
 	}
 	if firstErr != "" {
-		x.Error("ERR Target instance replied with error: " + firstErr)
+		x.Error(errMigrateTarget(firstErr))
 		return
 	}
 	x.W.OK()

@@ -309,3 +309,7 @@ func errNotSlotOwner(slot int) string {
 func errAlreadySlotOwner(slot int) string {
 	return "ERR I'm already the owner of hash slot " + itoa(int64(slot))
 }
+
+// errMigrateTarget is MIGRATE's reply when the target refused a key; msg
+// is the target's error without its '-'.
+func errMigrateTarget(msg string) string { return "ERR Target instance replied with error: " + msg }
