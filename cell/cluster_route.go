@@ -1,9 +1,6 @@
 package cell
 
-import (
-	"strconv"
-	"time"
-)
+import "time"
 
 // Redirection: where dispatch sends a command in cluster mode, as Redis's
 // getNodeByQuery and clusterRedirectClient decide it.
@@ -170,7 +167,7 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 		if r.multiple {
 			return ErrTryAgain
 		}
-		return errRedirect("ASK", r.slot, &t.Nodes[t.migrating[r.slot]])
+		return errAsk(r.slot, t.Nodes[t.migrating[r.slot]].Addr())
 	}
 	if _, importing := t.importing[r.slot]; importing && asking {
 		if r.multiple && r.missing > 0 {
@@ -179,14 +176,9 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 		return ""
 	}
 	if int(t.owner[r.slot]) != t.Self {
-		return errRedirect("MOVED", r.slot, &t.Nodes[t.owner[r.slot]])
+		return errMoved(r.slot, t.Nodes[t.owner[r.slot]].Addr())
 	}
 	return ""
-}
-
-// errRedirect is -MOVED or -ASK: the slot and the node's host:port.
-func errRedirect(kind string, slot int, n *ClusterNode) string {
-	return kind + " " + strconv.Itoa(slot) + " " + n.Addr()
 }
 
 // keyExists reports whether key is live in database 0, taking its shard's

@@ -288,6 +288,12 @@ const (
 	ErrScriptClusterDownRO = "ERR Script attempted to execute a write command while the cluster is down and readonly"
 )
 
+// errMoved sends a client to the node serving slot (host:port).
+func errMoved(slot int, addr string) string { return "MOVED " + itoa(int64(slot)) + " " + addr }
+
+// errAsk sends a client, for one command, to the node importing slot.
+func errAsk(slot int, addr string) string { return "ASK " + itoa(int64(slot)) + " " + addr }
+
 // errUnknownNode is CLUSTER SETSLOT's reply for a node id not in the topology.
 func errUnknownNode(id []byte) string { return "ERR I don't know about node " + cstring(id) }
 
