@@ -156,6 +156,27 @@ func TestClusterRepliesLikeRedis(t *testing.T) {
 	if r, c := strings.Join(sortedStrings(nodes(r, rc)), "\n"), strings.Join(sortedStrings(nodes(c, cc)), "\n"); r != c {
 		t.Errorf("CLUSTER NODES:\nredis-server:\n%s\ncellserver:\n%s", r, c)
 	}
+
+	// RESP3: the same errors; CLUSTER SLOTS's metadata is a map, CLUSTER
+	// INFO and NODES are verbatim strings, HELLO says mode cluster.
+	r, c = p.Replies("HELLO", "3")
+	if !bytes.Contains(r, []byte("$4\r\nmode\r\n$7\r\ncluster\r\n")) || !bytes.Contains(c, []byte("$4\r\nmode\r\n$7\r\ncluster\r\n")) {
+		t.Errorf("HELLO 3:\nredis %q\ncell  %q", r, c)
+	}
+	p.Do("GET", "foo")
+	p.Do("MSET", "a", "1", "b", "2")
+	p.Do("CLUSTER", "KEYSLOT", "foo")
+	p.Do("INFO", "cluster")
+	r, c = p.Replies("CLUSTER", "SLOTS")
+	if r, c := ids(r, rc), ids(c, cc); !bytes.Equal(r, c) {
+		t.Errorf("CLUSTER SLOTS (RESP3):\n%s", describeDiff("redis-server", r, "cellserver", c))
+	}
+	for _, sub := range []string{"INFO", "NODES"} {
+		r, c = p.Replies("CLUSTER", sub)
+		if !bytes.HasPrefix(r, []byte("=")) || !bytes.HasPrefix(c, []byte("=")) || !bytes.Contains(c, []byte("\r\ntxt:")) {
+			t.Errorf("CLUSTER %s (RESP3) is not verbatim text:\nredis %q\ncell  %q", sub, r, c)
+		}
+	}
 }
 
 func sortedStrings(s []string) []string {
