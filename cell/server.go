@@ -78,6 +78,8 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	if cfg.Cluster != nil {
+		// Before anything (recovery included) puts a key in the keyspace:
+		// placement by slot must hold for every key.
 		s.clusterOn = true
 		s.ks.bySlot = true
 		s.topo.Store(cfg.Cluster)
