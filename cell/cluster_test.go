@@ -399,3 +399,24 @@ func TestClusterScan(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterHostname: a node written host:port,hostname gets Redis 7.0's
+// hostname metadata in CLUSTER SLOTS and SHARDS.
+func TestClusterHostname(t *testing.T) {
+	srv := clusterServer(t)
+	c := dial(t, srv)
+	slots := c.do("CLUSTER", "SLOTS")
+	if !strings.Contains(slots, "$8\r\n10.0.0.2\r\n:7002\r\n$40\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2\r\n*2\r\n$8\r\nhostname\r\n$13\r\nnode2.example\r\n") {
+		t.Errorf("CLUSTER SLOTS: %q", slots)
+	}
+	if !strings.Contains(slots, "$9\r\n127.0.0.1\r\n:7001\r\n$40\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1\r\n*0\r\n") {
+		t.Errorf("CLUSTER SLOTS without a hostname: %q", slots)
+	}
+	shards := c.do("CLUSTER", "SHARDS")
+	if !strings.Contains(shards, "$8\r\nendpoint\r\n$8\r\n10.0.0.2\r\n$8\r\nhostname\r\n$13\r\nnode2.example\r\n$4\r\nrole\r\n") {
+		t.Errorf("CLUSTER SHARDS: %q", shards)
+	}
+	if got := c.do("CLUSTER", "NODES"); !strings.Contains(got, "10.0.0.2:7002@17002,node2.example master") {
+		t.Errorf("CLUSTER NODES: %q", got)
+	}
+}
