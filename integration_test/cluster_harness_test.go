@@ -73,26 +73,41 @@ func evenRanges(n int) [][]string {
 var clusterSeq int
 
 // startCellCluster starts one cellserver per entry of ranges, all reading
-// one topology file, each told its id with --cluster-node-id.
+// one topology file, each told its id with --cluster-node-id. Another
+// program may take a port between our probe and the bind, so it tries
+// three sets of ports.
 func startCellCluster(t testing.TB, ranges [][]string, extra ...string) *cluster {
 	t.Helper()
 	bin := cellserverBinary(t)
+	var err error
+	for range 3 {
+		var c *cluster
+		if c, err = launchCellCluster(bin, ranges, extra...); err == nil {
+			t.Cleanup(c.stop)
+			return c
+		}
+	}
+	t.Fatal(err)
+	return nil
+}
+
+func launchCellCluster(bin string, ranges [][]string, extra ...string) (*cluster, error) {
 	clusterSeq++
 	dir := filepath.Join(harness.tmp, fmt.Sprintf("cell-cluster-%d", clusterSeq))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ports := make([]int, len(ranges))
 	for i := range ports {
 		p, err := freePort()
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		ports[i] = p
 	}
 	c := &cluster{file: filepath.Join(dir, "topology.conf")}
 	if err := os.WriteFile(c.file, []byte(topologyText(ports, ranges)), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for i, port := range ports {
 		nd := filepath.Join(dir, strconv.Itoa(i))
@@ -102,14 +117,13 @@ func startCellCluster(t testing.TB, ranges [][]string, extra ...string) *cluster
 		p, err := launch(fmt.Sprintf("cellserver node %d", i), bin, args, nd, port)
 		if err != nil {
 			c.stop()
-			t.Fatal(err)
+			return nil, err
 		}
 		c.procs = append(c.procs, p)
 		c.addrs = append(c.addrs, p.addr)
 		c.ids = append(c.ids, nodeID(i))
 	}
-	t.Cleanup(c.stop)
-	return c
+	return c, nil
 }
 
 func (c *cluster) stop() {
