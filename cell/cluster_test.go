@@ -420,3 +420,24 @@ func TestClusterHostname(t *testing.T) {
 		t.Errorf("CLUSTER NODES: %q", got)
 	}
 }
+
+// TestClusterScripts: EVAL's declared keys are routed like any command's;
+// a key of another node's slot reached inside the script is Redis's
+// non-local key error.
+func TestClusterScripts(t *testing.T) {
+	srv := clusterServer(t)
+	c := dial(t, srv)
+	for _, tc := range [][]string{
+		{"EVAL|return redis.call('set', KEYS[1], 'v')|1|b", "+OK"},
+		{"EVAL|return 1|1|foo", "-MOVED 12182 10.0.0.3:7003"},
+		{"EVAL|return 1|2|b|aa", "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{"EVAL|return redis.call('get', 'foo')|0", "-ERR Script attempted to access a non local key in a cluster node"},
+		{"EVAL|return redis.call('get', 'foo')|1|b", "-ERR Script attempted to access a non local key in a cluster node"},
+		{"EVAL|return redis.call('get', KEYS[1])|1|b", "$1"},
+	} {
+		args := strings.Split(tc[0], "|")
+		if got := c.do(args...); !strings.HasPrefix(got, tc[1]) {
+			t.Errorf("%s: %q, want %q", tc[0], got, tc[1])
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
 )
 
 // Server is a running cellserver: its keyspace, its listeners and its
@@ -41,6 +43,12 @@ type Server struct {
 	clusterOn bool
 	topo      atomic.Pointer[Topology]
 	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
+	// Scripting: the script cache and Lua states, the scripts running now
+	// (for SCRIPT KILL) and how many of them are past the busy threshold.
+	scripts     *script.Engine
+	scriptMu    sync.Mutex
+	running     map[*scriptRun]struct{}
+	busyScripts atomic.Int32
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -85,6 +93,8 @@ func New(cfg Config) *Server {
 		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
+	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
+	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
 	s.startOps()
 	go s.activeExpiry()

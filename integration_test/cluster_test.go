@@ -121,6 +121,23 @@ func TestClusterRepliesLikeRedis(t *testing.T) {
 	p.Do("RESTORE", "b", "-1", "garbage")
 	p.Do("RESTORE", "foo", "0", "garbage")
 
+	// Scripts: declared keys are routed like any command's keys; a key of
+	// another node reached inside the script is Redis's non-local error.
+	p.Do("EVAL", "return 1", "1", "foo")
+	p.Do("EVAL", "return 1", "2", "b", "aa")
+	p.Do("EVAL", "return redis.call('get', 'foo')", "0")
+	p.Do("EVAL", "return redis.call('get', 'foo')", "1", "b")
+	p.Do("EVAL", "return redis.call('mget', 'aa', 'cc')", "0")
+	p.Do("EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "b", "from a script")
+	p.Do("EVAL", "return redis.call('get', KEYS[1])", "1", "b")
+	p.Do("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "foo")
+	p.Do("EVALSHA", "0000000000000000000000000000000000000000", "1", "foo")
+	p.Do("MULTI")
+	p.Do("EVAL", "return 1", "1", "foo")
+	p.Do("EVAL", "return redis.call('incr', KEYS[1])", "1", "{b}n")
+	p.Do("EXEC")
+	p.Do("DEL", "b", "{b}n")
+
 	// Replies whose ids, times or order differ: compared by structure.
 	r, c := p.Replies("CLUSTER", "INFO")
 	stats := regexp.MustCompile(`(?m)^(cluster_stats_messages|total_cluster_links)[a-z_]*:\d+\r\n`)
