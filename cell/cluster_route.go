@@ -95,6 +95,9 @@ type slotRouter struct {
 	// at the script's frozen time now.
 	held      bool
 	now       int64
+	// holds, inside a script that holds only some shards, says which:
+	// a key of another shard cannot be looked at and counts as missing.
+	holds func(*Shard) bool
 	slot      int
 	first     []byte
 	multiple  bool // more than one distinct key
@@ -140,7 +143,11 @@ func (r *slotRouter) exists(key []byte) bool {
 	if !r.held {
 		return r.srv.keyExists(key)
 	}
-	e := r.srv.ks.shardOf(0, key).keys[string(key)]
+	sh := r.srv.ks.shardOf(0, key)
+	if r.holds != nil && !r.holds(sh) {
+		return false
+	}
+	e := sh.keys[string(key)]
 	return e != nil && !e.expired(r.now)
 }
 
@@ -196,12 +203,14 @@ func (s *Server) keyExists(key []byte) bool {
 // script, as Redis 7.0's scriptVerifyClusterState: the command is routed
 // as if a client sent it (with the calling client's ASKING), and anything
 // but "run it here" refuses it. The script's shards are held, so key
-// existence is read without locking. It returns "" to allow the call.
-func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte) string {
+// existence is read without locking; holds, when not nil, tells which
+// shards the script holds (a key elsewhere counts as missing here, and is
+// refused either way). It returns "" to allow the call.
+func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte, holds func(*Shard) bool) string {
 	if !x.srv.clusterOn {
 		return ""
 	}
-	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, held: true, now: x.now}
+	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, held: true, now: x.now, holds: holds}
 	r.add(cmd, args, x.cl)
 	switch r.verdict(cmd, x.cl.asking || cmd.Flags&FlagAsking != 0) {
 	case "":

@@ -335,13 +335,13 @@ func TestScriptClusterCheck(t *testing.T) {
 		{"MGET b aa", ErrScriptNonLocalKey}, // two local slots: CROSSSLOT for a client
 	} {
 		args := bytesArgs(strings.Fields(tc.cmd))
-		if got := x.scriptClusterCheck(lookupCommand(commands, args[0]), args); got != tc.want {
+		if got := x.scriptClusterCheck(lookupCommand(commands, args[0]), args, nil); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.cmd, got, tc.want)
 		}
 	}
 	standalone := startServer(t, nil)
 	y := &Ctx{srv: standalone, cl: &Client{srv: standalone}}
-	if got := y.scriptClusterCheck(commands["get"], bytesArgs([]string{"GET", "foo"})); got != "" {
+	if got := y.scriptClusterCheck(commands["get"], bytesArgs([]string{"GET", "foo"}), nil); got != "" {
 		t.Errorf("standalone: %q", got)
 	}
 }

@@ -326,9 +326,15 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
-	if msg := x.scriptClusterCheck(cmd, args); msg != "" {
-		refuse(cmd, msg) // Redis's scriptVerifyClusterState (cluster_route.go)
-		return
+	if x.srv.clusterOn {
+		holds := r.holds
+		if r.allowAll {
+			holds = nil // every shard
+		}
+		if msg := x.scriptClusterCheck(cmd, args, holds); msg != "" {
+			refuse(cmd, msg) // Redis's scriptVerifyClusterState (cluster_route.go)
+			return
+		}
 	}
 	if !r.allowAll {
 		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
