@@ -93,11 +93,11 @@ type slotRouter struct {
 	// held: the request runs inside a script, which already holds its
 	// shards, so key existence (for open slots) is read without locking,
 	// at the script's frozen time now.
-	held      bool
-	now       int64
+	held bool
+	now  int64
 	// holds, inside a script that holds only some shards, says which:
 	// a key of another shard cannot be looked at and counts as missing.
-	holds func(*Shard) bool
+	holds     func(*Shard) bool
 	slot      int
 	first     []byte
 	multiple  bool // more than one distinct key
