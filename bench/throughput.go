@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// row is one line of the throughput table: one workload at one depth on
+// one server.
+type row struct {
+	Workload string `json:"workload"`
+	About    string `json:"about"`
+	Depth    int    `json:"depth"`
+	Server   string `json:"server"`
+	Skipped  string `json:"skipped,omitempty"`
+
+	Ops       uint64  `json:"ops"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// Latency of one pipeline round trip (depth operations), microseconds.
+	P50us  float64 `json:"p50_us"`
+	P99us  float64 `json:"p99_us"`
+	P999us float64 `json:"p999_us"`
+	// CPU time per operation: the server's (all threads, user+system) and
+	// this driver's, microseconds.
+	ServerCPUus float64 `json:"server_cpu_us_per_op"`
+	DriverCPUus float64 `json:"driver_cpu_us_per_op"`
+	RSSBytes    int64   `json:"rss_bytes"`
+	Errors      uint64  `json:"error_replies"`
+	FirstError  string  `json:"first_error,omitempty"`
+	// Against the reference row (redis+module for CL.THROTTLE, redis
+	// otherwise): ops/s ratio and server CPU per op ratio; 0 when there is
+	// no reference.
+	OpsRatio float64 `json:"ops_ratio,omitempty"`
+	CPURatio float64 `json:"cpu_ratio,omitempty"`
+	Profile  string  `json:"profile,omitempty"`
+}
+
+// runThroughput runs every selected workload at every depth on every
+// server, one server at a time.
+func (b *bench) runThroughput() (report, error) {
+	rep := report{Env: b.env, Mode: "throughput"}
+	servers := map[serverKind]*server{}
+	for _, k := range b.kinds() {
+		s, err := b.start(k)
+		if err != nil {
+			return rep, err
+		}
+		servers[k] = s
+		fmt.Fprintf(b.log, "bench: %s pid %d on %s\n", k, s.pid(), s.addr)
+	}
+	if b.o.profileDir != "" {
+		if err := os.MkdirAll(b.o.profileDir, 0o755); err != nil {
+			return rep, err
+		}
+	}
+	for _, w := range b.o.workloads {
+		nkeys := w.keys
+		if nkeys < 0 {
+			nkeys = b.o.keys
+		}
+		prefix, suffix := keyPrefix(w)
+		keys := newKeyTable(prefix, suffix, nkeys)
+		sha := ""
+		if w.script != "" {
+			sha = scriptSHA(w.script)
+		}
+		rep.Benchmarks = append(rep.Benchmarks, benchmarkLines(w, b.o, nkeys, sha)...)
+		byDepth := map[int][]row{}
+		for _, k := range b.kinds() {
+			s := servers[k]
+			skip := ""
+			if w.module && k == kindRedis {
+				skip = "n/a: no CL.THROTTLE without the redis-cell module"
+			} else if reason, err := b.prepare(s, w, keys); err != nil {
+				return rep, fmt.Errorf("%s on %s: %v", w.name, k, err)
+			} else {
+				skip = reason
+			}
+			gen := w.newGen(keys, sha)
+			for _, d := range b.o.depths {
+				r := row{Workload: w.name, About: w.about, Depth: d, Server: string(k), Skipped: skip}
+				if skip == "" {
+					fmt.Fprintf(b.log, "bench: %s depth %d on %s\n", w.name, d, k)
+					if err := b.measure(s, w, gen, d, &r); err != nil {
+						return rep, fmt.Errorf("%s depth %d on %s: %v", w.name, d, k, err)
+					}
+				}
+				byDepth[d] = append(byDepth[d], r)
+			}
+		}
+		for _, d := range b.o.depths {
+			rows := byDepth[d]
+			setRatios(rows, w.module)
+			rep.Rows = append(rep.Rows, rows...)
+		}
+	}
+	return rep, nil
+}
+
+// prepare readies s for w: an empty keyspace, the script loaded, the keys
+// populated, and one probe operation. A server that answers the probe with
+// an error gets a "skipped: ..." reason instead of a row of errors.
+func (b *bench) prepare(s *server, w *workload, keys *keyTable) (string, error) {
+	c, err := dial(s.addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	if r, err := c.do("FLUSHALL"); err != nil {
+		return "", err
+	} else if r.err != "" {
+		fmt.Fprintf(b.log, "bench: FLUSHALL on %s: -%s (continuing)\n", s.kind, r.err)
+	}
+	sha := ""
+	if w.script != "" {
+		r, err := c.do("SCRIPT", "LOAD", w.script)
+		if err != nil {
+			return "", err
+		}
+		if r.err != "" {
+			return skipReason(r.err, s.kind), nil
+		}
+		sha = scriptSHA(w.script)
+		if string(r.bulk) != sha {
+			return "", fmt.Errorf("SCRIPT LOAD returned %q, want the SHA1 %s", r.bulk, sha)
+		}
+	}
+	if w.populate {
+		val := strings.Repeat("x", valueSize)
+		var cmds []byte
+		for i := range keys.len() {
+			cmds = append(cmds, encodeCommand("SET", keys.name(i), val)...)
+			if (i+1)%1000 == 0 || i == keys.len()-1 {
+				n := i%1000 + 1
+				firstErr, err := c.pipeline(cmds, n)
+				if err != nil {
+					return "", err
+				}
+				if firstErr != "" {
+					return skipReason(firstErr, s.kind), nil
+				}
+				cmds = cmds[:0]
+			}
+		}
+	}
+	g := &genState{nowMs: time.Now().UnixMilli()}
+	g.rng = newRand(1)
+	firstErr, err := c.pipeline(w.newGen(keys, sha)(g, nil), w.replies)
+	if err != nil {
+		return "", err
+	}
+	if firstErr != "" {
+		return skipReason(firstErr, s.kind), nil
+	}
+	return "", nil
+}
+
+// measure runs one row, with perf recording cellserver when asked.
+func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row) error {
+	var perf *exec.Cmd
+	if b.o.profileDir != "" && s.kind == kindCell {
+		r.Profile = profileName(b.o.profileDir, w.name, depth)
+		perf = exec.Command("perf", profileArgs(s.pid(), r.Profile+".perf.data", b.o.warmup+b.o.duration)...)
+		perf.Stdout, perf.Stderr = b.log, b.log
+		if err := perf.Start(); err != nil {
+			fmt.Fprintf(b.log, "bench: perf: %v (no profile)\n", err)
+			perf, r.Profile = nil, ""
+		}
+	}
+	m, err := runLoad(s.addr, s.pid(), w, gen, loadConfig{conns: b.o.conns, depth: depth, warmup: b.o.warmup, duration: b.o.duration})
+	if perf != nil {
+		perf.Wait()
+		writePerfReport(r.Profile, b.log)
+	}
+	if err != nil {
+		return err
+	}
+	if m.connectFails != nil {
+		return fmt.Errorf("connection failed during the run: %v", m.connectFails)
+	}
+	tick := 1e6 / float64(clockTicks())
+	r.Ops = m.ops
+	r.Seconds = m.elapsed.Seconds()
+	r.OpsPerSec = float64(m.ops) / r.Seconds
+	r.P50us = float64(m.hist.percentile(0.50)) / 1e3
+	r.P99us = float64(m.hist.percentile(0.99)) / 1e3
+	r.P999us = float64(m.hist.percentile(0.999)) / 1e3
+	if m.ops > 0 {
+		r.ServerCPUus = float64(m.serverTicks) * tick / float64(m.ops)
+		r.DriverCPUus = float64(m.clientTicks) * tick / float64(m.ops)
+	}
+	r.RSSBytes = m.rss
+	r.Errors = m.errors
+	r.FirstError = m.firstErr
+	return nil
+}
+
+// writePerfReport turns perf.data into two text reports next to it: self
+// time by symbol and time including callees.
+func writePerfReport(base string, log interface{ Write([]byte) (int, error) }) {
+	for _, v := range []struct{ suffix, mode string }{{".self.txt", "--no-children"}, {".children.txt", "--children"}} {
+		out, err := exec.Command("perf", "report", "--stdio", v.mode, "--sort", "symbol",
+			"-g", "none", "--percent-limit", "0.5", "-i", base+".perf.data").Output()
+		if err != nil {
+			fmt.Fprintf(log, "bench: perf report: %v\n", err)
+			return
+		}
+		os.WriteFile(base+v.suffix, out, 0o644)
+	}
+}
+
+// setRatios fills the cellserver row's ratios against its reference.
+func setRatios(rows []row, module bool) {
+	ref := string(kindRedis)
+	if module {
+		ref = string(kindModule)
+	}
+	var base, cell *row
+	for i := range rows {
+		switch rows[i].Server {
+		case ref:
+			base = &rows[i]
+		case string(kindCell):
+			cell = &rows[i]
+		}
+	}
+	if base == nil || cell == nil || base.Skipped != "" || cell.Skipped != "" || base.OpsPerSec == 0 {
+		return
+	}
+	cell.OpsRatio = cell.OpsPerSec / base.OpsPerSec
+	if base.ServerCPUus > 0 {
+		cell.CPURatio = cell.ServerCPUus / base.ServerCPUus
+	}
+}
