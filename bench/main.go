@@ -33,6 +33,7 @@ type options struct {
 	mem        bool
 	memKeys    int
 	memMaxElem int
+	memSettle  time.Duration // pause after loading, before reading memory
 	profileDir string
 }
 
@@ -41,7 +42,7 @@ func main() {
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+	o := &options{memSettle: time.Second}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.conns, "conns", 50, "client connections per row")

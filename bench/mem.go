@@ -62,7 +62,7 @@ func (b *bench) runMem() (report, error) {
 		rep.Mem = append(rep.Mem, r)
 	}
 	rep.Notes = append(rep.Notes,
-		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured 1 s after loading.",
+		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured "+b.o.memSettle.String()+" after loading.",
 		"Keys carry a TTL as in real use (CL.THROTTLE's own, PX in the Lua script, EXPIRE on windows), so Redis's expires dict is counted.",
 		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them.",
 		"cellserver's RSS includes garbage its Go heap has not yet collected; used_memory, where it exists, is what the server reports.")
@@ -160,7 +160,7 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	if e, err := flush(); err != nil || e != "" {
 		return memFail(r, mc.kind, e, err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(b.o.memSettle)
 	used1, hasUsed1 := c.infoField("memory", "used_memory")
 	rss1, err := readRSS(s.pid())
 	if err != nil {

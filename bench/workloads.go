@@ -262,7 +262,7 @@ var workloads = []*workload{
 		name: "w2", about: "W2: EVALSHA <window.lua> 1 limit:<rand>:w2 now now-60000 60", replies: 1, keys: -1,
 		script: windowScript,
 		newGen: func(keys *keyTable, sha string) generator {
-			head := cat(appendArrayHeader(nil, 6), bulks("EVALSHA", sha, "1"))
+			head := cat(appendArrayHeader(nil, 7), bulks("EVALSHA", sha, "1"))
 			ttl := bulks(strconv.Itoa(windowSeconds))
 			return func(g *genState, dst []byte) []byte {
 				dst = append(dst, head...)
