@@ -198,3 +198,14 @@ func TestRatios(t *testing.T) {
 		t.Errorf("thousands = %q", got)
 	}
 }
+
+func TestParseMachineBusy(t *testing.T) {
+	stat := "cpu  100 5 50 1000 20 3 2 1 7 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n"
+	// user+nice+system+irq+softirq+steal; idle, iowait and guest excluded.
+	if got, err := parseMachineBusy([]byte(stat)); err != nil || got != 100+5+50+3+2+1 {
+		t.Errorf("parseMachineBusy = %d, %v", got, err)
+	}
+	if _, err := parseMachineBusy([]byte("intr 1 2 3\n")); err == nil {
+		t.Error("no cpu line: no error")
+	}
+}

@@ -45,6 +45,7 @@ type measurement struct {
 	firstErr     string
 	serverTicks  uint64 // CPU of the server process during the measured window
 	clientTicks  uint64 // CPU of this driver during the same window
+	otherTicks   int64  // CPU of every other process on the machine in the window
 	rss          int64  // server RSS at the end of the window
 	connectFails error
 }
@@ -82,6 +83,7 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 	time.Sleep(cfg.warmup)
 	cpu0, err0 := readCPU(pid)
 	self0, _ := readCPU(os.Getpid())
+	busy0, _ := readMachineBusy()
 	start := time.Now()
 	phase.Store(phaseMeasure)
 	time.Sleep(cfg.duration)
@@ -89,6 +91,7 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 	m.elapsed = time.Since(start)
 	cpu1, err1 := readCPU(pid)
 	self1, _ := readCPU(os.Getpid())
+	busy1, _ := readMachineBusy()
 	m.rss, _ = readRSS(pid)
 	// A batch in flight finishes within one round trip; a stuck server
 	// does not hang the run: deadlines on the sockets end it.
@@ -101,6 +104,9 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 	}
 	m.serverTicks = cpu1.ticks() - cpu0.ticks()
 	m.clientTicks = self1.ticks() - self0.ticks()
+	if busy1 > busy0 {
+		m.otherTicks = max(0, int64(busy1-busy0)-int64(m.serverTicks)-int64(m.clientTicks))
+	}
 	for _, st := range stats {
 		m.hist.merge(&st.hist)
 		m.ops += st.ops

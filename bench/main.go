@@ -19,6 +19,7 @@ import (
 // options are the driver's flags.
 type options struct {
 	conns      int
+	rounds     int
 	depths     []int
 	keys       int
 	duration   time.Duration
@@ -46,6 +47,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.conns, "conns", 50, "client connections per row")
+	fs.IntVar(&o.rounds, "rounds", 1, "runs of each row, alternating the servers; the best is reported")
 	depths := fs.String("depths", "1,16", "pipeline depths (operations per round trip), comma-separated")
 	fs.IntVar(&o.keys, "keys", 100000, "key space of the random-key workloads")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time per row")
@@ -107,6 +109,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	switch {
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
+	case o.rounds < 1:
+		return nil, fmt.Errorf("-rounds must be at least 1")
 	case o.conns < 1 || o.conns > 5000:
 		return nil, fmt.Errorf("-conns %d: want 1..5000", o.conns)
 	case o.keys < 1:
@@ -210,6 +214,8 @@ type environment struct {
 	Keys         int    `json:"keys"`
 	Duration     string `json:"duration"`
 	Warmup       string `json:"warmup"`
+	Rounds       int    `json:"rounds"`
+	LoadAvg      string `json:"loadavg_at_start"`
 	LatencyBasis string `json:"latency_basis"`
 }
 
@@ -245,6 +251,8 @@ func newBench(o *options, tmp string, log io.Writer) (*bench, error) {
 		Keys:         o.keys,
 		Duration:     o.duration.String(),
 		Warmup:       o.warmup.String(),
+		Rounds:       o.rounds,
+		LoadAvg:      strings.Join(strings.Fields(readFile("/proc/loadavg"))[:3:3], " "),
 		LatencyBasis: "per pipeline round trip (one batch of <depth> operations), not divided by depth",
 	}
 	return b, nil
@@ -321,7 +329,7 @@ func gitDescribe() string {
 
 // profileArgs is the perf command that samples pid for d.
 func profileArgs(pid int, out string, d time.Duration) []string {
-	return []string{"record", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 2, 64)}
+	return []string{"record", "-F", "999", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 2, 64)}
 }
 
 // profileName is a file name for one row's profile.

@@ -27,9 +27,10 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	if rep.Mode == "memory" {
 		writeMemTable(w, rep.Mem)
 	} else {
-		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, random keys over %d.\n"+
-			"Latency is %s. CPU is the server process's utime+stime from /proc per operation.\n\n",
-			e.Conns, e.Duration, e.Warmup, e.Keys, e.LatencyBasis)
+		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s), random keys over %d; load average at start %s.\n"+
+			"Latency is %s. CPU is the server process's utime+stime from /proc per operation;\n"+
+			"others' CPU is what every other process on the machine used meanwhile, in %% of one core.\n\n",
+			e.Conns, e.Duration, e.Warmup, e.Rounds, e.Keys, e.LoadAvg, e.LatencyBasis)
 		writeThroughputTable(w, rep.Rows)
 	}
 	for _, n := range rep.Notes {
@@ -44,12 +45,12 @@ func (rep *report) writeMarkdown(w io.Writer) {
 }
 
 func writeThroughputTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| workload | depth | server | ops/s | p50 µs | p99 µs | p99.9 µs | server CPU µs/op | driver CPU µs/op | RSS MiB | cellserver vs redis |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| workload | depth | server | ops/s | p50 µs | p99 µs | p99.9 µs | server CPU µs/op | driver CPU µs/op | RSS MiB | others' CPU % | cellserver vs redis |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	var errs []string
 	for _, r := range rows {
 		if r.Skipped != "" {
-			fmt.Fprintf(w, "| %s | %d | %s | %s | | | | | | | |\n", r.Workload, r.Depth, r.Server, r.Skipped)
+			fmt.Fprintf(w, "| %s | %d | %s | %s | | | | | | | | |\n", r.Workload, r.Depth, r.Server, r.Skipped)
 			continue
 		}
 		ratio := ""
@@ -59,10 +60,10 @@ func writeThroughputTable(w io.Writer, rows []row) {
 				ratio += fmt.Sprintf(", %.2fx CPU/op", r.CPURatio)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %.0f | %s |\n",
 			r.Workload, r.Depth, r.Server, thousands(r.OpsPerSec),
 			num(r.P50us), num(r.P99us), num(r.P999us), num2(r.ServerCPUus), num2(r.DriverCPUus),
-			float64(r.RSSBytes)/(1<<20), ratio)
+			float64(r.RSSBytes)/(1<<20), r.OtherCPU, ratio)
 		if r.Errors > 0 {
 			errs = append(errs, fmt.Sprintf("%s depth %d on %s: %d error replies, first: -%s",
 				r.Workload, r.Depth, r.Server, r.Errors, oneLine(r.FirstError)))
