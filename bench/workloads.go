@@ -216,14 +216,14 @@ var workloads = []*workload{
 		script:    gcraScript,
 		newGen:    gcraLuaGen,
 		benchmark: "-r {keys} EVALSHA {sha} 1 gcra:__rand_int__:reply 15 30 60 1",
-		benchNote: "load the script first: redis-cli -p <port> SCRIPT LOAD \"$(cat bench/gcra.lua)\"",
+		benchNote: "load the script first: redis-cli -p <port> -x SCRIPT LOAD < bench/gcra.lua",
 	},
 	{
 		name: "gcra-lua-hot", about: "EVALSHA <gcra.lua> on one hot key", replies: 1, keys: 1,
 		script:    gcraScript,
 		newGen:    gcraLuaGen,
 		benchmark: "EVALSHA {sha} 1 gcra:hot:reply 15 30 60 1",
-		benchNote: "load the script first: redis-cli -p <port> SCRIPT LOAD \"$(cat bench/gcra.lua)\"",
+		benchNote: "load the script first: redis-cli -p <port> -x SCRIPT LOAD < bench/gcra.lua",
 	},
 	{
 		name: "w1", about: "W1: MULTI ZADD ZREMRANGEBYSCORE ZCARD EXPIRE EXEC on limit:<rand>:w1", replies: 6, keys: -1,
@@ -273,7 +273,7 @@ var workloads = []*workload{
 			}
 		},
 		benchmark: "-r {keys} EVALSHA {sha} 1 limit:__rand_int__:w2 1700000000000 1699999940000 60",
-		benchNote: "fixed timestamps: every call adds the same member, so the sets stay at one entry",
+		benchNote: "load the script first: redis-cli -p <port> -x SCRIPT LOAD < bench/window.lua; the timestamps are fixed, so every call adds the same member and the sets stay at one entry",
 	},
 	{
 		name: "w3", about: "W3: INCR rl:<rand>:<window> + EXPIRE .. 60 NX", replies: 2, keys: -1,
