@@ -148,10 +148,22 @@ func TestParseOptions(t *testing.T) {
 		{"-persist", "sometimes"},
 		{"-conns", "0"},
 		{"stray"},
+		{"-servers", "redis,memcached"},
 	} {
 		if _, err := parseOptions(bad, io.Discard); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+	o, err = parseOptions([]string{"-servers", "cellserver"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (&bench{o: o}).kinds(); len(got) != 1 || got[0] != kindCell {
+		t.Errorf("-servers cellserver: %v", got)
+	}
+	o, _ = parseOptions([]string{"-redis-module", "/x.so"}, io.Discard)
+	if got := (&bench{o: o}).kinds(); len(got) != 3 || got[1] != kindModule {
+		t.Errorf("with a module: %v", got)
 	}
 	var help bytes.Buffer
 	if _, err := parseOptions([]string{"-h"}, &help); err != flag.ErrHelp || !strings.Contains(help.String(), "-workloads") {

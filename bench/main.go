@@ -19,6 +19,7 @@ import (
 // options are the driver's flags.
 type options struct {
 	conns      int
+	only       map[serverKind]bool // -servers; empty: all
 	rounds     int
 	depths     []int
 	keys       int
@@ -62,6 +63,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.mem, "mem", false, "memory mode: bytes per key and per element instead of throughput")
 	fs.IntVar(&o.memKeys, "mem-keys", 100000, "memory mode: throttle keys and windows per size")
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
+	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\n"+
@@ -104,6 +106,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	var err error
 	if o.workloads, err = selectWorkloads(*wl); err != nil {
 		return nil, err
+	}
+	if *servers != "all" && *servers != "" {
+		o.only = map[serverKind]bool{}
+		for name := range strings.SplitSeq(*servers, ",") {
+			k := serverKind(strings.TrimSpace(name))
+			if k != kindRedis && k != kindModule && k != kindCell {
+				return nil, fmt.Errorf("-servers: unknown server %q", name)
+			}
+			o.only[k] = true
+		}
 	}
 	o.persist = persistence(*persist)
 	switch {
@@ -260,11 +272,16 @@ func newBench(o *options, tmp string, log io.Writer) (*bench, error) {
 
 // kinds are the servers of this run, in the order each row drives them.
 func (b *bench) kinds() []serverKind {
-	k := []serverKind{kindRedis}
-	if b.o.module != "" {
-		k = append(k, kindModule)
+	var out []serverKind
+	for _, k := range []serverKind{kindRedis, kindModule, kindCell} {
+		if k == kindModule && b.o.module == "" {
+			continue
+		}
+		if b.o.only == nil || b.o.only[k] {
+			out = append(out, k)
+		}
 	}
-	return append(k, kindCell)
+	return out
 }
 
 // start starts one server of the given kind.

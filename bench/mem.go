@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -45,7 +46,8 @@ func (b *bench) memCases() []memCase {
 			cs = append(cs, memCase{what: fmt.Sprintf("W1 window of %d", size), kind: k, window: size})
 		}
 	}
-	return cs
+	kinds := b.kinds()
+	return slices.DeleteFunc(cs, func(c memCase) bool { return !slices.Contains(kinds, c.kind) })
 }
 
 // runMem loads each shape into a fresh server and reports the growth per
