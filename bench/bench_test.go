@@ -206,6 +206,15 @@ func TestRatios(t *testing.T) {
 	if rows[1].OpsRatio != 0 {
 		t.Error("a ratio without a reference")
 	}
+	rows = []row{
+		{Workload: "throttle", Depth: 16, Server: "cellserver", OpsPerSec: 300, ServerCPUus: 1},
+		{Workload: "gcra-lua", Depth: 1, Server: "redis", OpsPerSec: 50, ServerCPUus: 8},
+		{Workload: "gcra-lua", Depth: 16, Server: "redis", OpsPerSec: 100, ServerCPUus: 4},
+	}
+	setLuaRatios(rows)
+	if rows[0].OpsRatio != 3 || rows[0].CPURatio != 0.25 || rows[0].RatioBasis != "redis gcra-lua" {
+		t.Errorf("CL.THROTTLE against the Lua GCRA: %+v", rows[0])
+	}
 	if got := thousands(1234567.4); got != "1,234,567" {
 		t.Errorf("thousands = %q", got)
 	}

@@ -59,6 +59,9 @@ func writeThroughputTable(w io.Writer, rows []row) {
 			if r.CPURatio > 0 {
 				ratio += fmt.Sprintf(", %.2fx CPU/op", r.CPURatio)
 			}
+			if r.RatioBasis != "" {
+				ratio += " vs " + r.RatioBasis
+			}
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %.0f | %s |\n",
 			r.Workload, r.Depth, r.Server, thousands(r.OpsPerSec),

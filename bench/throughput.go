@@ -39,6 +39,10 @@ type row struct {
 	// no reference.
 	OpsRatio float64 `json:"ops_ratio,omitempty"`
 	CPURatio float64 `json:"cpu_ratio,omitempty"`
+	// RatioBasis names the reference when it is not the same workload on
+	// redis: CL.THROTTLE without the module is compared with the Lua GCRA,
+	// which is what such users run instead.
+	RatioBasis string `json:"ratio_basis,omitempty"`
 	Profile  string  `json:"profile,omitempty"`
 	// Rounds is how many times the row ran; the best round is reported.
 	Rounds int `json:"rounds"`
@@ -114,6 +118,7 @@ func (b *bench) runThroughput() (report, error) {
 			rep.Rows = append(rep.Rows, rows...)
 		}
 	}
+	setLuaRatios(rep.Rows)
 	return rep, nil
 }
 
@@ -251,5 +256,30 @@ func setRatios(rows []row, module bool) {
 	cell.OpsRatio = cell.OpsPerSec / base.OpsPerSec
 	if base.ServerCPUus > 0 {
 		cell.CPURatio = cell.ServerCPUus / base.ServerCPUus
+	}
+}
+
+// luaCounterpart maps the CL.THROTTLE workloads to the Lua GCRA ones.
+var luaCounterpart = map[string]string{"throttle": "gcra-lua", "throttle-hot": "gcra-lua-hot"}
+
+// setLuaRatios compares cellserver's CL.THROTTLE rows that have no
+// redis+module reference with plain redis running the Lua GCRA at the same
+// depth.
+func setLuaRatios(rows []row) {
+	for i := range rows {
+		c := &rows[i]
+		lua, ok := luaCounterpart[c.Workload]
+		if !ok || c.Server != string(kindCell) || c.Skipped != "" || c.OpsRatio != 0 {
+			continue
+		}
+		for _, r := range rows {
+			if r.Workload == lua && r.Depth == c.Depth && r.Server == string(kindRedis) && r.Skipped == "" && r.OpsPerSec > 0 {
+				c.OpsRatio = c.OpsPerSec / r.OpsPerSec
+				if r.ServerCPUus > 0 {
+					c.CPURatio = c.ServerCPUus / r.ServerCPUus
+				}
+				c.RatioBasis = "redis " + lua
+			}
+		}
 	}
 }
