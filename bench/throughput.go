@@ -43,7 +43,7 @@ type row struct {
 	// redis: CL.THROTTLE without the module is compared with the Lua GCRA,
 	// which is what such users run instead.
 	RatioBasis string `json:"ratio_basis,omitempty"`
-	Profile  string  `json:"profile,omitempty"`
+	Profile    string `json:"profile,omitempty"`
 	// Rounds is how many times the row ran; the best round is reported.
 	Rounds int `json:"rounds"`
 }
