@@ -76,6 +76,24 @@ func writeThroughputTable(w io.Writer, rows []row) {
 	for _, e := range errs {
 		fmt.Fprintf(w, "- %s\n", e)
 	}
+	var profiled bool
+	for _, r := range rows {
+		if r.ProfileSummary == "" {
+			continue
+		}
+		if !profiled {
+			fmt.Fprintf(w, "\nWhere cellserver's CPU time goes (perf, self time; full reports in %s):\n\n", filepathDir(r.Profile))
+			profiled = true
+		}
+		fmt.Fprintf(w, "- %s\n", r.ProfileSummary)
+	}
+}
+
+func filepathDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return "."
 }
 
 // thousands formats a rate as an integer with thin separators: 123,456.

@@ -44,6 +44,9 @@ type row struct {
 	// which is what such users run instead.
 	RatioBasis string `json:"ratio_basis,omitempty"`
 	Profile    string `json:"profile,omitempty"`
+	// ProfileSummary is the profile in a paragraph: time by part of the
+	// process, then the top symbols.
+	ProfileSummary string `json:"profile_summary,omitempty"`
 	// Rounds is how many times the row ran; the best round is reported.
 	Rounds int `json:"rounds"`
 }
@@ -185,6 +188,7 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 	var perf *exec.Cmd
 	if b.o.profileDir != "" && s.kind == kindCell {
 		r.Profile = profileName(b.o.profileDir, w.name, depth)
+		os.Remove(r.Profile + ".perf.data") // else perf keeps it as .old
 		perf = exec.Command("perf", profileArgs(s.pid(), r.Profile+".perf.data", b.o.warmup+b.o.duration)...)
 		perf.Stdout, perf.Stderr = b.log, b.log
 		if err := perf.Start(); err != nil {
@@ -196,6 +200,9 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 	if perf != nil {
 		perf.Wait()
 		writePerfReport(r.Profile, b.log)
+		if self, err := os.ReadFile(r.Profile + ".self.txt"); err == nil {
+			r.ProfileSummary = profileSummary(fmt.Sprintf("%s, depth %d", w.name, depth), string(self), 8)
+		}
 	}
 	if err != nil {
 		return err
@@ -226,7 +233,7 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 func writePerfReport(base string, log interface{ Write([]byte) (int, error) }) {
 	for _, v := range []struct{ suffix, mode string }{{".self.txt", "--no-children"}, {".children.txt", "--children"}} {
 		out, err := exec.Command("perf", "report", "--stdio", v.mode, "--sort", "symbol",
-			"-g", "none", "--percent-limit", "0.5", "-i", base+".perf.data").Output()
+			"-g", "none", "--percent-limit", "0.1", "-i", base+".perf.data").Output()
 		if err != nil {
 			fmt.Fprintf(log, "bench: perf report: %v\n", err)
 			return
