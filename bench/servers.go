@@ -33,6 +33,7 @@ type server struct {
 	cmd     *exec.Cmd
 	logPath string
 	exited  chan struct{}
+	waitErr error // how it ended; valid once exited is closed
 }
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
@@ -226,7 +227,7 @@ func launch(kind serverKind, bin string, args []string, dir string, port int) (*
 		exited:  make(chan struct{}),
 	}
 	go func() {
-		cmd.Wait()
+		s.waitErr = cmd.Wait()
 		close(s.exited)
 	}()
 	running.mu.Lock()
@@ -257,6 +258,19 @@ func (s *server) waitReady() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return errors.New("no answer to PING within 30s")
+}
+
+func (s *server) alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
 func (s *server) logTail() string {

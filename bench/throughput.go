@@ -87,9 +87,20 @@ func (b *bench) runThroughput() (report, error) {
 				skips[k] = "n/a: no CL.THROTTLE without the redis-cell module"
 				continue
 			}
+			// A server that died in an earlier row is started afresh, so
+			// one crash costs its rows, not the rest of the run.
+			if s := servers[k]; !s.alive() {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s exited (%v) before %s and was restarted; its last output:\n\n%s\n",
+					k, s.waitErr, w.name, indent(s.logTail())))
+				ns, err := b.start(k)
+				if err != nil {
+					return rep, err
+				}
+				servers[k] = ns
+			}
 			reason, err := b.prepare(servers[k], w, keys)
 			if err != nil {
-				return rep, fmt.Errorf("%s on %s: %v", w.name, k, err)
+				reason = "failed: " + oneLine(err.Error())
 			}
 			skips[k] = reason
 		}
@@ -109,7 +120,12 @@ func (b *bench) runThroughput() (report, error) {
 					fmt.Fprintf(b.log, "bench: %s depth %d on %s (round %d/%d)\n", w.name, d, k, round+1, b.o.rounds)
 					r := rows[i]
 					if err := b.measure(servers[k], w, gen, d, &r); err != nil {
-						return rep, fmt.Errorf("%s depth %d on %s: %v", w.name, d, k, err)
+						// The row reports the failure; later rows go on.
+						r = rows[i]
+						r.Skipped = "failed: " + oneLine(err.Error())
+						rows[i] = r
+						skips[k] = r.Skipped
+						continue
 					}
 					if round == 0 || r.OpsPerSec > rows[i].OpsPerSec {
 						rows[i] = r
@@ -208,7 +224,10 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 		return err
 	}
 	if m.connectFails != nil {
-		return fmt.Errorf("connection failed during the run: %v", m.connectFails)
+		return fmt.Errorf("connection lost during the run: %v", m.connectFails)
+	}
+	if m.ops == 0 {
+		return fmt.Errorf("no operation completed in %v (server hung?)", b.o.duration)
 	}
 	tick := 1e6 / float64(clockTicks())
 	r.Ops = m.ops
