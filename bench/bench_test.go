@@ -187,6 +187,17 @@ func TestPersistenceArgs(t *testing.T) {
 	if args, _ := cellArgs(7000, "/d", "off", full); !strings.Contains(strings.Join(args, " "), "--appendonly no") {
 		t.Errorf("cellserver off: %q", args)
 	}
+	help := "Flags:\n  -appendfsync string\n    \tfsync policy\n  -appendonly\n    \tkeep an append-only log\n  -bind string\n"
+	f := parseCellHelp(help)
+	if !f.appendonly || !f.appendonlyBool || !f.appendfsync || f.save {
+		t.Errorf("parseCellHelp = %+v", f)
+	}
+	if args, _ := cellArgs(7000, "/d", "off", f); !strings.Contains(strings.Join(args, " "), "--appendonly=false") {
+		t.Errorf("cellserver off, bool flag: %q", args)
+	}
+	if f := parseCellHelp("  -appendonly string\n"); !f.appendonly || f.appendonlyBool {
+		t.Errorf("string flag: %+v", f)
+	}
 	if _, note := cellArgs(7000, "/d", "always", cellFlags{}); !strings.Contains(note, "WITHOUT persistence") {
 		t.Errorf("cellserver without flags: the note %q does not warn", note)
 	}

@@ -113,19 +113,36 @@ func redisArgs(port int, dir string, p persistence, module string) []string {
 // the report says so.
 type cellFlags struct {
 	appendonly, appendfsync, save bool
+	// appendonlyBool: --appendonly is a Go bool flag, so it takes
+	// --appendonly=false rather than --appendonly no.
+	appendonlyBool bool
+}
+
+// parseCellHelp reads Go flag package usage text: each flag on a line of
+// its own, "  -name type" with no type for booleans.
+func parseCellHelp(help string) cellFlags {
+	var f cellFlags
+	for line := range strings.SplitSeq(help, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || !strings.HasPrefix(fields[0], "-") {
+			continue
+		}
+		switch strings.TrimLeft(fields[0], "-") {
+		case "appendonly":
+			f.appendonly = true
+			f.appendonlyBool = len(fields) == 1
+		case "appendfsync":
+			f.appendfsync = true
+		case "save":
+			f.save = true
+		}
+	}
+	return f
 }
 
 func probeCellFlags(bin string) cellFlags {
 	out, _ := exec.Command(bin, "--help").CombinedOutput()
-	has := func(name string) bool {
-		for _, f := range strings.Fields(string(out)) {
-			if strings.TrimLeft(f, "-") == name && strings.HasPrefix(f, "-") {
-				return true
-			}
-		}
-		return false
-	}
-	return cellFlags{appendonly: has("appendonly"), appendfsync: has("appendfsync"), save: has("save")}
+	return parseCellHelp(string(out))
 }
 
 // cellArgs returns cellserver's arguments and a note on persistence for
@@ -135,13 +152,27 @@ func cellArgs(port int, dir string, p persistence, f cellFlags) ([]string, strin
 	if f.save {
 		args = append(args, "--save", "")
 	}
+	appendonly := func(on bool) []string {
+		switch {
+		case f.appendonlyBool && on:
+			return []string{"--appendonly=true"}
+		case f.appendonlyBool:
+			return []string{"--appendonly=false"}
+		case on:
+			return []string{"--appendonly", "yes"}
+		default:
+			return []string{"--appendonly", "no"}
+		}
+	}
 	switch {
 	case p == "off" && f.appendonly:
-		return append(args, "--appendonly", "no"), "cellserver --appendonly no"
+		a := appendonly(false)
+		return append(args, a...), "cellserver " + strings.Join(a, " ")
 	case p == "off":
 		return args, "cellserver has no persistence flag (none to turn off)"
 	case f.appendonly && f.appendfsync:
-		return append(args, "--appendonly", "yes", "--appendfsync", string(p)), "cellserver --appendonly yes --appendfsync " + string(p)
+		a := append(appendonly(true), "--appendfsync", string(p))
+		return append(args, a...), "cellserver " + strings.Join(a, " ")
 	case f.appendfsync:
 		return append(args, "--appendfsync", string(p)), "cellserver --appendfsync " + string(p)
 	default:
