@@ -3,7 +3,7 @@
 //
 //	go run ./bench                 # every workload, depths 1 and 16, ~5 s a row
 //	go run ./bench -quick          # a smoke run
-//	go run ./bench -workloads throttle,w1 -depths 16 -json out.json
+//	go run ./bench -workloads throttle,w1 -depths 16 -json-file out.json
 //	go run ./bench -mem            # bytes per key and per element
 //	go run ./bench -redis-module /path/to/libredis_cell.so
 //

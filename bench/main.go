@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,7 +32,8 @@ type options struct {
 	module     string
 	redisBin   string
 	cellBin    string
-	jsonPath   string
+	json       bool   // JSON instead of markdown on stdout
+	jsonPath   string // also write JSON to this file
 	mem        bool
 	memKeys    int
 	memMaxElem int
@@ -59,7 +61,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.module, "redis-module", "", "path of redis-cell's .so: also run a redis-server with it loaded")
 	fs.StringVar(&o.redisBin, "redis-server", "/usr/bin/redis-server", "redis-server binary (7.0)")
 	fs.StringVar(&o.cellBin, "cellserver", "", "prebuilt cellserver binary (default: go build ./cmd/cellserver)")
-	fs.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON instead of markdown")
+	fs.StringVar(&o.jsonPath, "json-file", "", "also write the results as JSON to this file")
 	fs.BoolVar(&o.mem, "mem", false, "memory mode: bytes per key and per element instead of throughput")
 	fs.IntVar(&o.memKeys, "mem-keys", 100000, "memory mode: throttle keys and windows per size")
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
@@ -178,26 +181,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 1
 	}
-	rep.writeMarkdown(stdout)
-	if o.jsonPath != "" {
-		out := stdout
-		if o.jsonPath != "-" {
-			f, err := os.Create(o.jsonPath)
-			if err != nil {
-				fmt.Fprintln(stderr, "bench:", err)
-				return 1
-			}
-			defer f.Close()
-			out = f
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(stderr, "bench:", err)
-			return 1
+	if o.json {
+		err = writeJSON(stdout, rep)
+	} else {
+		rep.writeMarkdown(stdout)
+	}
+	if err == nil && o.jsonPath != "" {
+		var f *os.File
+		if f, err = os.Create(o.jsonPath); err == nil {
+			err = errors.Join(writeJSON(f, rep), f.Close())
 		}
 	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
 	return 0
+}
+
+func writeJSON(w io.Writer, rep report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }
 
 // bench holds a run's servers and settings.
