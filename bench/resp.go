@@ -170,12 +170,13 @@ func (rr *replyReader) value(firstErr *string, depth int) (reply, error) {
 			r.bulk = append([]byte(nil), l[1:]...)
 		}
 	case ':':
-		if r.int, err = strconv.ParseInt(string(l[1:]), 10, 64); err != nil {
+		var ok bool
+		if r.int, ok = parseInt(l[1:]); !ok {
 			return r, errProtocol
 		}
 	case '$':
-		n, err := strconv.ParseInt(string(l[1:]), 10, 64)
-		if err != nil || n < -1 || n > 1<<30 {
+		n, ok := parseInt(l[1:])
+		if !ok || n < -1 || n > 1<<30 {
 			return r, errProtocol
 		}
 		r.int = n
@@ -193,8 +194,8 @@ func (rr *replyReader) value(firstErr *string, depth int) (reply, error) {
 			r.bulk = append([]byte(nil), b[:n]...)
 		}
 	case '*':
-		n, err := strconv.ParseInt(string(l[1:]), 10, 64)
-		if err != nil || n < -1 || n > 1<<30 {
+		n, ok := parseInt(l[1:])
+		if !ok || n < -1 || n > 1<<30 {
 			return r, errProtocol
 		}
 		r.int = n
@@ -211,4 +212,30 @@ func (rr *replyReader) value(firstErr *string, depth int) (reply, error) {
 		return r, fmt.Errorf("%w: type byte %q", errProtocol, l[0])
 	}
 	return r, nil
+}
+
+// parseInt reads a RESP integer: an optional '-' and 1 to 18 digits, which
+// covers every length and every integer the workloads see; longer ones go
+// through strconv.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	d := b
+	if neg {
+		d = b[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		v, err := strconv.ParseInt(string(b), 10, 64)
+		return v, err == nil
+	}
+	var v int64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -155,3 +155,16 @@ func TestKeyTable(t *testing.T) {
 		t.Errorf("hot key: %q", got)
 	}
 }
+
+func TestParseInt(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "-1": -1, "42": 42, "9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808, "123456789012345678": 123456789012345678} {
+		if got, ok := parseInt([]byte(in)); !ok || got != want {
+			t.Errorf("parseInt(%q) = %d, %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{"", "-", "1x", "+1", "9223372036854775808", " 1"} {
+		if _, ok := parseInt([]byte(in)); ok {
+			t.Errorf("parseInt(%q) accepted", in)
+		}
+	}
+}
