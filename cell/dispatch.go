@@ -11,7 +11,8 @@ import (
 //  1. unknown command or subcommand, wrong arity
 //  2. NOAUTH
 //  3. commands not allowed inside MULTI
-//  4. MULTI queueing: everything but the transaction commands is queued
+//  4. CLIENT PAUSE: wait while a pause applies to the command
+//  5. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
@@ -36,6 +37,9 @@ func (c *Client) dispatch(args [][]byte) {
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(cmd, ErrNoAuth)
 		return
+	}
+	if c.srv.paused.Load() != nil {
+		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
 	}
 	if c.multi != nil {
 		if cmd.Flags&FlagNoMulti != 0 {
@@ -108,6 +112,7 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
+	cmd.stats.recordLatency(d)
 	if failed {
 		cmd.stats.failed.Add(1)
 	}

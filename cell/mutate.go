@@ -45,6 +45,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	} else {
 		e.Obj = nil
 		e.Str = append(e.Str[:0], val...)
+		e.enc = encAuto
 	}
 	s.setExp(e, exp)
 	x.wrote(s, key)
@@ -88,6 +89,22 @@ func (x *Ctx) remove(key []byte) bool {
 	s.drop(string(key))
 	x.wrote(s, key)
 	return true
+}
+
+// rename moves the live entry e of src, with its expiry, to dst, replacing
+// whatever dst held (RENAME keeps the source's TTL). Both keys' shards must
+// be locked; src and dst differ.
+func (x *Ctx) rename(src, dst []byte, e *Entry) {
+	ss := x.srv.ks.shardOf(x.db, src)
+	ds := x.srv.ks.shardOf(x.db, dst)
+	ss.drop(string(src))
+	ds.drop(string(dst))
+	ds.keys[string(dst)] = e
+	if e.Exp != 0 {
+		ds.withTTL++
+	}
+	x.wrote(ss, src)
+	x.wrote(ds, dst)
 }
 
 // wrote is the one hook every mutation reaches.

@@ -20,8 +20,15 @@ type Server struct {
 	log   *slog.Logger
 	stats serverStats
 	start time.Time
+	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+
+	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
+	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
+	ident  *serverIdentity
 
 	nextClientID atomic.Int64
+	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
+	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
 	closing      atomic.Bool
 
 	mu        sync.Mutex
