@@ -67,7 +67,7 @@ func (b *bench) runMem() (report, error) {
 		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured "+b.o.memSettle.String()+" after loading.",
 		"Keys carry a TTL as in real use (CL.THROTTLE's own, PX in the Lua script, EXPIRE on windows), so Redis's expires dict is counted.",
 		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them.",
-		"cellserver's RSS includes garbage its Go heap has not yet collected; used_memory, where it exists, is what the server reports.")
+		"cellserver's used_memory is its Go heap's object bytes, which count garbage not collected yet (loading allocates), and its RSS holds that garbage too: both are upper bounds of what the keys need; Redis's used_memory is jemalloc's exact live count.")
 	return rep, nil
 }
 
