@@ -15,7 +15,7 @@ func TestActiveExpiryReapsUntouchedKeys(t *testing.T) {
 	const n = 20000
 	var batch []byte
 	for i := 0; i < n; i++ {
-		batch = append(batch, encode("SET", "k"+strconv.Itoa(i), "v", "PX", "200")...)
+		batch = append(batch, encode("SET", "k"+strconv.Itoa(i), "v", "PX", "1000")...)
 	}
 	batch = append(batch, encode("SET", "stays", "v")...)
 	if _, err := c.nc.Write(batch); err != nil {
@@ -26,8 +26,9 @@ func TestActiveExpiryReapsUntouchedKeys(t *testing.T) {
 			t.Fatalf("SET %d: %q", i, r)
 		}
 	}
-	if got := c.do("DBSIZE"); got != ":20001\r\n" {
-		t.Fatalf("DBSIZE right after = %q", got)
+	// A slow machine may already have reaped some; most must be there.
+	if got := atoiReply(c.do("DBSIZE")); got < n/2 {
+		t.Fatalf("DBSIZE right after = %d", got)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for c.do("DBSIZE") != ":1\r\n" {
