@@ -26,6 +26,24 @@ type Config struct {
 	Hz                     int // active expiry cycles per second
 	Version                string
 	Logger                 *slog.Logger
+
+	// Observability (logging.go, metrics.go).
+	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
+	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
+	MetricsPort int            // serve GET /metrics on this port; 0: off
+	MetricsBind string         // address for /metrics; "": the first Bind address
+
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
@@ -34,6 +52,10 @@ type liveConfig struct {
 	maxClients             atomic.Int64
 	protoMaxBulkLen        atomic.Int64
 	clientQueryBufferLimit atomic.Int64
+	// zset-max-listpack-entries and -value, read at every sorted-set
+	// insert (zset.go).
+	zsetMaxListpackEntries atomic.Int64
+	zsetMaxListpackValue   atomic.Int64
 }
 
 // DefaultConfig is what `cellserver` runs with when given no flags: Redis's
@@ -70,6 +92,8 @@ func (l *liveConfig) load(c *Config) {
 	l.maxClients.Store(int64(c.MaxClients))
 	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
 	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
+	l.zsetMaxListpackEntries.Store(128)
+	l.zsetMaxListpackValue.Store(64)
 }
 
 // ParseMemory reads a size as redis.conf writes it: a number with an

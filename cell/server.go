@@ -21,6 +21,8 @@ type Server struct {
 	stats serverStats
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -29,7 +31,10 @@ type Server struct {
 	nextClientID atomic.Int64
 	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
 	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
-	closing      atomic.Bool
+	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
+	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
+	activeExpiryOff atomic.Bool
+	closing         atomic.Bool
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -52,6 +57,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultConfig().Version
 	}
@@ -64,6 +72,8 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.obs.init()
+	s.startOps()
 	go s.activeExpiry()
 	return s
 }
@@ -79,11 +89,13 @@ func (s *Server) Listen() error {
 	}
 	if s.cfg.Port > 0 {
 		for _, b := range s.cfg.Bind {
-			ln, err := net.Listen("tcp", net.JoinHostPort(b, itoa(int64(s.cfg.Port))))
+			ln, err := listenBind(b, s.cfg.Port) // "*", "-::1" as redis.conf (ops.go)
 			if err != nil {
 				return fail(err)
 			}
-			lns = append(lns, ln)
+			if ln != nil {
+				lns = append(lns, ln)
+			}
 		}
 	}
 	if s.cfg.UnixSocket != "" {
@@ -97,8 +109,13 @@ func (s *Server) Listen() error {
 		}
 		lns = append(lns, ln)
 	}
+	tlsLns, err := s.listenTLS() // tls.go
+	if err != nil {
+		return fail(err)
+	}
+	lns = append(lns, tlsLns...)
 	if len(lns) == 0 {
-		return errors.New("nothing to listen on: give --port or --unixsocket")
+		return errors.New("nothing to listen on: give --port, --tls-port or --unixsocket")
 	}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, lns...)
@@ -156,9 +173,14 @@ func (s *Server) accept(ln net.Listener) error {
 		}
 		c := newClient(s, nc)
 		if !s.addClient(c) {
-			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
-			nc.Close()
+			if !s.closing.Load() {
+				s.log.Warn("connection refused: max number of clients reached", "addr", c.addr)
+			}
+			go refuseConn(nc, ErrMaxClients) // off the accept loop (ops.go)
 			continue
+		}
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.log.Debug("client connected", "id", c.id, "addr", c.addr)
 		}
 		go c.serve()
 	}

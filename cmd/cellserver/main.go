@@ -33,15 +33,30 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cellserver:", err)
-		return 2
+		return exitCode(err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if pingMode {
+		return pingServer(cfg, stderr) // ping.go
+	}
+	logOut, closeLog, err := openLog(cfg.LogFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "cellserver:", err)
+		return 1
+	}
+	defer closeLog()
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
 	srv := cell.New(cfg)
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
+	stopMetrics, err := startMetrics(cfg, srv, log)
+	if err != nil {
+		log.Error("cannot listen for metrics", "err", err)
+		return 1
+	}
+	defer stopMetrics()
 	var addrs []string
 	for _, a := range srv.Addrs() {
 		addrs = append(addrs, a.String())
@@ -57,6 +72,8 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
+	case <-srv.ExitRequested():
+		log.Info("shutting down", "by", "SHUTDOWN")
 	case err := <-served:
 		if err != nil {
 			log.Error("serve failed", "err", err)
