@@ -64,7 +64,11 @@ func category(s perfSample) string {
 		strings.HasPrefix(sym, "runtime.mallocgc") || strings.HasPrefix(sym, "runtime.markBits") ||
 		strings.HasPrefix(sym, "runtime.greyobject") || strings.HasPrefix(sym, "runtime.findObject") ||
 		strings.HasPrefix(sym, "runtime.(*mspan)") || strings.HasPrefix(sym, "runtime.(*mcache)") ||
-		strings.HasPrefix(sym, "runtime.(*gcWork)") || strings.HasPrefix(sym, "runtime.memclr"):
+		strings.HasPrefix(sym, "runtime.(*gcWork)") || strings.HasPrefix(sym, "runtime.memclr") ||
+		strings.HasPrefix(sym, "runtime.tryDeferToSpanScan") || strings.HasPrefix(sym, "runtime.sweep") ||
+		strings.HasPrefix(sym, "runtime.(*sweepLocked)") || strings.HasPrefix(sym, "runtime.(*mheap)") ||
+		strings.HasPrefix(sym, "runtime.typePointers") || strings.HasPrefix(sym, "runtime.(*spanInlineMarkBits)") ||
+		strings.HasPrefix(sym, "runtime.bgsweep") || strings.HasPrefix(sym, "runtime.wbBuf"):
 		return "Go allocation and GC"
 	case strings.HasPrefix(sym, "runtime.") || strings.HasPrefix(sym, "internal/runtime/") ||
 		strings.HasPrefix(sym, "internal/poll.") || strings.HasPrefix(sym, "syscall.") ||
