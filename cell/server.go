@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
 )
 
 // Server is a running cellserver: its keyspace, its listeners and its
@@ -35,6 +37,13 @@ type Server struct {
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
+
+	// Scripting: the script cache and Lua states, the scripts running now
+	// (for SCRIPT KILL) and how many of them are past the busy threshold.
+	scripts     *script.Engine
+	scriptMu    sync.Mutex
+	running     map[*scriptRun]struct{}
+	busyScripts atomic.Int32
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -72,6 +81,8 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
+	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
+	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
 	s.startOps()
 	go s.activeExpiry()
