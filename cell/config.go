@@ -53,6 +53,10 @@ type Config struct {
 	// RenameCommands are rename-command pairs, applied in order: the
 	// command takes the new name, or none when it is "".
 	RenameCommands [][2]string
+
+	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
+	Cluster           *Topology
+	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.

@@ -38,6 +38,11 @@ type Server struct {
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
 
+	// Cluster mode (cluster.go): fixed at start, so the command path pays
+	// one predictable branch when it is off.
+	clusterOn bool
+	topo      atomic.Pointer[Topology]
+	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
 	scripts     *script.Engine
@@ -79,6 +84,13 @@ func New(cfg Config) *Server {
 		start:   time.Now(),
 		clients: map[int64]*Client{},
 		done:    make(chan struct{}),
+	}
+	if cfg.Cluster != nil {
+		// Before anything (recovery included) puts a key in the keyspace:
+		// placement by slot must hold for every key.
+		s.clusterOn = true
+		s.ks.bySlot = true
+		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
 	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
