@@ -1,0 +1,65 @@
+// Command bench measures cellserver against redis-server 7.0 on the same
+// machine, with the same load, in one run:
+//
+//	go run ./bench                 # every workload, depths 1 and 16, ~5 s a row
+//	go run ./bench -quick          # a smoke run
+//	go run ./bench -workloads throttle,w1 -depths 16 -json-file out.json
+//	go run ./bench -mem            # bytes per key and per element
+//	go run ./bench -redis-module /path/to/libredis_cell.so
+//
+// It builds ./cmd/cellserver into a temporary directory, starts it and a
+// redis-server (and, with -redis-module, a second redis-server with that
+// module loaded) on free 127.0.0.1 ports, runs each workload against each
+// server in turn while the others idle, and stops every process it started,
+// by pid, on exit and on Ctrl-C. Persistence is matched: off by default
+// (redis --save "" --appendonly no); -persist always|everysec|no turns on
+// Redis's append-only file with that fsync policy and passes the same to
+// cellserver when its --help lists such flags (the report says when it
+// does not).
+//
+// What is measured, per workload, pipeline depth and server:
+//
+//   - ops/s: operations completed in the measured window (after a warm-up
+//     that is not counted), over its length. One operation is one
+//     rate-limit decision: one command for PING/SET/GET/CL.THROTTLE/EVALSHA,
+//     a six-command MULTI...EXEC for W1, INCR plus EXPIRE NX for W3.
+//   - latency p50/p99/p99.9: per pipeline round trip, from writing a batch
+//     of <depth> operations to reading its last reply, not divided by
+//     depth. Log-linear histograms, within 1.6%.
+//   - server CPU per operation: the server process's utime+stime (all
+//     threads) from /proc/PID/stat over the measured window, in clock ticks
+//     of 1/CLK_TCK s (10 ms on Linux), divided by the operations. It is the
+//     cost a deployment pays, independent of how many cores the server
+//     spread it over.
+//   - driver CPU per operation, the same for this process: when it nears
+//     the server's, the client shares the machine's cores and caps the
+//     numbers; on a 2-core machine it does at depth 1.
+//   - RSS at the end of the window, from /proc/PID/status.
+//   - for cellserver, its ratio to the reference row: redis+module for
+//     CL.THROTTLE, plain redis otherwise.
+//
+// The load generator is its own: each connection keeps exactly one batch in
+// flight, writes it with one syscall and reads the replies with a minimal
+// RESP reader that allocates nothing per reply. Commands are pre-encoded;
+// only keys (drawn from a table of pre-encoded keys) and timestamps are
+// placed per operation. No client library runs in the hot loop, so the
+// client costs a few microseconds per round trip and the servers, not the
+// driver, set the pace at depth 16.
+//
+// Workloads whose commands a server lacks are not errors: a probe
+// operation before each row sees Redis's "unknown command" reply and the
+// row reads "skipped: ZADD not supported by cellserver". Plain redis-server
+// has no CL.THROTTLE: those rows are "n/a". The Lua GCRA (gcra.lua) is the
+// CL.THROTTLE algorithm as people ship it for Redis without the module,
+// reading TIME and storing the TAT with GET and SET PX.
+//
+// Memory mode (-mem) loads N throttle keys (CL.THROTTLE on cellserver and
+// redis+module; the Lua GCRA's string keys on redis and cellserver) and N
+// W1 windows of 10, 100 and 1000 entries (capped at -mem-max-elements
+// elements per size) into a fresh server each, and reports the growth of
+// INFO used_memory (where the server has it) and of RSS per key and per
+// element.
+//
+// With -profile DIR, perf records cellserver during its rows (perf's own
+// overhead skews those rows) and perf report's text lands in DIR.
+package main
