@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Config is the server's settings. The fields are the start-up values;
@@ -24,8 +26,18 @@ type Config struct {
 	ClientQueryBufferLimit int64
 	Shards                 int // per database; 0: chosen from GOMAXPROCS
 	Hz                     int // active expiry cycles per second
+	// AppendOnly keeps the keyspace durable in Dir (persist.DirName).
+	// Only Open honours it; New always makes an in-memory server.
+	AppendOnly bool
+	// AppendFsync is when the log reaches the disk: FsyncAlways,
+	// FsyncEverySec or FsyncNo, with Redis's meanings.
+	AppendFsync string
 	Version                string
 	Logger                 *slog.Logger
+
+	// persistFS replaces the operating system's file system under the
+	// store; tests use it to make the disk fail.
+	persistFS vfs.FS
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
@@ -45,6 +57,8 @@ func DefaultConfig() Config {
 		Databases:              16,
 		MaxClients:             10000,
 		Dir:                    ".",
+		AppendOnly:             true,
+		AppendFsync:            FsyncEverySec,
 		ProtoMaxBulkLen:        512 << 20,
 		ClientQueryBufferLimit: 1 << 30,
 		Hz:                     10,

@@ -10,8 +10,9 @@ import (
 //
 //  1. unknown command or subcommand, wrong arity
 //  2. NOAUTH
-//  3. commands not allowed inside MULTI
-//  4. MULTI queueing: everything but the transaction commands is queued
+//  3. MISCONF: writes while the disk is failing
+//  4. commands not allowed inside MULTI
+//  5. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
@@ -36,6 +37,15 @@ func (c *Client) dispatch(args [][]byte) {
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(cmd, ErrNoAuth)
 		return
+	}
+	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
+		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
+		// Redis refuses writes (and PING) while it cannot persist, before
+		// queueing them in MULTI.
+		if msg := c.srv.writesDenied(); msg != "" {
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	if c.multi != nil {
 		if cmd.Flags&FlagNoMulti != 0 {
@@ -83,7 +93,11 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	c.lockFor(&c.locks, cmd, args, c.db)
 	c.locks.lock()
 	cmd.Handler(x)
+	c.commitEffects()
 	c.locks.unlock()
+	if c.srv.fsyncAlways {
+		c.syncTo = c.srv.store.Committed()
+	}
 	c.record(cmd, x.failed, time.Since(start))
 }
 

@@ -96,3 +96,12 @@ func upper(s string) string {
 	}
 	return string(b)
 }
+
+// Persistence.
+const (
+	// misconfPrefix starts Redis's refusal of writes while the append-only
+	// file cannot be written; the reason (C's strerror) follows.
+	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
+	ErrSaveInProg    = "ERR Background save already in progress"
+	ErrNoPersistence = "ERR persistence is off (appendonly no): there is nothing to save"
+)

@@ -1,6 +1,10 @@
 package cell
 
-import "time"
+import (
+	"time"
+
+	"github.com/cellserver/cellserver/persist"
+)
 
 // Active expiry: expired keys that nobody touches must still leave memory.
 // Like Redis's activeExpireCycle, each cycle samples keys that have a TTL
@@ -15,6 +19,7 @@ const (
 )
 
 func (s *Server) activeExpiry() {
+	defer s.bg.Done()
 	period := time.Second / time.Duration(s.cfg.Hz)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -39,7 +44,15 @@ func (s *Server) expireCycle(deadline time.Time) {
 					sh.mu.Unlock()
 					break
 				}
-				sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli())
+				sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), d, s.expBatch)
+				if expired != 0 && s.expBatch != nil {
+					// Committed under the shard lock, like a command's
+					// effects, so a write to the key that follows is
+					// logged after this delete.
+					if _, err := s.store.Commit(s.expBatch); err != nil {
+						s.log.Error("persistence: commit failed", "err", err)
+					}
+				}
 				sh.mu.Unlock()
 				if expired*10 <= sampled || time.Now().After(deadline) {
 					break
@@ -54,14 +67,22 @@ func (s *Server) expireCycle(deadline time.Time) {
 
 // expireSample checks up to expireSample keys with a TTL, starting at a
 // random place of the shard (Go randomises map iteration), and deletes the
-// expired ones. The shard must be locked.
-func (ks *Keyspace) expireSample(sh *Shard, now int64) (sampled, expired int) {
+// expired ones, adding their deletion to b (nil: no persistence). The
+// shard, of database db, must be locked.
+func (ks *Keyspace) expireSample(sh *Shard, now int64, db int, b *persist.Batch) (sampled, expired int) {
 	seen := 0
 	for k, e := range sh.keys {
 		seen++
 		if e.Exp != 0 {
 			sampled++
 			if e.expired(now) {
+				if b != nil {
+					if isWide(e) {
+						b.DeleteKey(db, []byte(k))
+					} else {
+						b.Delete(db, []byte(k))
+					}
+				}
 				ks.expire(sh, k, e)
 				expired++
 			}

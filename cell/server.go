@@ -3,12 +3,15 @@ package cell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/persist"
 )
 
 // Server is a running cellserver: its keyspace, its listeners and its
@@ -24,6 +27,16 @@ type Server struct {
 	nextClientID atomic.Int64
 	closing      atomic.Bool
 
+	// store is the durable mirror of the keyspace; nil with appendonly
+	// no, or for servers made by New.
+	store       *persist.Store
+	fsyncAlways bool
+	expBatch    *persist.Batch // the active expiry's deletions
+	lastSave    atomic.Int64   // Unix s of the last save (LASTSAVE)
+	dirtyAtSave atomic.Int64   // totalDirty() at that save
+	bgsave      atomic.Bool    // a BGSAVE is running
+	bg          sync.WaitGroup // background goroutines, done before the store closes
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[int64]*Client
@@ -31,8 +44,46 @@ type Server struct {
 	done      chan struct{}
 }
 
-// New makes a server from cfg. Nothing listens until Serve.
+// New makes an in-memory server from cfg: it never touches the disk,
+// whatever cfg.AppendOnly says (Open honours it). Nothing listens until
+// Serve.
 func New(cfg Config) *Server {
+	cfg.AppendOnly = false
+	s := newServer(cfg)
+	s.startBackground()
+	return s
+}
+
+// Open makes a server from cfg and, with cfg.AppendOnly, opens its store in
+// cfg.Dir and loads the keyspace from it first. It fails when the store
+// cannot be opened, for instance because another server uses cfg.Dir.
+func Open(cfg Config) (*Server, error) {
+	s := newServer(cfg)
+	if s.cfg.AppendOnly {
+		switch s.cfg.AppendFsync {
+		case "":
+			s.cfg.AppendFsync = FsyncEverySec
+		case FsyncAlways, FsyncEverySec, FsyncNo:
+		default:
+			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
+		}
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS})
+		if err != nil {
+			return nil, err
+		}
+		s.store = st
+		s.fsyncAlways = s.cfg.AppendFsync == FsyncAlways
+		s.expBatch = st.NewBatch()
+		if err := s.loadStore(); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
+		}
+	}
+	s.startBackground()
+	return s, nil
+}
+
+func newServer(cfg Config) *Server {
 	if cfg.Databases <= 0 {
 		cfg.Databases = 16
 	}
@@ -57,8 +108,19 @@ func New(cfg Config) *Server {
 		done:    make(chan struct{}),
 	}
 	s.live.load(&cfg)
-	go s.activeExpiry()
+	s.lastSave.Store(s.start.Unix())
 	return s
+}
+
+// startBackground starts the active expiry and, under everysec, the fsync
+// ticker.
+func (s *Server) startBackground() {
+	s.bg.Add(1)
+	go s.activeExpiry()
+	if s.store != nil && s.cfg.AppendFsync == FsyncEverySec {
+		s.bg.Add(1)
+		go s.fsyncLoop()
+	}
 }
 
 // Listen opens the configured TCP and unix listeners.
@@ -203,17 +265,29 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	idle := make(chan struct{})
 	go func() { s.conns.Wait(); close(idle) }()
+	var err error
 	select {
 	case <-idle:
-		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.clients {
 			c.nc.Close()
 		}
 		s.mu.Unlock()
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	s.bg.Wait()
+	if s.store != nil {
+		// A final save makes the next start load sstables instead of
+		// replaying the log.
+		if serr := s.saveNow(); serr != nil {
+			s.log.Error("persistence: save at shutdown failed", "err", serr)
+		}
+		if cerr := s.store.Close(); cerr != nil {
+			s.log.Error("persistence: closing the store", "err", cerr)
+		}
+	}
+	return err
 }
 
 // Keyspace exposes the data for tests and persistence.

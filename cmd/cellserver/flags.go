@@ -32,6 +32,8 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client (1gb)")
 	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
+	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
+	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (the OS decides)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -43,6 +45,20 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 		return cfg, fmt.Errorf("unexpected argument %q (flags are --name value)", fs.Arg(0))
 	}
 	cfg.Bind = strings.Fields(bind)
+	switch strings.ToLower(*appendonly) {
+	case "yes":
+		cfg.AppendOnly = true
+	case "no":
+		cfg.AppendOnly = false
+	default:
+		return cfg, fmt.Errorf("--appendonly %q: must be yes or no", *appendonly)
+	}
+	cfg.AppendFsync = strings.ToLower(cfg.AppendFsync)
+	switch cfg.AppendFsync {
+	case cell.FsyncAlways, cell.FsyncEverySec, cell.FsyncNo:
+	default:
+		return cfg, fmt.Errorf("--appendfsync %q: must be always, everysec or no", cfg.AppendFsync)
+	}
 	p, err := strconv.ParseUint(*perm, 8, 32)
 	if err != nil {
 		return cfg, fmt.Errorf("--unixsocketperm %q: not an octal number", *perm)

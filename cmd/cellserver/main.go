@@ -37,8 +37,13 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Logger = log
-	srv := cell.New(cfg)
+	srv, err := cell.Open(cfg)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
 	if err := srv.Listen(); err != nil {
+		srv.Shutdown(context.Background())
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
@@ -48,7 +53,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
 		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
-		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir)
+		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir,
+		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
