@@ -32,8 +32,8 @@ type Config struct {
 	// AppendFsync is when the log reaches the disk: FsyncAlways,
 	// FsyncEverySec or FsyncNo, with Redis's meanings.
 	AppendFsync string
-	Version                string
-	Logger                 *slog.Logger
+	Version     string
+	Logger      *slog.Logger
 
 	// persistFS replaces the operating system's file system under the
 	// store; tests use it to make the disk fail.

@@ -133,4 +133,3 @@ func (f stallFile) Preallocate(off, length int64) error {
 	f.File.Preallocate(off, length)
 	return nil
 }
-
