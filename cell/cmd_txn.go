@@ -163,7 +163,7 @@ func exec(x *Ctx) {
 		c.record(q.cmd, sub.failed, 0)
 	}
 	// One batch for the whole transaction, before its shards unlock.
-	c.commitEffects()
+	c.commitEffects(locks)
 }
 
 // watchAborted reports whether a WATCHed key changed, or expired, since

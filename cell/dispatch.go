@@ -93,11 +93,8 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	c.lockFor(&c.locks, cmd, args, c.db)
 	c.locks.lock()
 	cmd.Handler(x)
-	c.commitEffects()
+	c.commitEffects(&c.locks)
 	c.locks.unlock()
-	if c.srv.fsyncAlways {
-		c.syncTo = c.srv.store.Committed()
-	}
 	c.record(cmd, x.failed, time.Since(start))
 }
 

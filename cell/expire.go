@@ -49,9 +49,11 @@ func (s *Server) expireCycle(deadline time.Time) {
 					// Committed under the shard lock, like a command's
 					// effects, so a write to the key that follows is
 					// logged after this delete.
-					if _, err := s.store.Commit(s.expBatch); err != nil {
+					n, err := s.store.Commit(s.expBatch)
+					if err != nil {
 						s.log.Error("persistence: commit failed", "err", err)
 					}
+					sh.lastCommit = n
 				}
 				sh.mu.Unlock()
 				if expired*10 <= sampled || time.Now().After(deadline) {

@@ -41,6 +41,10 @@ type Shard struct {
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
 	watchers map[string][]*Client // WATCHed keys of this shard
+	// lastCommit is the store's number for the last batch that changed
+	// this shard: a reply that read the shard is not sent before that
+	// batch is synced (appendfsync always).
+	lastCommit uint64
 	_        [64]byte             // keep hot mutexes on separate cache lines
 }
 

@@ -18,11 +18,13 @@ import (
 // memory. FLUSHDB and FLUSHALL become one range delete per database,
 // written before the keys the same execution wrote afterwards.
 //
-// Under appendfsync always, a client's replies wait in flush() until every
-// batch committed before its last command is synced, its own and the
-// ones it may have read, so no reply ever reveals data a crash could
-// lose. The waits of all clients share fsyncs (persist.Store.Sync). Under
-// everysec a ticker syncs once a second; under no the OS decides.
+// Under appendfsync always, a client's replies wait in flush() until the
+// last batch that changed any shard its commands held is synced: its own
+// writes, and the unsynced writes of others that it may have read. So no
+// reply reveals data a crash could lose, while a read of shards nobody
+// wrote lately never waits (and keeps working while the disk fails). The
+// waits of all clients share fsyncs (persist.Store.Sync). Under everysec
+// a ticker syncs once a second; under no the OS decides.
 //
 // With --appendonly no there is no store: s.store is nil and each hook is
 // one nil check.
@@ -90,13 +92,25 @@ func (c *Client) noteFlush(db int) {
 	c.flushed = append(c.flushed, db)
 }
 
-// commitEffects writes what the execution changed as one batch. The shards
-// it changed must still be locked.
-func (c *Client) commitEffects() {
+// commitEffects writes what the execution changed as one batch. l is the
+// execution's lock set, still locked. Under appendfsync always it also
+// notes which batch the replies must wait for.
+func (c *Client) commitEffects(l *lockSet) {
 	st := c.srv.store
-	if st == nil || (len(c.dirty) == 0 && len(c.flushed) == 0) {
+	if st == nil {
 		return
 	}
+	if len(c.dirty) != 0 || len(c.flushed) != 0 {
+		c.commit(st, l)
+	}
+	if c.srv.fsyncAlways {
+		for _, s := range l.shards {
+			c.syncTo = max(c.syncTo, s.lastCommit)
+		}
+	}
+}
+
+func (c *Client) commit(st *persist.Store, l *lockSet) {
 	if c.batch == nil {
 		c.batch = st.NewBatch()
 	}
@@ -111,8 +125,12 @@ func (c *Client) commitEffects() {
 		key := c.dirtyBuf[d.off : d.off+d.n]
 		storeEntry(b, d.db, key, d.s.keys[string(key)], d.wide, c.srv)
 	}
-	if _, err := st.Commit(b); err != nil {
+	n, err := st.Commit(b)
+	if err != nil {
 		c.srv.log.Error("persistence: commit failed", "err", err)
+	}
+	for _, s := range l.shards {
+		s.lastCommit = n
 	}
 	c.dirty, c.dirtyBuf, c.flushed = c.dirty[:0], c.dirtyBuf[:0], c.flushed[:0]
 }

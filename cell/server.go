@@ -276,18 +276,34 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		err = ctx.Err()
 	}
-	s.bg.Wait()
+	bgDone := make(chan struct{})
+	go func() { s.bg.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-ctx.Done():
+	}
 	if s.store != nil {
-		// A final save makes the next start load sstables instead of
-		// replaying the log.
-		if serr := s.saveNow(); serr != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", serr)
-		}
-		if cerr := s.store.Close(); cerr != nil {
-			s.log.Error("persistence: closing the store", "err", cerr)
-		}
+		s.closeStore()
 	}
 	return err
+}
+
+// closeStore saves and closes the store at shutdown. With the disk failing
+// it does neither (both would wait for the disk forever): what was synced
+// is safe, and the log says what is not.
+func (s *Server) closeStore() {
+	if derr := s.store.Err(); derr != nil {
+		s.log.Error("persistence: the disk is failing; exiting without a final save, writes not yet synced are lost", "err", derr)
+		return
+	}
+	// A final save makes the next start load sstables instead of
+	// replaying the log.
+	if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	}
+	if err := s.store.Close(); err != nil {
+		s.log.Error("persistence: closing the store", "err", err)
+	}
 }
 
 // Keyspace exposes the data for tests and persistence.
