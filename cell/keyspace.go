@@ -45,7 +45,7 @@ type Shard struct {
 	// this shard: a reply that read the shard is not sent before that
 	// batch is synced (appendfsync always).
 	lastCommit uint64
-	_        [64]byte             // keep hot mutexes on separate cache lines
+	_          [64]byte // keep hot mutexes on separate cache lines
 }
 
 // DB is one of the numbered databases (SELECT n).
