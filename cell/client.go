@@ -56,6 +56,13 @@ type Client struct {
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
 	killed     atomic.Bool
+
+	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
+	shared    clientShared // what other connections may read
+	reply     replyMode
+	replyKeep bool  // CLIENT REPLY ON: keep its own reply even when it ends OFF
+	isUnix    bool  // connected over the unix socket (flag U)
+	fd        int64 // a plausible file descriptor number for CLIENT LIST
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -73,6 +80,15 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	})
 	c.addr = addrString(nc.RemoteAddr())
 	c.laddr = addrString(nc.LocalAddr())
+	if a := nc.LocalAddr(); a != nil && a.Network() == "unix" {
+		// Redis names unix socket clients after the socket's path.
+		c.isUnix = true
+		c.addr = srv.cfg.UnixSocket + ":0"
+		c.laddr = c.addr
+	}
+	c.fd = 7 + c.id%1000
+	c.shared.multi.Store(-1)
+	c.shared.proto.Store(2)
 	c.ctx = Ctx{srv: srv, cl: c, W: c.w}
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
@@ -119,7 +135,10 @@ func (c *Client) serve() {
 			}
 			continue
 		}
+		mark := c.startReply()
 		c.dispatch(args)
+		c.endReply(mark)
+		c.publish()
 		if c.closeAfter {
 			c.flush()
 			return
@@ -131,7 +150,7 @@ func (c *Client) serve() {
 }
 
 func (c *Client) flush() bool {
-	if c.srv.fsyncAlways && !c.waitDurable() {
+	if c.srv.fsyncAlways.Load() && !c.waitDurable() {
 		c.w.Reset()
 		return false
 	}

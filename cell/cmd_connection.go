@@ -9,13 +9,21 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "ping", Arity: -1, Flags: FlagFast, Handler: ping},
-		&Command{Name: "echo", Arity: 2, Flags: FlagFast, Handler: echo},
-		&Command{Name: "quit", Arity: -1, Flags: FlagAllowBusy | FlagNoAuth | FlagNoScript | FlagLoading | FlagStale | FlagFast | flagTxn, Handler: quit},
-		&Command{Name: "reset", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy | flagTxn, Handler: reset},
-		&Command{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Handler: selectDB},
-		&Command{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: auth},
-		&Command{Name: "hello", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: hello},
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast, Handler: ping,
+			ACL: ACLConnection, Tips: tipsAllShardsSucceeded,
+			Doc: &CommandDoc{"Ping the server", "1.0.0", "connection", "O(1)"}},
+		&Command{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Handler: echo,
+			ACL: ACLConnection, Doc: &CommandDoc{"Echo the given string", "1.0.0", "connection", "O(1)"}},
+		&Command{Name: "quit", Arity: -1, Flags: FlagAllowBusy | FlagNoAuth | FlagNoScript | FlagLoading | FlagStale | FlagFast | flagTxn, Handler: quit,
+			ACL: ACLConnection, Doc: &CommandDoc{"Close the connection", "1.0.0", "connection", "O(1)"}},
+		&Command{Name: "reset", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy | flagTxn, Handler: reset,
+			ACL: ACLConnection, Doc: &CommandDoc{"Reset the connection", "6.2.0", "connection", "O(1)"}},
+		&Command{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Handler: selectDB,
+			ACL: ACLConnection, Doc: &CommandDoc{"Change the selected database for the current connection", "1.0.0", "connection", "O(1)"}},
+		&Command{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: auth,
+			ACL: ACLConnection, Doc: &CommandDoc{"Authenticate to the server", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user"}},
+		&Command{Name: "hello", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagSentinel | FlagAllowBusy, Handler: hello,
+			ACL: ACLConnection, Doc: &CommandDoc{"Handshake with Redis", "6.0.0", "connection", "O(1)"}},
 	)
 }
 
@@ -46,6 +54,9 @@ func reset(x *Ctx) {
 	c.w.SetProto(2)
 	c.setName("")
 	c.authed = x.srv.live.requirePass.Load() == nil
+	// CLIENT REPLY goes back to ON, and RESET's own reply is sent; CLIENT
+	// NO-EVICT survives, as in Redis.
+	c.reply, c.replyKeep = replyOn, true
 	x.W.Status("RESET")
 }
 

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"strings"
+	"time"
 )
 
 // SAVE, BGSAVE and LASTSAVE over the Pebble store (persist.go). A save
@@ -35,36 +36,32 @@ func save(x *Ctx) {
 	x.W.OK()
 }
 
-// bgsave saves in a goroutine. BGSAVE SCHEDULE while one runs answers as
-// Redis does; the running save already covers every write acknowledged
-// before it, so nothing more is scheduled.
+// bgsave saves in a goroutine. SCHEDULE is accepted; as in Redis it only
+// defers a save behind an AOF rewrite, which never runs here.
 func bgsave(x *Ctx) {
 	s := x.srv
-	schedule := false
-	if len(x.Args) > 1 {
-		if len(x.Args) != 2 || !strings.EqualFold(string(x.Args[1]), "schedule") {
-			x.Error(ErrSyntax)
-			return
-		}
-		schedule = true
+	if len(x.Args) > 1 && (len(x.Args) != 2 || !strings.EqualFold(string(x.Args[1]), "schedule")) {
+		x.Error(ErrSyntax)
+		return
 	}
 	if s.store == nil {
 		x.Error(ErrNoPersistence)
 		return
 	}
 	if !s.bgsave.CompareAndSwap(false, true) {
-		if schedule {
-			x.W.Status("Background saving scheduled")
-			return
-		}
 		x.Error(ErrSaveInProg)
 		return
 	}
+	s.bgsaveStart.Store(time.Now().Unix())
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		defer s.bgsave.Store(false)
-		if err := s.saveNow(); err != nil {
+		start := time.Now()
+		err := s.saveNow()
+		s.bgsaveFailed.Store(err != nil)
+		s.bgsaveSecs.Store(int64(time.Since(start) / time.Second))
+		if err != nil {
 			s.log.Error("persistence: BGSAVE failed", "err", err)
 		}
 	}()

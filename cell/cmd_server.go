@@ -10,10 +10,18 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast | flagWholeDB, Handler: dbsize},
-		&Command{Name: "flushdb", Arity: -1, Flags: FlagWrite | flagWholeDB, Handler: flushdb},
-		&Command{Name: "flushall", Arity: -1, Flags: FlagWrite | flagAllDBs, Handler: flushall},
-		&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: timeCmd},
+		&Command{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast | flagWholeDB, Handler: dbsize,
+			ACL: ACLKeyspace, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"},
+			Doc: &CommandDoc{"Return the number of keys in the selected database", "1.0.0", "server", "O(1)"}},
+		&Command{Name: "flushdb", Arity: -1, Flags: FlagWrite | flagWholeDB, Handler: flushdb,
+			ACL: ACLKeyspace | ACLDangerous, Tips: tipsAllShardsSucceeded,
+			Doc: &CommandDoc{"Remove all keys from the current database", "1.0.0", "server", "O(N) where N is the number of keys in the selected database"}},
+		&Command{Name: "flushall", Arity: -1, Flags: FlagWrite | flagAllDBs, Handler: flushall,
+			ACL: ACLKeyspace | ACLDangerous, Tips: tipsAllShardsSucceeded,
+			Doc: &CommandDoc{"Remove all keys from all databases", "1.0.0", "server", "O(N) where N is the total number of keys in all databases"}},
+		&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: timeCmd,
+			Tips: []string{"nondeterministic_output"},
+			Doc:  &CommandDoc{"Return the current server time", "2.6.0", "server", "O(1)"}},
 	)
 }
 

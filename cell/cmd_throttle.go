@@ -11,8 +11,8 @@ func init() {
 	register(
 		// redis-cell checks the argument count itself (the Usage error), so
 		// the table's arity lets everything through.
-		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Handler: clThrottle},
-		&Command{Name: "cl.probe", Arity: -1, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: clProbe},
+		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite | FlagModule, FirstKey: 1, LastKey: 1, Handler: clThrottle},
+		&Command{Name: "cl.probe", Arity: -1, Flags: FlagReadonly | FlagModule | FlagFast, FirstKey: 1, LastKey: 1, Handler: clProbe},
 	)
 }
 
@@ -48,7 +48,7 @@ func throttle(x *Ctx, write bool, usage string) {
 	if !ok {
 		return
 	}
-	var tat int64
+	var tat uint64
 	if e != nil {
 		var err error
 		if tat, err = gcra.ParseTAT(e.Str); err != nil {
@@ -70,7 +70,7 @@ func throttle(x *Ctx, write bool, usage string) {
 		if r.TTLms >= 0 {
 			exp = now/int64(time.Millisecond) + r.TTLms
 		}
-		x.setString(key, strconv.AppendInt(buf[:0], r.NewTAT, 10), exp)
+		x.setString(key, strconv.AppendUint(buf[:0], r.NewTAT, 10), exp)
 	}
 	if err != nil { // ErrExpire: the value is written without a TTL, then the error
 		x.Error(err.Error())

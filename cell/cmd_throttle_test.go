@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/gcra"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -254,29 +256,19 @@ func atoiReply(r string) int64 {
 	return n
 }
 
-// TestThrottleConcurrent: 64 goroutines hammer one key at 100/s with a
-// burst of 10 for 2 s. The number allowed is what GCRA admits (10 plus
-// 100 per second elapsed, within 1), and it matches the final TAT exactly,
-// which a lost update between connections would break.
-func TestThrottleConcurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("2 s run")
-	}
-	srv := startServer(t, nil)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
-	defer rdb.Close()
+// hammer runs CL.THROTTLE with args from 64 connections until stop says
+// so, and returns how many calls were allowed.
+func hammer(t *testing.T, rdb *redis.Client, stop func() bool, args ...any) int64 {
+	t.Helper()
 	ctx := context.Background()
-	const T = 10 * time.Millisecond
 	var allowed atomic.Int64
-	start := time.Now()
-	deadline := start.Add(2 * time.Second)
 	var wg sync.WaitGroup
 	for g := 0; g < 64; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
-				r, err := rdb.Do(ctx, "CL.THROTTLE", "k", 9, 100, 1).Int64Slice()
+			for !stop() {
+				r, err := rdb.Do(ctx, append([]any{"CL.THROTTLE"}, args...)...).Int64Slice()
 				if err != nil {
 					t.Error(err)
 					return
@@ -288,21 +280,46 @@ func TestThrottleConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	return allowed.Load()
+}
+
+// TestThrottleConcurrentBurst: 64 connections race for a burst of 1000 at
+// one unit per hour. Exactly 1000 calls win, whatever the scheduling: a
+// lost update between connections or shards would let more through.
+func TestThrottleConcurrentBurst(t *testing.T) {
+	srv := startServer(t, nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
+	defer rdb.Close()
+	var calls atomic.Int64
+	a := hammer(t, rdb, func() bool { return calls.Add(1) > 3000 }, "burst", 999, 1, 3600)
+	if a != 1000 {
+		t.Errorf("allowed %d of 3000 calls, want exactly 1000", a)
+	}
+}
+
+// TestThrottleConcurrent: 64 goroutines hammer one key at 100/s with a
+// burst of 10 for 2 s. GCRA never admits more than the burst plus the rate
+// times the elapsed time, which a lost update would break. Fewer is
+// possible when the machine stalls the clients for longer than the burst
+// lasts (capacity unused is gone), so the lower bound is loose.
+func TestThrottleConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 s run")
+	}
+	srv := startServer(t, nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
+	defer rdb.Close()
+	const T = 10 * time.Millisecond
+	start := time.Now()
+	deadline := start.Add(2 * time.Second)
+	a := hammer(t, rdb, func() bool { return !time.Now().Before(deadline) }, "k", 9, 100, 1)
 	end := time.Now()
-	a := allowed.Load()
-	tat, err := rdb.Get(ctx, "k").Int64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Saturated from its first call at t0, the TAT is t0 + a*T.
-	t0 := time.Unix(0, tat-a*int64(T))
-	if t0.Before(start) || t0.After(start.Add(50*time.Millisecond)) {
-		t.Errorf("allowed %d, final TAT implies a first call at %v after start: lost or extra updates", a, t0.Sub(start))
-	}
-	lo := 10 + int64(deadline.Sub(start)/T) - 1
 	hi := 10 + int64(end.Sub(start)/T) + 1
-	if a < lo || a > hi {
-		t.Errorf("allowed %d, want %d..%d", a, lo, hi)
+	if a > hi {
+		t.Errorf("allowed %d in %v, GCRA admits at most %d", a, end.Sub(start), hi)
+	}
+	if lo := int64(deadline.Sub(start)/T) / 2; a < lo {
+		t.Errorf("allowed %d in %v, want at least %d", a, end.Sub(start), lo)
 	}
 }
 
@@ -317,4 +334,170 @@ func putObject(srv *Server, key string, obj any) {
 	sh.mu.Lock()
 	sh.keys[key] = &Entry{Obj: obj}
 	sh.mu.Unlock()
+}
+
+// entryOf returns a copy of key's entry in db 0, read straight from its
+// shard without lazy expiry, or nil: what a command left, whether or not a
+// reader would still see it.
+func entryOf(srv *Server, key string) *Entry {
+	sh := srv.ks.shardOf(0, []byte(key))
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.keys[key]
+	if e == nil {
+		return nil
+	}
+	return &Entry{Exp: e.Exp, Str: append([]byte(nil), e.Str...), Obj: e.Obj}
+}
+
+// putString stores a string value with absolute expiry exp (ms, 0: none)
+// directly, as SET would.
+func putString(srv *Server, key, val string, exp int64) {
+	sh := srv.ks.shardOf(0, []byte(key))
+	sh.mu.Lock()
+	sh.keys[key] = &Entry{Str: []byte(val)}
+	sh.setExp(sh.keys[key], exp)
+	sh.mu.Unlock()
+}
+
+// TestThrottleState checks what CL.THROTTLE and CL.PROBE leave in the
+// keyspace, read straight from the shard (the spec's Storage section and
+// the expire-error row), so it needs no GET/TTL/EXISTS.
+func TestThrottleState(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	nowMs := func() int64 { return time.Now().UnixMilli() }
+
+	// user123 15 30 60: the TAT in decimal ns, 19 digits, 2 s ahead, and an
+	// expiry of trunc_ms(ttl) = 2000 ms after the call.
+	before := nowMs()
+	if got := c.do("cl.throttle", "user123", "15", "30", "60"); got != ints(0, 16, 15, -1, 2) {
+		t.Fatalf("user123: %q", got)
+	}
+	after := nowMs()
+	e := entryOf(srv, "user123")
+	if e == nil || len(e.Str) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
+		t.Fatalf("user123 entry %+v, want 19 digits expiring 2000 ms after [%d, %d]", e, before, after)
+	}
+
+	// The expire error: the value IS written and left without TTL.
+	if got := c.do("cl.throttle", "neg", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
+		t.Fatalf("neg: %q", got)
+	}
+	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.Str) != 19 {
+		t.Errorf("neg entry %+v, want a TAT without expiry", e)
+	}
+
+	// Quantity 0 on a missing key creates a key that expires at once: its
+	// expiry is the millisecond of the call.
+	before = nowMs()
+	if got := c.do("cl.throttle", "peek", "4", "1", "1", "0"); got != ints(0, 5, 5, -1, 0) {
+		t.Fatalf("peek: %q", got)
+	}
+	if e := entryOf(srv, "peek"); e == nil || e.Exp < before || e.Exp > nowMs() {
+		t.Errorf("peek entry %+v, want expiry at the call's ms", e)
+	}
+
+	// A limited call writes nothing and leaves the TTL alone.
+	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10)
+	exp := nowMs() + 7_200_000
+	putString(srv, "fut", future, exp)
+	if got := c.do("cl.throttle", "fut", "4", "1", "1"); !strings.HasPrefix(got, "*5\r\n:1\r\n:5\r\n:0\r\n") {
+		t.Errorf("future TAT: %q", got)
+	}
+	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+		t.Errorf("a limited call changed the entry: %+v", e)
+	}
+
+	// CL.PROBE writes nothing: not on a live key, not on a missing one (any
+	// quantity, including 0 and the expire error's negative one).
+	for _, q := range []string{"0", "1", "9"} {
+		c.do("cl.probe", "fut", "4", "1", "1", q)
+		c.do("cl.probe", "nothing", "4", "1", "1", q)
+	}
+	if got := c.do("cl.probe", "nothing", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
+		t.Errorf("probe of the expire error: %q", got)
+	}
+	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+		t.Errorf("CL.PROBE changed the entry: %+v", e)
+	}
+	if e := entryOf(srv, "nothing"); e != nil {
+		t.Errorf("CL.PROBE created a key: %+v", e)
+	}
+
+	// Spec: "key holds a string that is not a base-10 uint64" is the
+	// invalid-digit error, for both commands, and leaves the value.
+	for _, v := range []string{"not a number", "", "-1", "1.5", "18446744073709551616"} {
+		putString(srv, "str", v, 0)
+		for _, cmd := range []string{"cl.throttle", "cl.probe"} {
+			if got := c.do(cmd, "str", "1", "1", "1"); got != "-"+gcra.MsgInvalidDigit+"\r\n" {
+				t.Errorf("%s on %q: %q", cmd, v, got)
+			}
+		}
+		if e := entryOf(srv, "str"); e == nil || string(e.Str) != v {
+			t.Errorf("the bad state %q was changed: %+v", v, e)
+		}
+	}
+
+	// The state is a u64: a 292-year period stores a TAT past 2262 (above
+	// MaxInt64, 20 digits) and the next call reads it back exactly (derived
+	// from the Algorithm: limited, retry and reset T = 9223372036 s, minus
+	// the microseconds between the calls, which round up again).
+	if got := c.do("cl.throttle", "y", "0", "1", "9223372036"); got != ints(0, 1, 0, -1, 9223372036) {
+		t.Fatalf("y: %q", got)
+	}
+	e = entryOf(srv, "y")
+	if tat, err := strconv.ParseUint(string(e.Str), 10, 64); err != nil || tat <= math.MaxInt64 {
+		t.Errorf("y state %q: want a u64 above MaxInt64", e.Str)
+	}
+	if got := c.do("cl.probe", "y", "0", "1", "9223372036"); got != ints(1, 1, 0, 9223372036, 9223372036) {
+		t.Errorf("y read back: %q", got)
+	}
+	// A stored MaxUint64 is the instant it names (year 2554), not MaxInt64.
+	putString(srv, "u64", "18446744073709551615", 0)
+	got := c.do("cl.probe", "u64", "4", "1", "1")
+	want := int64((math.MaxUint64 - uint64(time.Now().UnixNano())) / 1e9)
+	fields := strings.Split(got, "\r\n")
+	if len(fields) != 7 || fields[1] != ":1" || fields[2] != ":5" {
+		t.Fatalf("TAT MaxUint64: %q", got)
+	}
+	if reset := atoiReply(fields[5]); reset < want-2 || reset > want+2 {
+		t.Errorf("TAT MaxUint64: reset %d, want about %d s", reset, want)
+	}
+}
+
+// TestThrottleCheckOrder: parse errors, then the zero rate, then the key.
+// The zero-rate error comes "before any key is touched": not even an
+// expired key is reaped by it.
+func TestThrottleCheckOrder(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	putObject(srv, "h", fakeObject{})
+	putString(srv, "old", "1", 1) // expired since 1970, still in the map
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cl.throttle", "h", "x", "0", "1"}, parse + "x\r\n"},
+		{[]string{"cl.throttle", "h", "1", "0", "y"}, parse + "y\r\n"},
+		{[]string{"cl.throttle", "h", "1", "0", "1", "z"}, parse + "z\r\n"},
+		{[]string{"cl.throttle", "h", "1", "0", "1"}, zero},
+		{[]string{"cl.probe", "h", "1", "0", "1"}, zero},
+		{[]string{"cl.throttle", "h", "1", "1", "1"}, "-" + ErrWrongType + "\r\n"},
+		{[]string{"cl.probe", "h", "1", "1", "1"}, "-" + ErrWrongType + "\r\n"},
+		{[]string{"cl.throttle", "old", "1", "0", "1"}, zero},
+		{[]string{"cl.throttle", "old", "1", "1", "1", "q"}, parse + "q\r\n"},
+		{[]string{"cl.throttle", "old", "1", "1"}, usage},
+	}
+	for _, tc := range tests {
+		if got := c.do(tc.args...); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if e := entryOf(srv, "old"); e == nil {
+		t.Errorf("a call refused before touching the key reaped it")
+	}
+	if e := entryOf(srv, "h"); e == nil || e.Obj == nil {
+		t.Errorf("the hash was changed: %+v", e)
+	}
 }

@@ -2,11 +2,17 @@ package cell
 
 func init() {
 	register(
-		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: multi},
-		&Command{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog | flagTxn, Handler: exec},
-		&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: discard},
-		&Command{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, FirstKey: 1, LastKey: -1, Handler: watch},
-		&Command{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Handler: unwatch},
+		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: multi,
+			ACL: ACLTransaction, Doc: &CommandDoc{"Mark the start of a transaction block", "1.2.0", "transactions", "O(1)"}},
+		&Command{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog | flagTxn, Handler: exec,
+			ACL: ACLTransaction, Doc: &CommandDoc{"Execute all commands issued after MULTI", "1.2.0", "transactions", "Depends on commands in the transaction"}},
+		&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: discard,
+			ACL: ACLTransaction, Doc: &CommandDoc{"Discard all commands issued after MULTI", "2.0.0", "transactions", "O(N), when N is the number of queued commands"}},
+		&Command{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, FirstKey: 1, LastKey: -1, Handler: watch,
+			ACL: ACLTransaction, KeySpecs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: -1, KeyStep: 1}},
+			Doc: &CommandDoc{"Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", "transactions", "O(1) for every key."}},
+		&Command{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Handler: unwatch,
+			ACL: ACLTransaction, Doc: &CommandDoc{"Forget about all watched keys", "2.2.0", "transactions", "O(1)"}},
 	)
 }
 

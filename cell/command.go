@@ -64,12 +64,22 @@ type Command struct {
 	// Sub holds the subcommands of a container command (CONFIG, CLIENT).
 	Sub map[string]*Command
 
+	// Metadata for COMMAND INFO / DOCS / LIST only; see command_meta.go for
+	// how to fill it. The zero values are valid.
+	ACL      ACLCategory // explicit ACL categories; implicit ones come from Flags
+	Tips     []string
+	KeySpecs []KeySpec
+	Doc      *CommandDoc
+
 	stats cmdStats
 }
 
 // cmdStats feeds INFO commandstats.
 type cmdStats struct {
 	calls, usec, rejected, failed atomic.Int64
+	// latency feeds INFO latencystats; allocated on the first call
+	// (latency.go).
+	latency atomic.Pointer[latencyHist]
 }
 
 // commands is the table, keyed by lower-case name. It is filled by the

@@ -11,8 +11,9 @@ import (
 //  1. unknown command or subcommand, wrong arity
 //  2. NOAUTH
 //  3. MISCONF: writes while the disk is failing
-//  4. commands not allowed inside MULTI
-//  5. MULTI queueing: everything but the transaction commands is queued
+//  4. CLIENT PAUSE: wait while a pause applies to the command
+//  5. commands not allowed inside MULTI
+//  6. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
@@ -46,6 +47,9 @@ func (c *Client) dispatch(args [][]byte) {
 			c.reject(cmd, msg)
 			return
 		}
+	}
+	if c.srv.paused.Load() != nil {
+		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
 	}
 	if c.multi != nil {
 		if cmd.Flags&FlagNoMulti != 0 {
@@ -119,6 +123,7 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
+	cmd.stats.recordLatency(d)
 	if failed {
 		cmd.stats.failed.Add(1)
 	}

@@ -97,6 +97,93 @@ func upper(s string) string {
 	return string(b)
 }
 
+// Strings and keys.
+const (
+	ErrInvalidCursor  = "ERR invalid cursor"
+	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
+	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
+// as a C string.
+func errUnsupportedOption(opt []byte) string {
+	return "ERR Unsupported option " + cstring(opt)
+}
+
+// Hashes and lists.
+const (
+	ErrHashNotInt     = "ERR hash value is not an integer"
+	ErrHashNotFloat   = "ERR hash value is not a float"
+	ErrIncrNaNOrInf   = "ERR value is NaN or Infinity"
+	ErrOutOfRange     = "ERR value is out of range"
+	ErrMustBePositive = "ERR value is out of range, must be positive"
+	ErrLposRankZero   = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLposCountNeg   = "ERR COUNT can't be negative"
+	ErrLposMaxlenNeg  = "ERR MAXLEN can't be negative"
+	// ErrCountRange is getRangeLongFromObjectOrReply's text for a count
+	// outside [-LONG_MAX, LONG_MAX] (HRANDFIELD), "must between" included.
+	ErrCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	// ErrReplyTooLarge is ours: Redis would try to send a reply of
+	// billions of elements (HRANDFIELD h -9223372036854775807) and run out
+	// of memory.
+	ErrReplyTooLarge = "ERR value is out of range, the reply would be too large"
+)
+
+// Server commands.
+const (
+	ErrInvalidCommand      = "ERR Invalid command specified"
+	ErrNoKeyArgs           = "ERR The command has no key arguments"
+	ErrInvalidArgCount     = "ERR Invalid number of arguments specified for command"
+	ErrInvalidArgs         = "ERR Invalid arguments specified for command"
+	ErrNoConfigFile        = "ERR The server is running without a config file"
+	ErrInvalidClientID     = "ERR Invalid client ID"
+	ErrNoSuchClient        = "ERR No such client"
+	ErrClientIDPositive    = "ERR client-id should be greater than 0"
+	ErrPauseTimeout        = "ERR timeout is not an integer or out of range"
+	ErrPauseNegative       = "ERR timeout is negative"
+	ErrPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	ErrUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	ErrCachingNoTracking   = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+	ErrTrackingUnsupported = "ERR client-side caching (CLIENT TRACKING ON) is not supported by this server"
+	ErrFunctionFlushMode   = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+	ErrRedirectNoClient    = "ERR The client ID you want redirect to does not exist"
+	ErrLibraryNotFound     = "ERR Library not found"
+	ErrLibraryNameMissing  = "ERR library name argument was not given"
+	ErrNoFunctionRunning   = "NOTBUSY No scripts in execution right now."
+)
+
+// errConfigUnknown is CONFIG SET's reply to a name it does not know.
+func errConfigUnknown(name string) string {
+	return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'"
+}
+
+// errConfigSet is CONFIG SET's refusal of one parameter's value.
+func errConfigSet(name, why string) string {
+	return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why
+}
+
+// errUnknownClientType is CLIENT LIST/KILL's reply to a bad TYPE.
+func errUnknownClientType(t string) string {
+	return "ERR Unknown client type '" + t + "'"
+}
+
+// errNoSuchUser is CLIENT KILL USER's reply for a user that does not exist.
+func errNoSuchUser(u string) string {
+	return "ERR No such user '" + u + "'"
+}
+
+// errFunctionArg is FUNCTION LIST's reply to an argument it does not know.
+func errFunctionArg(a string) string {
+	return "ERR Unknown argument " + a
+}
+
+// errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
+// argument errors inside container commands (FUNCTION FLUSH a b).
+func errSubcommandSyntax(parent, sub []byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
+}
+
 // Persistence.
 const (
 	// misconfPrefix starts Redis's refusal of writes while the append-only

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/cellserver/cellserver/persist"
@@ -16,6 +17,12 @@ import (
 const (
 	expireSample    = 20  // keys with a TTL checked per loop
 	expireScanLimit = 400 // entries looked at per loop, TTL or not
+	// shrinkMin is the size a shard's map must have reached before it is
+	// worth rebuilding smaller.
+	shrinkMin = 4096
+	// reapedBeforeGC is how many keys active expiry deletes before it asks
+	// for a collection.
+	reapedBeforeGC = 100_000
 )
 
 func (s *Server) activeExpiry() {
@@ -29,49 +36,97 @@ func (s *Server) activeExpiry() {
 			return
 		case <-t.C:
 			s.expireCycle(time.Now().Add(period / 4))
+			s.collectAfterReaping()
 		}
 	}
 }
 
-// expireCycle runs one cycle over every shard, stopping at deadline.
+// expireCycle runs one cycle over the shards, stopping at deadline. It
+// starts where the previous cycle stopped, so a keyspace too big for one
+// cycle's budget is still covered in turn.
 func (s *Server) expireCycle(deadline time.Time) {
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
-			for {
-				sh.mu.Lock()
-				if sh.withTTL == 0 {
-					sh.mu.Unlock()
-					break
-				}
-				sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), d, s.expBatch)
-				if expired != 0 && s.expBatch != nil {
-					// Committed under the shard lock, like a command's
-					// effects, so a write to the key that follows is
-					// logged after this delete.
-					n, err := s.store.Commit(s.expBatch)
-					if err != nil {
-						s.log.Error("persistence: commit failed", "err", err)
-					}
-					sh.lastCommit = n
-				}
+	n := len(s.ks.dbs) * s.ks.Shards()
+	for visited := 0; visited < n; visited++ {
+		idx := s.expireNext % n
+		s.expireNext = idx + 1
+		sh := &s.ks.dbs[idx/s.ks.Shards()].shards[idx%s.ks.Shards()]
+		// The sample grows while nearly all of it had expired, so a mass
+		// expiry is reaped in big bites rather than 20 keys per lock.
+		want := expireSample
+		for {
+			sh.mu.Lock()
+			if sh.withTTL == 0 {
+				sh.shrink()
 				sh.mu.Unlock()
-				if expired*10 <= sampled || time.Now().After(deadline) {
-					break
+				break
+			}
+			sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), want, idx/s.ks.Shards(), s.expBatch)
+			if expired != 0 && s.expBatch != nil {
+				// Committed under the shard lock, like a command's
+				// effects, so a write to the key that follows is logged
+				// after this delete.
+				n, err := s.store.Commit(s.expBatch)
+				if err != nil {
+					s.log.Error("persistence: commit failed", "err", err)
 				}
+				sh.lastCommit = n
 			}
-			if time.Now().After(deadline) {
-				return
+			if expired*10 <= sampled {
+				sh.shrink()
 			}
+			sh.mu.Unlock()
+			s.reaped += expired
+			if expired*10 >= sampled*9 && want < expireScanLimit {
+				want *= 2
+			}
+			if expired*10 <= sampled || time.Now().After(deadline) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return
 		}
 	}
 }
 
-// expireSample checks up to expireSample keys with a TTL, starting at a
+// collectAfterReaping runs the garbage collector once active expiry has
+// deleted many keys since the last time: an idle server allocates nothing,
+// so without this the memory of expired keys would wait for the runtime's
+// two-minute forced collection before INFO and RSS showed it gone.
+func (s *Server) collectAfterReaping() {
+	if s.reaped < reapedBeforeGC {
+		return
+	}
+	s.reaped = 0
+	runtime.GC()
+}
+
+// shrink rebuilds the shard's map once it holds far fewer keys than it
+// once did: Go maps never give back their buckets, so without this a burst
+// of keys that expired would hold its memory for good. The shard must be
+// locked.
+func (sh *Shard) shrink() {
+	n := len(sh.keys)
+	if n > sh.peak {
+		sh.peak = n
+		return
+	}
+	if sh.peak < shrinkMin || n > sh.peak/4 {
+		return
+	}
+	m := make(map[string]*Entry, n)
+	for k, e := range sh.keys {
+		m[k] = e
+	}
+	sh.keys = m
+	sh.peak = n
+}
+
+// expireSample checks up to want keys with a TTL, starting at a
 // random place of the shard (Go randomises map iteration), and deletes the
 // expired ones, adding their deletion to b (nil: no persistence). The
 // shard, of database db, must be locked.
-func (ks *Keyspace) expireSample(sh *Shard, now int64, db int, b *persist.Batch) (sampled, expired int) {
+func (ks *Keyspace) expireSample(sh *Shard, now int64, want, db int, b *persist.Batch) (sampled, expired int) {
 	seen := 0
 	for k, e := range sh.keys {
 		seen++
@@ -89,7 +144,7 @@ func (ks *Keyspace) expireSample(sh *Shard, now int64, db int, b *persist.Batch)
 				expired++
 			}
 		}
-		if sampled >= expireSample || seen >= expireScanLimit {
+		if sampled >= want || seen >= expireScanLimit {
 			break
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cellserver/cellserver/gcra"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -27,6 +29,17 @@ func FuzzCommands(f *testing.F) {
 		"SET \"\\x00\\xff\" \"a\\r\\nb\"\nGETRANGE \"\\x00\\xff\" -100 100\nSETRANGE k 5 x",
 		"INCRBYFLOAT f 1e400\nAPPEND f x\nEXPIRE f 9223372036854775807",
 		"CONFIG GET *\nINFO all\nCOMMAND INFO get\nCLIENT LIST\nOBJECT ENCODING k",
+		// CL.THROTTLE and CL.PROBE: every argument shape of the spec.
+		"CL.THROTTLE u 15 30 60\nCL.THROTTLE u 15 30 60\nCL.PROBE u 15 30 60 3\nCL.PROBE u 15 30 60 100",
+		"cl.throttle\ncl.throttle k\ncl.throttle k 1 1\ncl.throttle k 1 1 1 1 1\ncl.probe\ncl.probe k 1 1 1 1 1",
+		"CL.THROTTLE k x 1 1\nCL.THROTTLE k 1 \"\" 1\nCL.THROTTLE k 1 1 \"a\\r\\nb\"\nCL.THROTTLE k \"12\\x0034\" 1 1\nCL.THROTTLE k 1.5 0x1 1e3\nCL.PROBE k \" 1\" 1 1",
+		"CL.THROTTLE k 1 0 1\nCL.THROTTLE k 1 1 0\nCL.THROTTLE k 1 2000000000 1\nCL.PROBE k 1 0 1",
+		"CL.THROTTLE m1 -1 1 1\nCL.THROTTLE m1 -1 1 1 0\nCL.THROTTLE m3 4 -1 1\nCL.THROTTLE neg 1 1 1 -5\nCL.PROBE neg 1 1 1\nCL.THROTTLE neg 1 1 1",
+		"CL.THROTTLE mx 9223372036854775807 1 1\nCL.THROTTLE big6 0 1 31536000\nCL.THROTTLE y 0 1 9223372036\nCL.PROBE y 0 1 9223372036\nCL.THROTTLE w -9223372036854775808 1 9223372036854775807 -9223372036854775808",
+		"CL.THROTTLE +p +4 +1 +1 +1\nCL.THROTTLE lz 004 01 01\nCL.THROTTLE us 10 2000000 1\nCL.THROTTLE x 6000 6000 1\nCL.THROTTLE peek 4 1 1 0\nCL.PROBE peek 4 1 1 0",
+		"MULTI\nCL.THROTTLE tx 1 1 60\nCL.THROTTLE tx 1 x 60\nCL.PROBE tx 1 1 60\nEXEC\nWATCH tx\nCL.PROBE tx 1 1 60\nMULTI\nCL.THROTTLE tx 1 1 60\nEXEC",
+		"SET a 1 PX 5 GET\nGETEX a PXAT 1\nRENAME a b\nRENAMENX b b\nSCAN -1 TYPE string MATCH [^a-\\]*\nOBJECT FREQ b\nRANDOMKEY",
+		"MSETNX x 1 y 2\nSETRANGE x 3 abc\nGETRANGE x -9223372036854775808 -1\nINCRBYFLOAT y 0x1p-16445\nEXPIRE y 5 GT LT\nEXPIRETIME y\nKEYS *[\nGETDEL x",
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -46,6 +59,9 @@ func FuzzCommands(f *testing.F) {
 			}
 			c.dispatch(args)
 			checkRESP(t, c.w.Bytes(), line)
+			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "cl.throttle" || cmd.Name == "cl.probe") {
+				checkThrottleReply(t, string(c.w.Bytes()), line)
+			}
 			c.w.Reset()
 		}
 	})
@@ -84,6 +100,32 @@ func checkRESP(t *testing.T, out []byte, cmd string) {
 		case '+', '-', ':', '$', '*', '%', '~', ',', '_', '#', '=', '(':
 		default:
 			t.Fatalf("%q: unknown reply type in %q", cmd, reply)
+		}
+	}
+}
+
+// throttleReply is the only array CL.THROTTLE and CL.PROBE reply: five
+// integers, the first 0 or 1.
+var throttleReply = regexp.MustCompile(`^\*5\r\n:[01]\r\n(:-?[0-9]+\r\n){4}$`)
+
+// checkThrottleReply fails unless out is a reply the spec allows for
+// CL.THROTTLE or CL.PROBE: the five integers, one of the spec's Cell
+// errors, or a reply of dispatch itself (QUEUED, an ERR or other code).
+func checkThrottleReply(t *testing.T, out, cmd string) {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(out, "*"):
+		if !throttleReply.MatchString(out) {
+			t.Fatalf("%q: reply %q is not five integers", cmd, out)
+		}
+	case strings.HasPrefix(out, "-Cell error: "):
+		msg := strings.TrimSuffix(out[1:], "\r\n")
+		switch {
+		case msg == gcra.MsgUsage, msg == MsgProbeUsage, msg == gcra.MsgZeroRate,
+			msg == gcra.MsgExpire, msg == gcra.MsgInvalidDigit:
+		case strings.HasPrefix(msg, gcra.MsgParsePrefix) && !strings.ContainsAny(msg, "\r\n\x00"):
+		default:
+			t.Fatalf("%q: unknown Cell error %q", cmd, out)
 		}
 	}
 }

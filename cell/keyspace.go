@@ -15,7 +15,26 @@ type Entry struct {
 	Exp int64
 	Str []byte
 	Obj any
+	// enc is how Redis would have encoded a string value, which depends on
+	// the command that made it, not only on the bytes (OBJECT ENCODING).
+	enc strEnc
 }
+
+// strEnc is Redis's choice of string encoding. setString resets it to
+// encAuto; commands that build a value the way Redis does without
+// tryObjectEncoding set it afterwards.
+type strEnc uint8
+
+const (
+	// encAuto: what tryObjectEncoding picks from the bytes: "int" for an
+	// int64 of at most 20 characters, else "embstr" up to 44 bytes, else "raw".
+	encAuto strEnc = iota
+	// encRaw: a value modified in place (APPEND, SETRANGE) is always "raw".
+	encRaw
+	// encNoInt: made by createStringObject (INCRBYFLOAT): "embstr" or "raw"
+	// by length, never "int".
+	encNoInt
+)
 
 // Type names the value's type as TYPE replies it.
 func (e *Entry) Type() string {
@@ -41,6 +60,7 @@ type Shard struct {
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
 	watchers map[string][]*Client // WATCHed keys of this shard
+	peak     int                  // most keys seen by the expiry cycle, for shrink
 	// lastCommit is the store's number for the last batch that changed
 	// this shard: a reply that read the shard is not sent before that
 	// batch is synced (appendfsync always).

@@ -48,6 +48,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	} else {
 		e.Obj = nil
 		e.Str = append(e.Str[:0], val...)
+		e.enc = encAuto
 	}
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
@@ -93,6 +94,23 @@ func (x *Ctx) remove(key []byte) bool {
 	s.drop(string(key))
 	x.wroteOver(s, key, isWide(e))
 	return true
+}
+
+// rename moves the live entry e of src, with its expiry, to dst, replacing
+// whatever dst held (RENAME keeps the source's TTL). Both keys' shards must
+// be locked; src and dst differ.
+func (x *Ctx) rename(src, dst []byte, e *Entry) {
+	ss := x.srv.ks.shardOf(x.db, src)
+	ds := x.srv.ks.shardOf(x.db, dst)
+	dstWide := isWide(ds.keys[string(dst)])
+	ss.drop(string(src))
+	ds.drop(string(dst))
+	ds.keys[string(dst)] = e
+	if e.Exp != 0 {
+		ds.withTTL++
+	}
+	x.wroteOver(ss, src, isWide(e))
+	x.wroteOver(ds, dst, dstWide)
 }
 
 // wrote is the one hook every mutation reaches.

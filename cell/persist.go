@@ -59,10 +59,28 @@ type wideValue interface {
 	eachMember(fn func(member []byte, score float64))
 }
 
-// storedValue is implemented by aggregate values (hashes, lists) to give
-// their stored form.
+// storedValue is implemented by aggregate values (hashes, lists) that are
+// stored as one record: appendStored appends their encoding
+// (persist.AppendAggregate, AppendItem) to dst.
 type storedValue interface {
-	storedValue(exp int64) persist.Value
+	appendStored(dst []byte, exp int64) []byte
+}
+
+func (h *Hash) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindHash, exp, 2*len(h.pairs))
+	for i := range h.pairs {
+		dst = persist.AppendItem(dst, h.pairs[i].field)
+		dst = persist.AppendItem(dst, h.pairs[i].value)
+	}
+	return dst
+}
+
+func (l *List) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindList, exp, l.n)
+	for i := 0; i < l.n; i++ {
+		dst = persist.AppendItem(dst, l.At(i))
+	}
+	return dst
 }
 
 // isWide reports whether e is stored as several records.
@@ -103,7 +121,7 @@ func (c *Client) commitEffects(l *lockSet) {
 	if len(c.dirty) != 0 || len(c.flushed) != 0 {
 		c.commit(st, l)
 	}
-	if c.srv.fsyncAlways {
+	if c.srv.fsyncAlways.Load() {
 		for _, s := range l.shards {
 			c.syncTo = max(c.syncTo, s.lastCommit)
 		}
@@ -181,7 +199,7 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 		b.Put(db, key, persist.Value{Kind: persist.KindZSet, Exp: e.Exp})
 		v.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
 	case storedValue:
-		b.Put(db, key, v.storedValue(e.Exp))
+		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
 		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.Obj), "key", fmt.Sprintf("%q", key))
 	}
@@ -229,6 +247,7 @@ func (s *Server) loadStore() error {
 	if _, err := s.store.Commit(drop); err != nil {
 		return err
 	}
+	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
 	if skipped > 0 {
 		s.log.Warn("persistence: keys of databases beyond --databases or of unknown types were left on disk", "count", skipped)
 	}
@@ -250,12 +269,48 @@ func entryFromStored(v persist.Value) (*Entry, bool) {
 	return nil, false
 }
 
-// objectFromStored builds an aggregate value; each type adds its case.
+// objectFromStored builds an aggregate value from its stored form (the
+// items are copied). An empty one is refused: the keyspace never holds an
+// empty hash or list.
 func objectFromStored(v persist.Value) (any, bool) {
+	if len(v.Items) == 0 {
+		return nil, false
+	}
+	switch v.Kind {
+	case persist.KindHash:
+		h := NewHash()
+		for i := 0; i+1 < len(v.Items); i += 2 {
+			h.Set(v.Items[i], v.Items[i+1])
+		}
+		return h, true
+	case persist.KindList:
+		l := NewList()
+		for _, it := range v.Items {
+			l.PushBack(it)
+		}
+		return l, true
+	}
 	return nil, false
 }
 
-// fsyncLoop syncs the log once a second under appendfsync everysec.
+// setFsync applies an appendfsync policy; CONFIG SET may change it live.
+func (s *Server) setFsync(policy string) {
+	s.fsyncAlways.Store(policy == FsyncAlways)
+	s.fsyncEverySec.Store(policy == FsyncEverySec)
+}
+
+// fsyncPolicy is the appendfsync policy in force.
+func (s *Server) fsyncPolicy() string {
+	switch {
+	case s.fsyncAlways.Load():
+		return FsyncAlways
+	case s.fsyncEverySec.Load():
+		return FsyncEverySec
+	}
+	return FsyncNo
+}
+
+// fsyncLoop syncs the log once a second while appendfsync is everysec.
 func (s *Server) fsyncLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(time.Second)
@@ -265,6 +320,9 @@ func (s *Server) fsyncLoop() {
 		case <-s.done:
 			return
 		case <-t.C:
+			if !s.fsyncEverySec.Load() {
+				continue
+			}
 			if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 				s.log.Error("persistence: fsync failed", "err", err)
 			}
@@ -276,7 +334,7 @@ func (s *Server) fsyncLoop() {
 // disk (appendfsync always). false: they never will be; the caller must
 // drop the replies.
 func (c *Client) waitDurable() bool {
-	if c.syncTo == 0 || c.srv.store.Synced(c.syncTo) {
+	if c.syncTo == 0 || c.srv.store == nil || c.srv.store.Synced(c.syncTo) {
 		return true
 	}
 	if err := c.srv.store.Sync(c.syncTo); err != nil {
@@ -308,6 +366,7 @@ func (s *Server) saveNow() error {
 	}
 	s.lastSave.Store(time.Now().Unix())
 	s.dirtyAtSave.Store(dirty)
+	s.saves.Add(1)
 	return nil
 }
 

@@ -23,19 +23,34 @@ type Server struct {
 	log   *slog.Logger
 	stats serverStats
 	start time.Time
+	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+
+	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
+	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
+	ident  *serverIdentity
 
 	nextClientID atomic.Int64
+	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
+	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
 	closing      atomic.Bool
 
 	// store is the durable mirror of the keyspace; nil with appendonly
 	// no, or for servers made by New.
-	store       *persist.Store
-	fsyncAlways bool
-	expBatch    *persist.Batch // the active expiry's deletions
-	lastSave    atomic.Int64   // Unix s of the last save (LASTSAVE)
-	dirtyAtSave atomic.Int64   // totalDirty() at that save
-	bgsave      atomic.Bool    // a BGSAVE is running
-	bg          sync.WaitGroup // background goroutines, done before the store closes
+	store *persist.Store
+	// The appendfsync policy, live (CONFIG SET appendfsync).
+	fsyncAlways   atomic.Bool
+	fsyncEverySec atomic.Bool
+	expBatch      *persist.Batch // the active expiry's deletions
+	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64   // totalDirty() at that save
+	saves         atomic.Int64   // saves done (rdb_saves)
+	bgsave        atomic.Bool    // a BGSAVE is running
+	bgsaveStart   atomic.Int64   // Unix s it started
+	bgsaveSecs    atomic.Int64   // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool    // the last one failed
+	loadedKeys    int64          // keys loaded at start
+	loadedExpired int64          // keys found expired at start
+	bg            sync.WaitGroup // background goroutines, done before the store closes
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -61,8 +76,6 @@ func Open(cfg Config) (*Server, error) {
 	s := newServer(cfg)
 	if s.cfg.AppendOnly {
 		switch s.cfg.AppendFsync {
-		case "":
-			s.cfg.AppendFsync = FsyncEverySec
 		case FsyncAlways, FsyncEverySec, FsyncNo:
 		default:
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
@@ -72,7 +85,6 @@ func Open(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.store = st
-		s.fsyncAlways = s.cfg.AppendFsync == FsyncAlways
 		s.expBatch = st.NewBatch()
 		if err := s.loadStore(); err != nil {
 			st.Close()
@@ -109,15 +121,20 @@ func newServer(cfg Config) *Server {
 	}
 	s.live.load(&cfg)
 	s.lastSave.Store(s.start.Unix())
+	s.bgsaveSecs.Store(-1)
+	if s.cfg.AppendFsync == "" {
+		s.cfg.AppendFsync = FsyncEverySec
+	}
+	s.setFsync(s.cfg.AppendFsync)
 	return s
 }
 
-// startBackground starts the active expiry and, under everysec, the fsync
+// startBackground starts the active expiry and, with a store, the fsync
 // ticker.
 func (s *Server) startBackground() {
 	s.bg.Add(1)
 	go s.activeExpiry()
-	if s.store != nil && s.cfg.AppendFsync == FsyncEverySec {
+	if s.store != nil {
 		s.bg.Add(1)
 		go s.fsyncLoop()
 	}

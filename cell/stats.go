@@ -13,6 +13,11 @@ type serverStats struct {
 	rejectedConns  atomic.Int64 // rejected_connections
 	closedCommands atomic.Int64 // commands of clients that have gone
 	errorReplies   atomic.Int64 // total_error_replies
+	// commandsBase is total_commands_processed at the last CONFIG
+	// RESETSTAT: the per-client counters are never reset.
+	commandsBase atomic.Int64
+	// expiredBase is the shards' expired-key total at the last RESETSTAT.
+	expiredBase atomic.Int64
 
 	mu     sync.Mutex
 	errors map[string]int64 // errorstat_<CODE>

@@ -39,21 +39,25 @@
 //     computed in a 128-bit integer (type wide).
 //
 // remaining divides whole microseconds by whole microseconds in float64, so
-// with T < 1us it is MaxInt64 (positive numerator) or 0 (0/0). Seconds in the
+// with T < 1us it is MaxInt64 (positive numerator) or 0 (0/0), and when T
+// is not a whole number of microseconds it can exceed the limit (the spec's
+// x row) or be -1 (a stored TAT more than tau ahead, as after the arguments
+// changed). Callers must not assume 0 <= remaining <= limit. Seconds in the
 // reply are trunc(secs + nanos/1e9) in float64, plus one when the sub-second
 // part holds at least one whole millisecond; negative spans never round up.
 //
 // # Storage
 //
-// The stored TAT is a base-10 u64 read by Rust's u64 FromStr rules (ParseTAT).
-// A stored value above MaxInt64 (past the year 2262, reachable only by SET
-// or with periods of centuries) saturates to MaxInt64: it stays "far in the
-// future", so the key stays limited until it expires or is deleted, instead
-// of wrapping to a negative instant that would count as "now". NewTAT is
-// clamped to [0, MaxInt64] for the same reason, so what the caller writes is
-// always a valid u64; an instant before the epoch becomes 0, which counts as
-// "now" exactly as the negative instant would. Only the stored value is
-// clamped: the reply and the TTL come from the exact instant.
+// The stored TAT is a base-10 u64 read by Rust's u64 FromStr rules
+// (ParseTAT), and Throttle takes it and returns NewTAT as a uint64: the
+// spec's state is "decimal uint64 nanoseconds", and a TAT past the year 2262
+// (above MaxInt64, written by periods of centuries or by SET) must come back
+// as the instant it names, not saturated or wrapped, or the reset and retry
+// times of such a key would be wrong. NewTAT is clamped to [0, MaxUint64] so
+// that what the caller writes is always a valid u64; an instant before the
+// epoch becomes 0, which counts as "now" exactly as the negative instant
+// would. Only the stored value is clamped: the reply and the TTL come from
+// the exact instant.
 //
 // # Invariants
 //
@@ -61,7 +65,7 @@
 //
 //   - Limited implies !Store; !Limited implies Store and RetryAfter == -1.
 //   - Limit == MaxBurst+1, wrapping.
-//   - Store implies 0 <= NewTAT and TTLms >= -1.
+//   - Store implies TTLms >= -1.
 //   - ErrExpire comes only with Store and TTLms == -1: the value is written
 //     without a TTL, then the error is the reply.
 //

@@ -20,8 +20,10 @@ type Result struct {
 	ResetAfter int64 // seconds
 	// Store is true on the allowed path: the caller writes NewTAT (decimal ns) as a string key
 	// with a TTL of TTLms milliseconds (TTLms == -1: no TTL; TTLms == 0: expires at once).
+	// NewTAT is a u64 like the stored state: a TAT past 2262 (periods of
+	// centuries) is above MaxInt64 and must round-trip exactly.
 	Store  bool
-	NewTAT int64
+	NewTAT uint64
 	TTLms  int64
 }
 
@@ -71,20 +73,25 @@ func (p Params) Validate() error {
 	return nil
 }
 
-// Throttle computes one call. tat is the stored TAT in ns and hasTAT whether a key existed; now is the wall clock in ns.
-func Throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {
+// Throttle computes one call. tat is the stored TAT in ns (as ParseTAT
+// read it) and hasTAT whether a key existed; now is the wall clock in ns.
+func Throttle(tat uint64, hasTAT bool, now int64, p Params) (Result, error) {
 	t := EmissionInterval(p.Count, p.Period)
 	if t == 0 {
 		return Result{}, ErrZeroRate
 	}
 	tau := t * (p.MaxBurst + 1) // wraps, as in redis-cell
 	inc := t * p.Quantity       // wraps, as in redis-cell
-	if !hasTAT {
-		tat = now
-	}
-
 	wnow := wideOf(now)
-	newTAT := wideOf(max(now, tat)).add(wideOf(inc))
+	wtat := wnow
+	if hasTAT {
+		wtat = wideOfUint(tat)
+	}
+	start := wtat // "now > tat ? now : tat"
+	if wtat.less(wnow) {
+		start = wnow
+	}
+	newTAT := start.add(wideOf(inc))
 	allowAt := newTAT.sub(wideOf(tau))
 	diff := wnow.sub(allowAt)
 
@@ -96,11 +103,11 @@ func Throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {
 		if inc <= tau {
 			r.RetryAfter = replySeconds(diff.neg())
 		}
-		ttl = wideOf(tat).sub(wnow)
+		ttl = wtat.sub(wnow)
 	} else {
 		ttl = newTAT.sub(wnow)
 		r.Store = true
-		r.NewTAT = newTAT.clamp(0, math.MaxInt64)
+		r.NewTAT = newTAT.clampUint()
 		r.TTLms, _ = ttl.quoRem(1_000_000)
 		if r.TTLms < -1 {
 			r.TTLms = -1

@@ -77,10 +77,10 @@ func ParseInt(b []byte) (int64, bool) {
 // ErrInvalidDigit: the spec has one reply for every string that is not a u64,
 // where Rust would word the empty and the overflowing cases differently.
 //
-// A value above MaxInt64 saturates to MaxInt64: such a TAT is past the year
-// 2262, far in the future either way, and saturating keeps it there instead
-// of wrapping it into the past (see the package documentation).
-func ParseTAT(b []byte) (int64, error) {
+// The whole u64 range is kept: a TAT above MaxInt64 (past the year 2262) is
+// a valid state, written by periods of centuries, and Throttle takes it as
+// the exact instant it names.
+func ParseTAT(b []byte) (uint64, error) {
 	if len(b) > 0 && b[0] == '+' {
 		b = b[1:]
 	}
@@ -88,7 +88,7 @@ func ParseTAT(b []byte) (int64, error) {
 	if !ok {
 		return 0, ErrInvalidDigit
 	}
-	return int64(min(mag, math.MaxInt64)), nil
+	return mag, nil
 }
 
 // parseDigits parses one or more ASCII digits into a value at most limit.

@@ -7,8 +7,8 @@ import (
 
 // wide is a signed 128-bit integer in two's complement, just large enough
 // for the instants and spans of one Throttle call. Those are sums of at most
-// four int64 values, so their magnitude stays below 2^66 and every operation
-// here is exact.
+// four int64 or uint64 values, so their magnitude stays below 2^67 and every
+// operation here is exact.
 type wide struct {
 	hi int64
 	lo uint64
@@ -16,6 +16,10 @@ type wide struct {
 
 func wideOf(x int64) wide {
 	return wide{hi: x >> 63, lo: uint64(x)}
+}
+
+func wideOfUint(x uint64) wide {
+	return wide{lo: x}
 }
 
 func (a wide) add(b wide) wide {
@@ -66,14 +70,14 @@ func (a wide) quoRem(d uint64) (q, r int64) {
 	}
 }
 
-// clamp returns a limited to [lo, hi].
-func (a wide) clamp(lo, hi int64) int64 {
+// clampUint returns a limited to [0, MaxUint64].
+func (a wide) clampUint() uint64 {
 	switch {
-	case a.less(wideOf(lo)):
-		return lo
-	case wideOf(hi).less(a):
-		return hi
+	case a.hi < 0:
+		return 0
+	case a.hi > 0:
+		return math.MaxUint64
 	default:
-		return int64(a.lo)
+		return a.lo
 	}
 }

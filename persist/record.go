@@ -133,18 +133,30 @@ func AppendValue(dst []byte, v Value) []byte {
 	case KindString:
 		return AppendString(dst, v.Exp, v.Str)
 	case KindList, KindHash:
-		dst = append(dst, byte(v.Kind))
-		dst = binary.AppendUvarint(dst, uint64(v.Exp))
-		dst = binary.AppendUvarint(dst, uint64(len(v.Items)))
+		dst = AppendAggregate(dst, v.Kind, v.Exp, len(v.Items))
 		for _, it := range v.Items {
-			dst = binary.AppendUvarint(dst, uint64(len(it)))
-			dst = append(dst, it...)
+			dst = AppendItem(dst, it)
 		}
 		return dst
 	default: // KindZSet: the members are records of their own
 		dst = append(dst, byte(v.Kind))
 		return binary.AppendUvarint(dst, uint64(v.Exp))
 	}
+}
+
+// AppendAggregate starts the encoding of a list or hash of count items;
+// AppendItem then appends each. Types that hold their items in their own
+// form (string fields, ring buffers) encode without building a Value.
+func AppendAggregate(dst []byte, kind Kind, exp int64, count int) []byte {
+	dst = append(dst, byte(kind))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	return binary.AppendUvarint(dst, uint64(count))
+}
+
+// AppendItem appends one item of a list or hash.
+func AppendItem[T string | []byte](dst []byte, item T) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(item)))
+	return append(dst, item...)
 }
 
 // Decode reads a value. It checks every length against the input, so a

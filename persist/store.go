@@ -228,6 +228,18 @@ func (b *Batch) Put(db int, key []byte, v Value) {
 	b.b.Set(b.key, b.val, nil)
 }
 
+// Scratch returns the batch's value buffer, emptied, for an encoding that
+// PutEncoded then stores: the buffer is reused from put to put.
+func (b *Batch) Scratch() []byte { return b.val[:0] }
+
+// PutEncoded stores val, an encoding made with AppendAggregate and
+// AppendItem (or AppendValue), as db's key.
+func (b *Batch) PutEncoded(db int, key, val []byte) {
+	b.key = AppendKey(b.key[:0], db, key)
+	b.val = val
+	b.b.Set(b.key, val, nil)
+}
+
 // PutMember stores one member of the sorted set db's key.
 func (b *Batch) PutMember(db int, key, member []byte, score float64) {
 	b.key = AppendKey(b.key[:0], db, key)

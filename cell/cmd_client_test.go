@@ -1,0 +1,163 @@
+package cell
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var clientLine = regexp.MustCompile(`^id=\d+ addr=127\.0\.0\.1:\d+ laddr=127\.0\.0\.1:\d+ fd=\d+ name=\S* age=\d+ idle=\d+ flags=[a-zA-Z]+ db=\d+ sub=0 psub=0 ssub=0 multi=-?\d+ qbuf=\d+ qbuf-free=\d+ argv-mem=\d+ multi-mem=\d+ rbs=\d+ rbp=\d+ obl=\d+ oll=\d+ omem=\d+ tot-mem=\d+ events=r cmd=\S+ user=default redir=-1 resp=[23]$`)
+
+// CLIENT LIST shows every connection in id order, each line in Redis 7.0's
+// format, while the others keep running commands (run with -race).
+func TestClientListConcurrent(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	c.do("client", "setname", "watcher")
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for i := 0; i < 4; i++ {
+		o := dial(t, srv)
+		o.do("select", "2")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				o.do("multi")
+				o.do("ping")
+				o.do("exec")
+				o.do("client", "no-evict", "on")
+			}
+		}()
+	}
+	for i := 0; i < 50; i++ {
+		r := c.do("client", "list")
+		body := r[strings.Index(r, "\r\n")+2 : len(r)-2]
+		lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+		if len(lines) != 5 {
+			t.Fatalf("%d lines: %q", len(lines), body)
+		}
+		for _, l := range lines {
+			if !clientLine.MatchString(l) {
+				t.Fatalf("bad line %q", l)
+			}
+		}
+		if !strings.Contains(lines[0], " name=watcher ") || !strings.Contains(lines[0], " cmd=client|list ") {
+			t.Fatalf("first line is not ours: %q", lines[0])
+		}
+	}
+	close(stop)
+	wg.Wait()
+	r := c.do("client", "list")
+	if strings.Count(r, "db=2") != 4 || strings.Count(r, "flags=e") != 4 {
+		t.Errorf("other clients' state not shown: %q", r)
+	}
+}
+
+func TestClientKillOther(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	o := dial(t, srv)
+	id := strings.TrimSuffix(strings.TrimPrefix(o.do("client", "id"), ":"), "\r\n")
+	if got := c.do("client", "kill", "id", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL ID: %q", got)
+	}
+	o.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, err := o.nc.Read(make([]byte, 10)); err == nil {
+		t.Errorf("killed client still open (read %d bytes)", n)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if r := c.do("client", "list"); strings.Count(r, "id=") == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("killed client still listed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestClientReplyModes(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	c.nc.Write(encode("client", "reply", "off"))
+	c.nc.Write(encode("echo", "a"))
+	c.nc.Write(encode("nosuch"))
+	if got := c.do("client", "reply", "on"); got != "+OK\r\n" {
+		t.Fatalf("REPLY ON after OFF: %q", got)
+	}
+	c.nc.Write(encode("client", "reply", "skip"))
+	c.nc.Write(encode("echo", "skipped"))
+	if got := c.do("echo", "b"); got != "$1\r\nb\r\n" {
+		t.Fatalf("after SKIP: %q", got)
+	}
+	if got := c.do("client", "reply", "x"); got != "-ERR syntax error\r\n" {
+		t.Fatalf("REPLY x: %q", got)
+	}
+}
+
+func TestClientInfoProtocols(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	r := c.do("client", "info")
+	if !strings.HasPrefix(r, "$") || !strings.HasSuffix(r, " resp=2\n\r\n") {
+		t.Errorf("RESP2 CLIENT INFO: %q", r)
+	}
+	c.do("hello", "3")
+	r = c.do("client", "info")
+	if !strings.HasPrefix(r, "=") || !strings.Contains(r, "\r\ntxt:id=") || !strings.HasSuffix(r, " resp=3\n\r\n") {
+		t.Errorf("RESP3 CLIENT INFO: %q", r)
+	}
+	if got := c.do("client", "getname"); got != "_\r\n" {
+		t.Errorf("RESP3 GETNAME unset: %q", got)
+	}
+}
+
+// CLIENT PAUSE holds commands until the timeout or UNPAUSE: all of them
+// under ALL, only writes under WRITE.
+func TestClientPause(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	o := dial(t, srv)
+	timed := func(args ...string) (string, time.Duration) {
+		start := time.Now()
+		r := o.do(args...)
+		return r, time.Since(start)
+	}
+	c.do("client", "pause", "300", "write")
+	if r, d := timed("ping"); r != "+PONG\r\n" || d > 100*time.Millisecond {
+		t.Errorf("read under WRITE pause: %q after %v", r, d)
+	}
+	if r, d := timed("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") || d < 200*time.Millisecond {
+		t.Errorf("write under WRITE pause: %q after %v", r, d)
+	}
+	c.do("client", "pause", "5000")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		srv.paused.Store(nil) // as CLIENT UNPAUSE would; c is paused itself
+	}()
+	if r, d := timed("ping"); r != "+PONG\r\n" || d < 80*time.Millisecond || d > 2*time.Second {
+		t.Errorf("read under ALL pause: %q after %v", r, d)
+	}
+	// A timeout that overflows lands in the past: no pause, as in Redis.
+	c.do("client", "pause", "9223372036854775807")
+	if r, d := timed("ping"); r != "+PONG\r\n" || d > 100*time.Millisecond {
+		t.Errorf("after overflowing pause: %q after %v", r, d)
+	}
+	// UNPAUSE from the pausing client under WRITE.
+	c.do("client", "pause", "5000", "write")
+	if r := c.do("client", "unpause"); r != "+OK\r\n" {
+		t.Errorf("UNPAUSE: %q", r)
+	}
+	if r, d := timed("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") || d > 100*time.Millisecond {
+		t.Errorf("write after UNPAUSE: %q after %v", r, d)
+	}
+}

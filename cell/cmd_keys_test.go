@@ -1,0 +1,232 @@
+package cell
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pat, s string
+		want   bool
+	}{
+		{"*", "", false}, {"*", "abc", true}, {"", "", true}, {"", "a", false}, {"a", "", false},
+		{"h?llo", "hello", true}, {"h?llo", "hllo", false}, {"h*llo", "hllo", true}, {"h*llo", "heeeello", true},
+		{"h[ae]llo", "hallo", true}, {"h[ae]llo", "hillo", false}, {"h[^e]llo", "hallo", true}, {"h[^e]llo", "hello", false},
+		{"h[a-b]llo", "hbllo", true}, {"h[b-a]llo", "hbllo", true}, {"h[a-b]llo", "hcllo", false},
+		{"[a", "a", true}, {"[a", "b", false}, {"[", "a", false}, {"[^", "a", true}, {"[^a", "b", true},
+		{"\\[a", "[a", true}, {"a\\*b", "a*b", true}, {"a\\*b", "axb", false}, {"[\\]]", "]", true},
+		{"[]]", "]", false}, {"[a-]", "-", false}, {"[a-]", "a", true}, {"\\", "\\", true}, {"a\\", "a\\", true},
+		{"**", "x", true}, {"***a", "bba", true}, {"*[", "a[", false}, {"*e*e*e*e*o", "heeeello", true},
+		{"*a*a*a*a*b", strings.Repeat("a", 60), false},
+		// Range ends are signed chars: 0x80..0xff sort below ASCII.
+		{"[\x80-\xff]", "\x90", true}, {"[a-\xff]", "b", false}, {"[a-\xff]", "\x00", true}, {"[\xff-a]", "`", true},
+		{"a\x00b", "a\x00b", true}, {"*\x00*", "x\x00y", true}, {"?", "\xff", true},
+	} {
+		if got := globMatch([]byte(tc.pat), []byte(tc.s)); got != tc.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pat, tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestParseCursor(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"123", 123, true}, {"007", 7, true}, {"+5", 5, true},
+		{"-1", math.MaxUint64, true}, {"18446744073709551615", math.MaxUint64, true},
+		{"18446744073709551616", 0, false}, {"-", 0, false}, {"+", 0, false}, {" 1", 0, false},
+		{"1 ", 0, false}, {"1x", 0, false}, {"5\x00x", 5, true}, {"\t1", 0, false}, {"0x1", 0, false},
+	} {
+		got, ok := parseCursor([]byte(tc.in))
+		if ok != tc.ok || ok && got != tc.want {
+			t.Errorf("parseCursor(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// scanKeys runs a whole SCAN on c, calling between after each call.
+func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	cursor := "0"
+	for call := 0; ; call++ {
+		reply := c.do("SCAN", cursor, "COUNT", count)
+		// *2 $n cursor *m $k key ...
+		lines := strings.Split(reply, "\r\n")
+		cursor = lines[2]
+		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<scanCursorBits {
+			t.Fatalf("cursor %q: not below 2^53", cursor)
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(lines[3], "*"))
+		for i := 0; i < n; i++ {
+			seen[lines[5+2*i]]++
+		}
+		if between != nil {
+			between(call)
+		}
+		if cursor == "0" {
+			return seen
+		}
+		if call > 1_000_000 {
+			t.Fatal("SCAN does not end")
+		}
+	}
+}
+
+// TestScanGuarantee: every key present for the whole scan is returned
+// exactly once, while other keys come and go between the calls.
+func TestScanGuarantee(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	other := dial(t, srv)
+	for i := range 500 {
+		c.do("SET", fmt.Sprintf("stay:%d", i), "v")
+	}
+	for _, count := range []string{"1", "3", "10", "100000"} {
+		seen := scanKeys(t, c, count, func(call int) {
+			for j := range 20 {
+				other.do("SET", fmt.Sprintf("tmp:%d:%d", call, j), "v")
+				other.do("DEL", fmt.Sprintf("tmp:%d:%d", call-1, j))
+			}
+		})
+		for i := range 500 {
+			if n := seen[fmt.Sprintf("stay:%d", i)]; n != 1 {
+				t.Fatalf("COUNT %s: stay:%d returned %d times", count, i, n)
+			}
+		}
+	}
+}
+
+// TestScanLinear: a full scan of a big shard takes a bounded number of
+// calls per shard however small COUNT is, so it stays linear.
+func TestScanLinear(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Shards = 2 })
+	c := dial(t, srv)
+	args := []string{"MSET"}
+	for i := range 20000 {
+		args = append(args, "k"+strconv.Itoa(i), "v")
+	}
+	c.do(args...)
+	calls := 0
+	seen := scanKeys(t, c, "1", func(int) { calls++ })
+	if len(seen) != 20000 {
+		t.Fatalf("saw %d keys", len(seen))
+	}
+	if calls > 2*scanSlices+2 {
+		t.Errorf("%d calls for 2 shards", calls)
+	}
+}
+
+func TestKeysReplies(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	runSteps(t, c, []step{
+		{cmd("MSET", "a", "1", "b", "2"), "+OK\r\n"},
+		{cmd("DEL", "a", "a", "nope"), ":1\r\n"},
+		{cmd("EXISTS", "b", "b", "a"), ":2\r\n"},
+		{cmd("TYPE", "b"), "+string\r\n"},
+		{cmd("TYPE", "a"), "+none\r\n"},
+		{cmd("RENAME", "a", "a"), "-" + ErrNoSuchKey + "\r\n"},
+		{cmd("RENAME", "b", "b"), "+OK\r\n"},
+		{cmd("RENAMENX", "b", "b"), ":0\r\n"},
+		{cmd("EXPIRE", "b", "100", "NX", "XX"), "-" + ErrExpireNXCompat + "\r\n"},
+		{cmd("EXPIRE", "b", "100", "GT", "LT"), "-" + ErrExpireGTLT + "\r\n"},
+		{cmd("EXPIRE", "b", "100", "xx\x00", "foo\x00bar"), "-ERR Unsupported option foo\r\n"},
+		{cmd("EXPIRE", "b", "9223372036854775"), "-ERR invalid expire time in 'expire' command\r\n"},
+		{cmd("PEXPIREAT", "b", "9223372036854775807"), ":1\r\n"},
+		{cmd("PEXPIRETIME", "b"), ":9223372036854775807\r\n"},
+		{cmd("EXPIRETIME", "b"), ":9223372036854776\r\n"},
+		{cmd("PEXPIRE", "b", "1800"), ":1\r\n"},
+		{cmd("TTL", "b"), ":2\r\n"},
+		{cmd("EXPIRE", "b", "100", "GT"), ":1\r\n"},
+		{cmd("EXPIRE", "b", "50", "GT"), ":0\r\n"},
+		{cmd("PERSIST", "b"), ":1\r\n"},
+		{cmd("EXPIRE", "b", "50", "GT"), ":0\r\n"},
+		{cmd("EXPIRE", "b", "50", "LT"), ":1\r\n"},
+		{cmd("EXPIRE", "b", "0"), ":1\r\n"},
+		{cmd("EXISTS", "b"), ":0\r\n"},
+		{cmd("SCAN", "x"), "-" + ErrInvalidCursor + "\r\n"},
+		{cmd("SCAN", "0", "COUNT", "0"), syntaxErr},
+		{cmd("SCAN", "0", "COUNT", "x"), notInt},
+		{cmd("SCAN", "0", "MATCH"), syntaxErr},
+		{cmd("RANDOMKEY"), nilBulk},
+		{cmd("OBJECT", "ENCODING", "nope"), nilBulk},
+		{cmd("OBJECT", "FOO"), "-ERR unknown subcommand 'FOO'. Try OBJECT HELP.\r\n"},
+		{cmd("OBJECT", "ENCODING"), "-ERR wrong number of arguments for 'object|encoding' command\r\n"},
+		{cmd("SET", "s", "123"), "+OK\r\n"},
+		{cmd("OBJECT", "REFCOUNT", "s"), ":2147483647\r\n"},
+		{cmd("OBJECT", "FREQ", "s"), "-" + ErrNoLFU + "\r\n"},
+		{cmd("RANDOMKEY"), "$1\r\ns\r\n"},
+	})
+}
+
+// TestRenameAcrossShards moves keys between every pair of shards and keeps
+// the shards' TTL counts right.
+func TestRenameAcrossShards(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Shards = 4 })
+	c := dial(t, srv)
+	for i := range 40 {
+		src, dst := "src"+strconv.Itoa(i), "dst"+strconv.Itoa(i)
+		c.do("SET", src, "v", "EX", "100")
+		c.do("SET", dst, "old", "EX", "50")
+		if got := c.do("RENAME", src, dst); got != "+OK\r\n" {
+			t.Fatalf("RENAME: %q", got)
+		}
+		if got := c.do("TTL", dst); got != ":100\r\n" {
+			t.Fatalf("TTL after RENAME: %q", got)
+		}
+	}
+	withTTL := 0
+	for i := range srv.ks.dbs[0].shards {
+		withTTL += srv.ks.dbs[0].shards[i].withTTL
+	}
+	if withTTL != 40 {
+		t.Errorf("withTTL = %d, want 40", withTTL)
+	}
+}
+
+func TestEncodingOf(t *testing.T) {
+	for _, tc := range []struct {
+		val  string
+		enc  strEnc
+		want string
+	}{
+		{"1", encAuto, "int"}, {"-9223372036854775808", encAuto, "int"}, {"9223372036854775808", encAuto, "embstr"},
+		{"01", encAuto, "embstr"}, {strings.Repeat("a", 44), encAuto, "embstr"}, {strings.Repeat("a", 45), encAuto, "raw"},
+		{"1", encRaw, "raw"}, {"1", encNoInt, "embstr"}, {strings.Repeat("1", 45), encNoInt, "raw"},
+	} {
+		if got := encodingOf(&Entry{Str: []byte(tc.val), enc: tc.enc}); got != tc.want {
+			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
+		}
+	}
+}
+
+func TestSmallestFirst(t *testing.T) {
+	for n := 1; n < 300; n += 7 {
+		for _, k := range []int{1, n / 3, n / 2, n - 1, n} {
+			if k < 1 {
+				continue
+			}
+			c := make([]keyPos, n)
+			for i := range c {
+				c[i].pos = uint64((i * 7919) % 101) // duplicates included
+			}
+			smallestFirst(c, k)
+			var maxIn uint64
+			for _, x := range c[:k] {
+				maxIn = max(maxIn, x.pos)
+			}
+			for _, x := range c[k:] {
+				if x.pos < maxIn {
+					t.Fatalf("n=%d k=%d: %d after the first k, whose max is %d", n, k, x.pos, maxIn)
+				}
+			}
+		}
+	}
+}

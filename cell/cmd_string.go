@@ -1,0 +1,546 @@
+package cell
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/cellserver/cellserver/resp"
+)
+
+// String commands, with Redis 7.0's option parsing, check order and
+// replies (t_string.c). Values are byte strings; integers are kept as their
+// decimal text, exactly as Redis shows them.
+
+func init() {
+	register(
+		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: get},
+		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: set},
+		&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: setnx},
+		&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setex},
+		&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: psetex},
+		&Command{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: getset},
+		&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: getdel},
+		&Command{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: getex},
+		&Command{Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: mget},
+		&Command{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Handler: mset},
+		&Command{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Handler: msetnx},
+		&Command{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: incr},
+		&Command{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: decr},
+		&Command{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: incrby},
+		&Command{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: decrby},
+		&Command{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: incrbyfloat},
+		&Command{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: appendCmd},
+		&Command{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: strlen},
+		&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: getrange},
+		&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: getrange},
+		&Command{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setrange},
+	)
+}
+
+// optIs reports whether the option word arg is word (lower case), in any
+// letter case. Redis compares options as C strings, so "nx\x00junk" is NX.
+func optIs(arg []byte, word string) bool {
+	n := len(arg)
+	for i, c := range arg {
+		if c == 0 {
+			n = i
+			break
+		}
+	}
+	if n != len(word) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if arg[i]|0x20 != word[i] || !isLetter(arg[i]) && arg[i] != word[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// Expiry option kinds of SET and GETEX.
+const (
+	expNone = iota
+	expEX   // seconds from now
+	expPX   // ms from now
+	expEXAT // Unix seconds
+	expPXAT // Unix ms
+)
+
+// strOpts are the options of SET and GETEX
+// (parseExtendedStringArgumentsOrReply).
+type strOpts struct {
+	nx, xx, get, keepTTL, persist bool
+	exp                           int    // expNone, expEX, ...
+	expArg                        []byte // the expiry's argument, unparsed
+}
+
+// parseStrOpts reads the options from args[from:]. SET takes NX, XX, GET,
+// KEEPTTL and the four expiries; GETEX (getex true) the expiries and
+// PERSIST. A conflicting, unknown or incomplete option is a syntax error;
+// the same expiry twice is allowed and the last one wins.
+func parseStrOpts(x *Ctx, from int, getex bool) (o strOpts, ok bool) {
+	args := x.Args
+	for j := from; j < len(args); j++ {
+		a := args[j]
+		hasNext := j+1 < len(args)
+		switch {
+		case !getex && optIs(a, "nx") && !o.xx:
+			o.nx = true
+		case !getex && optIs(a, "xx") && !o.nx:
+			o.xx = true
+		case !getex && optIs(a, "get"):
+			o.get = true
+		case !getex && optIs(a, "keepttl") && o.exp == expNone:
+			o.keepTTL = true
+		case getex && optIs(a, "persist") && o.exp == expNone:
+			o.persist = true
+		default:
+			kind := expKind(a)
+			if kind == expNone || o.keepTTL || o.persist || (o.exp != expNone && o.exp != kind) || !hasNext {
+				x.Error(ErrSyntax)
+				return o, false
+			}
+			o.exp, o.expArg = kind, args[j+1]
+			j++
+		}
+	}
+	return o, true
+}
+
+func expKind(a []byte) int {
+	switch {
+	case optIs(a, "ex"):
+		return expEX
+	case optIs(a, "px"):
+		return expPX
+	case optIs(a, "exat"):
+		return expEXAT
+	case optIs(a, "pxat"):
+		return expPXAT
+	}
+	return expNone
+}
+
+// expireAt turns a SET/GETEX/SETEX expiry into absolute Unix ms. The
+// value must be a positive integer; seconds that overflow when made ms and
+// relative times that overflow when added to now are invalid.
+func expireAt(x *Ctx, kind int, arg []byte) (int64, bool) {
+	v, ok := resp.ParseInt(arg)
+	if !ok {
+		x.Error(ErrNotInteger)
+		return 0, false
+	}
+	seconds := kind == expEX || kind == expEXAT
+	if v <= 0 || seconds && v > math.MaxInt64/1000 {
+		x.Error(errInvalidExpire(x.cmd.Name))
+		return 0, false
+	}
+	if seconds {
+		v *= 1000
+	}
+	if kind == expEX || kind == expPX {
+		v += x.now // wraps negative on overflow, as in Redis
+	}
+	if v <= 0 {
+		x.Error(errInvalidExpire(x.cmd.Name))
+		return 0, false
+	}
+	return v, true
+}
+
+// replyValue is GET's reply for a looked-up string entry.
+func replyValue(x *Ctx, e *Entry) {
+	if e == nil {
+		x.W.Null()
+		return
+	}
+	x.W.Bulk(e.Str)
+}
+
+func get(x *Ctx) {
+	if e, ok := x.lookupString(x.Args[1]); ok {
+		replyValue(x, e)
+	}
+}
+
+// set is SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]. The
+// expiry is checked before anything is read; with GET the old value is
+// replied (or WRONGTYPE, and nothing is set) before the NX/XX condition.
+func set(x *Ctx) {
+	o, ok := parseStrOpts(x, 3, false)
+	if !ok {
+		return
+	}
+	var when int64
+	if o.exp != expNone {
+		if when, ok = expireAt(x, o.exp, o.expArg); !ok {
+			return
+		}
+	}
+	key := x.Args[1]
+	var e *Entry
+	if o.get {
+		if e, ok = x.lookupString(key); !ok {
+			return
+		}
+		replyValue(x, e)
+	} else {
+		e = x.lookup(key)
+	}
+	if o.nx && e != nil || o.xx && e == nil {
+		if !o.get {
+			x.W.Null()
+		}
+		return
+	}
+	if o.keepTTL && e != nil {
+		when = e.Exp
+	}
+	x.setString(key, x.Args[2], when)
+	if !o.get {
+		x.W.OK()
+	}
+}
+
+func setnx(x *Ctx) {
+	key := x.Args[1]
+	if x.lookup(key) != nil {
+		x.W.Int(0)
+		return
+	}
+	x.setString(key, x.Args[2], 0)
+	x.W.Int(1)
+}
+
+func setex(x *Ctx)  { setWithExpiry(x, expEX) }
+func psetex(x *Ctx) { setWithExpiry(x, expPX) }
+
+// setWithExpiry is SETEX/PSETEX key ttl value.
+func setWithExpiry(x *Ctx, kind int) {
+	when, ok := expireAt(x, kind, x.Args[2])
+	if !ok {
+		return
+	}
+	x.setString(x.Args[1], x.Args[3], when)
+	x.W.OK()
+}
+
+// getset replies the old value and sets the new one without a TTL.
+func getset(x *Ctx) {
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	replyValue(x, e)
+	x.setString(key, x.Args[2], 0)
+}
+
+func getdel(x *Ctx) {
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	replyValue(x, e)
+	if e != nil {
+		x.remove(key)
+	}
+}
+
+// getex is GETEX key [EX|PX|EXAT|PXAT t|PERSIST]. As in Redis, a missing
+// key replies nil before the expiry value is even parsed, and an absolute
+// expiry already in the past deletes the key after replying its value.
+func getex(x *Ctx) {
+	o, ok := parseStrOpts(x, 2, true)
+	if !ok {
+		return
+	}
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.Null()
+		return
+	}
+	var when int64
+	if o.exp != expNone {
+		if when, ok = expireAt(x, o.exp, o.expArg); !ok {
+			return
+		}
+	}
+	x.W.Bulk(e.Str)
+	switch {
+	case (o.exp == expEXAT || o.exp == expPXAT) && when <= x.now:
+		x.remove(key)
+	case o.exp != expNone:
+		x.setExpire(key, e, when)
+	case o.persist && e.Exp != 0:
+		x.setExpire(key, e, 0)
+	}
+}
+
+// mget replies nil for missing keys and for keys of other types.
+func mget(x *Ctx) {
+	x.W.Array(len(x.Args) - 1)
+	for _, k := range x.Args[1:] {
+		e := x.lookup(k)
+		if e == nil || e.Obj != nil {
+			x.W.Null()
+			continue
+		}
+		x.W.Bulk(e.Str)
+	}
+}
+
+// msetArgs checks that MSET/MSETNX got key/value pairs; an odd count is an
+// arity error in Redis too.
+func msetArgs(x *Ctx) bool {
+	if len(x.Args)%2 == 0 {
+		x.Error(errArity(x.cmd.Name))
+		return false
+	}
+	return true
+}
+
+func mset(x *Ctx) {
+	if !msetArgs(x) {
+		return
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		x.setString(x.Args[i], x.Args[i+1], 0)
+	}
+	x.W.OK()
+}
+
+// msetnx sets all the pairs, or none if any key exists.
+func msetnx(x *Ctx) {
+	if !msetArgs(x) {
+		return
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		if x.lookup(x.Args[i]) != nil {
+			x.W.Int(0)
+			return
+		}
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		x.setString(x.Args[i], x.Args[i+1], 0)
+	}
+	x.W.Int(1)
+}
+
+func incr(x *Ctx) { incrDecr(x, 1) }
+func decr(x *Ctx) { incrDecr(x, -1) }
+
+func incrby(x *Ctx) {
+	if d, ok := parseDelta(x); ok {
+		incrDecr(x, d)
+	}
+}
+
+// decrby refuses the one delta that cannot be negated.
+func decrby(x *Ctx) {
+	d, ok := parseDelta(x)
+	if !ok {
+		return
+	}
+	if d == math.MinInt64 {
+		x.Error(ErrDecrOverflow)
+		return
+	}
+	incrDecr(x, -d)
+}
+
+func parseDelta(x *Ctx) (int64, bool) {
+	d, ok := resp.ParseInt(x.Args[2])
+	if !ok {
+		x.Error(ErrNotInteger)
+	}
+	return d, ok
+}
+
+// incrDecr adds delta to the integer stored at key (0 if missing), keeping
+// its TTL.
+func incrDecr(x *Ctx, delta int64) {
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	var v, exp int64
+	if e != nil {
+		if v, ok = resp.ParseInt(e.Str); !ok {
+			x.Error(ErrNotInteger)
+			return
+		}
+		exp = e.Exp
+	}
+	if delta < 0 && v < 0 && delta < math.MinInt64-v || delta > 0 && v > 0 && delta > math.MaxInt64-v {
+		x.Error(ErrOverflow)
+		return
+	}
+	v += delta
+	var buf [20]byte
+	x.setString(key, strconv.AppendInt(buf[:0], v, 10), exp)
+	x.W.Int(v)
+}
+
+// incrbyfloat adds in x87 long double, as Redis does, and stores and
+// replies the sum printed with %.17Lf, trailing zeros trimmed. The stored
+// value is checked before the increment, after the type.
+func incrbyfloat(x *Ctx) {
+	key := x.Args[1]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	cur, _ := resp.ParseLongDouble([]byte("0"))
+	var exp int64
+	if e != nil {
+		if cur, ok = resp.ParseLongDouble(e.Str); !ok {
+			x.Error(ErrNotFloat)
+			return
+		}
+		exp = e.Exp
+	}
+	incr, ok := resp.ParseLongDouble(x.Args[2])
+	if !ok {
+		x.Error(ErrNotFloat)
+		return
+	}
+	sum, ok := resp.AddLongDouble(cur, incr)
+	if !ok {
+		x.Error(ErrIncrFloatNaN)
+		return
+	}
+	var buf [64]byte
+	txt := resp.AppendLongDouble(buf[:0], sum)
+	x.setString(key, txt, exp).enc = encNoInt
+	x.W.Bulk(txt)
+}
+
+// appendCmd is APPEND. An existing value grows in place, which Redis
+// stores raw.
+func appendCmd(x *Ctx) {
+	key, val := x.Args[1], x.Args[2]
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.setString(key, val, 0)
+		x.W.Int(int64(len(val)))
+		return
+	}
+	if !stringLengthOK(x, int64(len(e.Str)), int64(len(val))) {
+		return
+	}
+	e.Str = append(e.Str, val...)
+	e.enc = encRaw
+	x.touched(key)
+	x.W.Int(int64(len(e.Str)))
+}
+
+// stringLengthOK refuses a string that would outgrow proto-max-bulk-len.
+func stringLengthOK(x *Ctx, size, add int64) bool {
+	if total := size + add; total > x.srv.live.protoMaxBulkLen.Load() || total < size {
+		x.Error(ErrStringTooLong)
+		return false
+	}
+	return true
+}
+
+func strlen(x *Ctx) {
+	if e, ok := x.lookupString(x.Args[1]); ok {
+		if e == nil {
+			x.W.Int(0)
+			return
+		}
+		x.W.Int(int64(len(e.Str)))
+	}
+}
+
+// getrange is GETRANGE key start end: inclusive, negative indexes from the
+// end, clamped. The indexes are parsed before the key is looked up.
+func getrange(x *Ctx) {
+	start, ok1 := resp.ParseInt(x.Args[2])
+	end, ok2 := resp.ParseInt(x.Args[3])
+	if !ok1 || !ok2 {
+		x.Error(ErrNotInteger)
+		return
+	}
+	e, ok := x.lookupString(x.Args[1])
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.BulkString("")
+		return
+	}
+	n := int64(len(e.Str))
+	if start < 0 && end < 0 && start > end {
+		x.W.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		x.W.BulkString("")
+		return
+	}
+	x.W.Bulk(e.Str[start : end+1])
+}
+
+// setrange is SETRANGE key offset value: overwrite from offset, padding
+// with zero bytes. An empty value changes nothing and creates no key.
+func setrange(x *Ctx) {
+	key, val := x.Args[1], x.Args[3]
+	off, ok := resp.ParseInt(x.Args[2])
+	if !ok {
+		x.Error(ErrNotInteger)
+		return
+	}
+	if off < 0 {
+		x.Error(ErrOffsetRange)
+		return
+	}
+	e, ok := x.lookupString(key)
+	if !ok {
+		return
+	}
+	if len(val) == 0 {
+		if e == nil {
+			x.W.Int(0)
+		} else {
+			x.W.Int(int64(len(e.Str)))
+		}
+		return
+	}
+	if !stringLengthOK(x, off, int64(len(val))) {
+		return
+	}
+	if e == nil {
+		e = x.setString(key, nil, 0)
+	}
+	if need := int(off) + len(val); need > len(e.Str) {
+		e.Str = append(e.Str, make([]byte, need-len(e.Str))...)
+	}
+	copy(e.Str[off:], val)
+	e.enc = encRaw
+	x.touched(key)
+	x.W.Int(int64(len(e.Str)))
+}

@@ -1,0 +1,93 @@
+package cell
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Keys with a TTL that nobody touches again leave memory through the
+// active cycle alone: DBSIZE and INFO keyspace count them until it reaps
+// them, and the shard maps are rebuilt small afterwards.
+func TestActiveExpiryReapsUntouchedKeys(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Hz = 50 })
+	c := dial(t, srv)
+	const n = 20000
+	var batch []byte
+	for i := 0; i < n; i++ {
+		batch = append(batch, encode("SET", "k"+strconv.Itoa(i), "v", "PX", "1000")...)
+	}
+	batch = append(batch, encode("SET", "stays", "v")...)
+	if _, err := c.nc.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= n; i++ {
+		if r := c.read(); r != "+OK\r\n" {
+			t.Fatalf("SET %d: %q", i, r)
+		}
+	}
+	// A slow machine may already have reaped some; most must be there.
+	if got := atoiReply(c.do("DBSIZE")); got < n/2 {
+		t.Fatalf("DBSIZE right after = %d", got)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for c.do("DBSIZE") != ":1\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatalf("DBSIZE still %s long after every TTL passed", c.do("DBSIZE"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := c.do("GET", "stays"); got != "$1\r\nv\r\n" {
+		t.Errorf("a key without TTL went too: GET = %q", got)
+	}
+	total := 0
+	for i := range srv.ks.dbs[0].shards {
+		sh := &srv.ks.dbs[0].shards[i]
+		sh.mu.Lock()
+		total += sh.withTTL
+		sh.mu.Unlock()
+	}
+	if total != 0 {
+		t.Errorf("withTTL counts %d keys after all expired", total)
+	}
+}
+
+// shrink gives a map back once it holds a quarter of its peak or less.
+func TestShardShrink(t *testing.T) {
+	sh := &Shard{keys: map[string]*Entry{}}
+	for i := 0; i < 2*shrinkMin; i++ {
+		sh.keys[strconv.Itoa(i)] = &Entry{}
+	}
+	sh.shrink()
+	if sh.peak != 2*shrinkMin {
+		t.Fatalf("peak = %d", sh.peak)
+	}
+	before := sh.keys
+	for i := 0; i < shrinkMin; i++ {
+		delete(sh.keys, strconv.Itoa(i))
+	}
+	sh.shrink()
+	if len(sh.keys) != shrinkMin || !sameMap(before, sh.keys) {
+		t.Fatal("rebuilt at half the peak")
+	}
+	for i := shrinkMin; i < 2*shrinkMin-10; i++ {
+		delete(sh.keys, strconv.Itoa(i))
+	}
+	sh.shrink()
+	if sameMap(before, sh.keys) || len(sh.keys) != 10 || sh.peak != 10 {
+		t.Fatalf("not rebuilt: len %d peak %d", len(sh.keys), sh.peak)
+	}
+	for i := 2*shrinkMin - 10; i < 2*shrinkMin; i++ {
+		if sh.keys[strconv.Itoa(i)] == nil {
+			t.Fatalf("key %d lost in the rebuild", i)
+		}
+	}
+}
+
+// sameMap reports whether a and b are the same map object.
+func sameMap(a, b map[string]*Entry) bool {
+	a["\x00probe"] = nil
+	_, ok := b["\x00probe"]
+	delete(a, "\x00probe")
+	return ok
+}

@@ -1,0 +1,932 @@
+package zsetlite
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+	"unsafe"
+)
+
+// Config holds the encoding thresholds, Redis's zset-max-listpack-entries and
+// zset-max-listpack-value. The zero Config is valid and means "never packed",
+// as setting both to 0 does in Redis; use DefaultConfig for Redis's defaults.
+type Config struct {
+	// MaxListpackEntries is the most entries a packed set holds; inserting
+	// one more converts it (default 128).
+	MaxListpackEntries int
+	// MaxListpackValue is the longest member, in bytes, a packed set holds;
+	// inserting a longer one converts it (default 64).
+	MaxListpackValue int
+}
+
+// DefaultConfig returns Redis 7.0's defaults: 128 entries, 64-byte members.
+func DefaultConfig() Config {
+	return Config{MaxListpackEntries: 128, MaxListpackValue: 64}
+}
+
+// Encoding names, as OBJECT ENCODING reports them.
+const (
+	EncodingListpack = "listpack"
+	EncodingSkiplist = "skiplist"
+)
+
+// Set is a sorted set of distinct binary members, each with a float64 score,
+// ordered by score and then by member bytes. The zero Set is not usable; call
+// New. A Set is not safe for concurrent use.
+type Set struct {
+	packed     []byte // the packed encoding, while big == nil
+	pn         int    // entries in packed
+	maxEntries int32
+	maxValue   int32
+	// selfKeyed holds while every packed entry's member is the decimal text
+	// of its score, as in the window pattern (ZADD k now now). Then a
+	// member can only be at its own score, and a member past the last
+	// entry is new without a scan: ZADD at the tail is O(1).
+	selfKeyed bool
+	big       *large // the large encoding, once converted
+}
+
+// large is the encoding past the thresholds: the B+tree for order and rank,
+// the map for member -> score in O(1). Both hold the same string per member.
+type large struct {
+	tree btree
+	// dict is nil while the set is self-keyed (every member is the decimal
+	// text of its score, see Set.selfKeyed): a member's score is then its
+	// value and the tree alone answers, in O(log n), which saves the map's
+	// 30-50 bytes per member on big windows. The first member that breaks
+	// the rule builds the map.
+	dict     map[string]float64
+	strBytes int // heap bytes of the member strings, by allocation size
+}
+
+// selfKeyedPair reports whether member is the canonical decimal text of
+// score.
+func selfKeyedPair(member []byte, score float64) bool {
+	v, ok := parseCanonicalInt(member)
+	return ok && float64(v) == score
+}
+
+// score returns member's score.
+func (b *large) score(member []byte) (float64, bool) {
+	if b.dict != nil {
+		v, ok := b.dict[string(member)]
+		return v, ok
+	}
+	v, ok := parseCanonicalInt(member)
+	if !ok {
+		return 0, false
+	}
+	sc := float64(v)
+	return sc, b.tree.contains(item{sc, unsafeString(member)})
+}
+
+// materialize builds the map when the set stops being self-keyed.
+func (b *large) materialize() {
+	if b.dict != nil {
+		return
+	}
+	b.dict = make(map[string]float64, b.tree.n+1)
+	if b.tree.root != nil {
+		b.tree.root.each(func(it item) { b.dict[it.member] = it.score })
+	}
+}
+
+// New returns an empty set using cfg's thresholds. It starts packed; as in
+// Redis, the first insert converts it at once when cfg does not allow it to
+// be packed.
+func New(cfg Config) *Set {
+	s := &Set{selfKeyed: true}
+	s.SetConfig(cfg)
+	return s
+}
+
+// SetConfig changes the thresholds that later inserts check, as CONFIG SET
+// does in Redis. It converts nothing by itself. Values are clamped to
+// [0, 2^31-1]; larger ones would never be reached by a packed set anyway.
+func (s *Set) SetConfig(cfg Config) {
+	s.maxEntries = clamp32(cfg.MaxListpackEntries)
+	s.maxValue = clamp32(cfg.MaxListpackValue)
+}
+
+func clamp32(v int) int32 {
+	return int32(min(max(v, 0), math.MaxInt32))
+}
+
+// Len returns the number of members, in O(1).
+func (s *Set) Len() int {
+	if s.big != nil {
+		return s.big.tree.n
+	}
+	return s.pn
+}
+
+// Encoding returns "listpack" or "skiplist", what Redis 7.0 would report for
+// the same operations: packed until an insert crosses a threshold, and never
+// back (ZREM, ZREMRANGEBY*, ZPOP* and ZINCRBY do not convert back in Redis).
+func (s *Set) Encoding() string {
+	if s.big != nil {
+		return EncodingSkiplist
+	}
+	return EncodingListpack
+}
+
+// Visitor receives one member and its score. member aliases the set's own
+// storage: it is valid only during the call and must not be modified or
+// retained, and the set must not be changed during the walk. Returning false
+// stops the walk.
+type Visitor func(member []byte, score float64) bool
+
+// Score returns member's score.
+func (s *Set) Score(member []byte) (float64, bool) {
+	if s.big != nil {
+		return s.big.score(member)
+	}
+	k := makeMemberKey(member)
+	e, ok := packedFind(s.packed, &k)
+	return e.score, ok
+}
+
+// AddFlags select ZADD's options for Add.
+type AddFlags uint8
+
+const (
+	AddNX   AddFlags = 1 << iota // only add new members
+	AddXX                        // only update existing members
+	AddGT                        // only update when the new score is greater
+	AddLT                        // only update when the new score is less
+	AddIncr                      // score is an increment to the current score (or 0)
+)
+
+// AddResult says what Add did, as Redis's zsetAdd out flags.
+type AddResult uint8
+
+const (
+	// Unchanged: the member exists and already has the resulting score.
+	// ZADD INCR replies the score; CH does not count it.
+	Unchanged AddResult = iota
+	// Added: a new member was inserted.
+	Added
+	// Updated: an existing member's score changed.
+	Updated
+	// Skipped: NX, XX, GT or LT prevented the change (ZADD_OUT_NOP); ZADD
+	// INCR replies nil.
+	Skipped
+	// NotANumber: with AddIncr the result would be NaN; nothing changed.
+	NotANumber
+)
+
+// Add inserts or updates member with Redis's zsetAdd semantics for flags,
+// with one lookup. It returns what happened and the resulting score, which
+// is meaningful for Added, Updated and Unchanged. The score returned is the
+// one computed, even where a packed set stores -0 as 0, because that is what
+// Redis replies. A NaN score changes nothing and gives NotANumber (the
+// caller rejects NaN arguments before this; the check keeps the order sound
+// whatever it passes). Incompatible flags (NX with XX, GT or LT) are the
+// caller's to reject; given anyway, each one is applied.
+func (s *Set) Add(member []byte, score float64, flags AddFlags) (AddResult, float64) {
+	if score != score {
+		return NotANumber, 0
+	}
+	var (
+		cur   float64
+		found bool
+		e     pentry
+		k     memberKey
+	)
+	if s.big != nil {
+		cur, found = s.big.score(member)
+	} else {
+		k = makeMemberKey(member)
+		if s.selfKeyed && k.isInt && float64(k.ival) == score && flags&AddIncr == 0 &&
+			(s.pn == 0 || decode(s.packed, lastEntry(s.packed)).score < score) {
+			// Self-keyed: the member could only be at score, past the end.
+			found = false
+		} else {
+			e, found = packedFind(s.packed, &k)
+			cur = e.score
+		}
+	}
+	if !found {
+		if flags&AddXX != 0 {
+			return Skipped, 0
+		}
+		s.insertNew(member, &k, score)
+		return Added, score
+	}
+	if flags&AddNX != 0 {
+		return Skipped, 0
+	}
+	if flags&AddIncr != 0 {
+		score += cur
+		if score != score {
+			return NotANumber, 0
+		}
+	}
+	if flags&AddLT != 0 && score >= cur || flags&AddGT != 0 && score <= cur {
+		return Skipped, 0
+	}
+	if score == cur {
+		return Unchanged, score
+	}
+	if s.big != nil {
+		s.big.update(member, cur, score)
+	} else {
+		s.packedRemove(e.off, e.end, 1)
+		s.packedInsert(&k, score)
+	}
+	return Updated, score
+}
+
+// Put sets member's score, inserting it if needed, and reports whether it
+// was inserted. Setting the score a member already has changes nothing.
+func (s *Set) Put(member []byte, score float64) (added bool) {
+	r, _ := s.Add(member, score, 0)
+	return r == Added
+}
+
+// insertNew inserts a member known to be absent, converting first when Redis
+// would: the set would exceed MaxListpackEntries, or the member is longer
+// than MaxListpackValue. k is the member's packed key when packed.
+func (s *Set) insertNew(member []byte, k *memberKey, score float64) {
+	if s.big == nil {
+		if s.pn+1 > int(s.maxEntries) || len(member) > int(s.maxValue) {
+			s.convert()
+		} else {
+			s.packedInsert(k, score)
+			return
+		}
+	}
+	s.big.add(string(member), score)
+}
+
+// Delete removes member and reports whether it was there.
+func (s *Set) Delete(member []byte) bool {
+	if s.big != nil {
+		return s.big.delete(member)
+	}
+	k := makeMemberKey(member)
+	e, ok := packedFind(s.packed, &k)
+	if ok {
+		s.packedRemove(e.off, e.end, 1)
+	}
+	return ok
+}
+
+// Rank returns member's 0-based rank, from the highest score when reverse.
+func (s *Set) Rank(member []byte, reverse bool) (int, bool) {
+	var r int
+	if s.big != nil {
+		sc, ok := s.big.score(member)
+		if !ok {
+			return 0, false
+		}
+		it := item{sc, unsafeString(member)}
+		r = s.big.tree.rank(func(x item) bool { return cmpItem(x, it) < 0 })
+	} else {
+		k := makeMemberKey(member)
+		p := s.packed
+		found := false
+		for off := 0; off < len(p); off = skip(p, off) {
+			if matches(p, off, &k) {
+				found = true
+				break
+			}
+			r++
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	if reverse {
+		r = s.Len() - 1 - r
+	}
+	return r, true
+}
+
+// RankBounds turns ZRANGE's start and stop indexes (negative ones count from
+// the end, both inclusive) into the half-open rank interval [lo, hi) they
+// select in a set of n members, clamped as Redis does; lo == hi when empty.
+func RankBounds(start, stop, n int) (lo, hi int) {
+	if start < 0 {
+		start += n
+	}
+	if stop < 0 {
+		stop += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > stop || start >= n {
+		return 0, 0
+	}
+	if stop >= n {
+		stop = n - 1
+	}
+	return start, stop + 1
+}
+
+// Range visits the members ZRANGE start stop [REV] selects, in reply order,
+// and returns how many it visited. With reverse, indexes count from the
+// highest score.
+func (s *Set) Range(start, stop int, reverse bool, fn Visitor) int {
+	n := s.Len()
+	lo, hi := RankBounds(start, stop, n)
+	if reverse {
+		lo, hi = n-hi, n-lo
+	}
+	return s.visit(lo, hi, reverse, fn)
+}
+
+// At returns the member of rank r (0-based, ascending), aliasing the set's
+// storage like a Visitor's argument.
+func (s *Set) At(r int) (member []byte, score float64, ok bool) {
+	if r < 0 || r >= s.Len() {
+		return nil, 0, false
+	}
+	if s.big != nil {
+		it := s.big.tree.at(r)
+		return unsafeBytes(it.member), it.score, true
+	}
+	off := packedSeek(s.packed, r)
+	e := decode(s.packed, off)
+	if e.isInt {
+		var scratch [20]byte
+		return e.member(&scratch), e.score, true // escapes: one small allocation
+	}
+	return e.raw, e.score, true
+}
+
+// ScoreRange is a score interval; its fields match resp.ScoreRange so the
+// command layer converts one into the other directly.
+type ScoreRange struct {
+	Min, Max     float64
+	MinEx, MaxEx bool // the bound is excluded
+}
+
+// LexRange is a member interval; its fields match resp.LexRange. MinInf and
+// MaxInf are -1 for "-", +1 for "+" and 0 when the bound is Min or Max.
+type LexRange struct {
+	Min, Max       []byte
+	MinEx, MaxEx   bool
+	MinInf, MaxInf int8
+}
+
+// belowMin reports whether v lies before r's minimum.
+func (r *LexRange) belowMin(v []byte) bool {
+	switch r.MinInf {
+	case -1:
+		return false
+	case 1:
+		return true
+	}
+	c := bytes.Compare(v, r.Min)
+	return c < 0 || c == 0 && r.MinEx
+}
+
+// notAboveMax reports whether v lies at or before r's maximum.
+func (r *LexRange) notAboveMax(v []byte) bool {
+	switch r.MaxInf {
+	case -1:
+		return false
+	case 1:
+		return true
+	}
+	c := bytes.Compare(v, r.Max)
+	return c < 0 || c == 0 && !r.MaxEx
+}
+
+// scoreBounds returns the ranks [lo, hi) of the members in r.
+func (s *Set) scoreBounds(r ScoreRange) (lo, hi int) {
+	belowMin := func(v float64) bool { return v < r.Min || v == r.Min && r.MinEx }
+	notAboveMax := func(v float64) bool { return v < r.Max || v == r.Max && !r.MaxEx }
+	if s.big != nil {
+		t := &s.big.tree
+		lo = t.rank(func(x item) bool { return belowMin(x.score) })
+		hi = t.rank(func(x item) bool { return notAboveMax(x.score) })
+		return lo, max(lo, hi)
+	}
+	p := s.packed
+	off := 0
+	for ; off < len(p); lo++ {
+		e := decode(p, off)
+		if !belowMin(e.score) {
+			break
+		}
+		off = e.end
+	}
+	hi = lo
+	for ; off < len(p); hi++ {
+		e := decode(p, off)
+		if !notAboveMax(e.score) {
+			break
+		}
+		off = e.end
+	}
+	return lo, hi
+}
+
+// lexBounds returns the ranks [lo, hi) of the members in r. Lex ranges are
+// meaningful only when all scores are equal, as in Redis; otherwise the
+// result is some interval (Redis's own answer then depends on its encoding
+// and on skiplist levels), the same for every lex operation.
+func (s *Set) lexBounds(r LexRange) (lo, hi int) {
+	if s.big != nil {
+		t := &s.big.tree
+		lo = t.rank(func(x item) bool { return r.belowMin(unsafeBytes(x.member)) })
+		hi = t.rank(func(x item) bool { return r.notAboveMax(unsafeBytes(x.member)) })
+		return lo, max(lo, hi)
+	}
+	var scratch [20]byte
+	p := s.packed
+	off := 0
+	for ; off < len(p); lo++ {
+		e := decode(p, off)
+		if !r.belowMin(e.member(&scratch)) {
+			break
+		}
+		off = e.end
+	}
+	hi = lo
+	for ; off < len(p); hi++ {
+		e := decode(p, off)
+		if !r.notAboveMax(e.member(&scratch)) {
+			break
+		}
+		off = e.end
+	}
+	return lo, hi
+}
+
+// limit applies LIMIT offset count to ranks [lo, hi), counting from hi when
+// reverse. A negative offset selects nothing, a negative count everything
+// after the offset, as in Redis.
+func limit(lo, hi int, reverse bool, offset, count int) (int, int) {
+	if offset < 0 {
+		return lo, lo
+	}
+	if offset >= hi-lo {
+		return lo, lo
+	}
+	if count < 0 || count > hi-lo-offset {
+		count = hi - lo - offset
+	}
+	if reverse {
+		return hi - offset - count, hi - offset
+	}
+	return lo + offset, lo + offset + count
+}
+
+// RangeByScore visits the members with scores in r, ascending (descending
+// when reverse), after skipping offset of them and visiting at most count
+// (negative: all); it returns how many it visited.
+func (s *Set) RangeByScore(r ScoreRange, reverse bool, offset, count int, fn Visitor) int {
+	lo, hi := s.scoreBounds(r)
+	lo, hi = limit(lo, hi, reverse, offset, count)
+	return s.visit(lo, hi, reverse, fn)
+}
+
+// RangeByLex is RangeByScore for a member interval; see lexBounds.
+func (s *Set) RangeByLex(r LexRange, reverse bool, offset, count int, fn Visitor) int {
+	lo, hi := s.lexBounds(r)
+	lo, hi = limit(lo, hi, reverse, offset, count)
+	return s.visit(lo, hi, reverse, fn)
+}
+
+// CountByScore returns how many members have scores in r (ZCOUNT), in
+// O(log n) when large.
+func (s *Set) CountByScore(r ScoreRange) int {
+	lo, hi := s.scoreBounds(r)
+	return hi - lo
+}
+
+// CountByLex returns how many members lie in r (ZLEXCOUNT).
+func (s *Set) CountByLex(r LexRange) int {
+	lo, hi := s.lexBounds(r)
+	return hi - lo
+}
+
+// DeleteRangeByScore removes the members with scores in r and returns how
+// many (ZREMRANGEBYSCORE). A prefix of a packed set goes in one memmove.
+func (s *Set) DeleteRangeByScore(r ScoreRange) int {
+	lo, hi := s.scoreBounds(r)
+	s.deleteRanks(lo, hi)
+	return hi - lo
+}
+
+// DeleteRangeByLex removes the members in r and returns how many.
+func (s *Set) DeleteRangeByLex(r LexRange) int {
+	lo, hi := s.lexBounds(r)
+	s.deleteRanks(lo, hi)
+	return hi - lo
+}
+
+// DeleteRangeByRank removes the members ZREMRANGEBYRANK start stop selects
+// (indexes as in RankBounds) and returns how many.
+func (s *Set) DeleteRangeByRank(start, stop int) int {
+	lo, hi := RankBounds(start, stop, s.Len())
+	s.deleteRanks(lo, hi)
+	return hi - lo
+}
+
+// PopMin visits and removes the count lowest members, lowest first, and
+// returns how many; count <= 0 pops nothing. fn may stop the visit early,
+// but count members are removed regardless.
+func (s *Set) PopMin(count int, fn Visitor) int {
+	n := min(max(count, 0), s.Len())
+	s.visit(0, n, false, fn)
+	s.deleteRanks(0, n)
+	return n
+}
+
+// PopMax is PopMin from the highest score down.
+func (s *Set) PopMax(count int, fn Visitor) int {
+	l := s.Len()
+	n := min(max(count, 0), l)
+	s.visit(l-n, l, true, fn)
+	s.deleteRanks(l-n, l)
+	return n
+}
+
+// Rand is the source of randomness RandomMembers needs; *rand.Rand of
+// math/rand/v2 is one.
+type Rand interface {
+	IntN(n int) int
+}
+
+// RandomMembers visits members picked at random, as ZRANDMEMBER count does:
+// count > 0 picks min(count, Len()) distinct members, count < 0 picks -count
+// members with repetition. It returns how many it visited. rnd.IntN(n) must
+// return a value in [0, n).
+func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
+	count = max(count, -math.MaxInt) // so that -count does not overflow
+	n := s.Len()
+	if n == 0 || count == 0 {
+		return 0
+	}
+	if s.big == nil {
+		return s.packedRandom(rnd, count, fn)
+	}
+	t := &s.big.tree
+	visited := 0
+	if count < 0 {
+		for ; visited < -count; visited++ {
+			it := t.at(rnd.IntN(n))
+			if !fn(unsafeBytes(it.member), it.score) {
+				return visited + 1
+			}
+		}
+		return visited
+	}
+	if count >= n {
+		return s.visit(0, n, false, fn)
+	}
+	if count*4 < n {
+		// Few of many: random ranks, rejecting repeats.
+		seen := make(map[int]struct{}, count)
+		for visited < count {
+			r := rnd.IntN(n)
+			if _, dup := seen[r]; dup {
+				continue
+			}
+			seen[r] = struct{}{}
+			it := t.at(r)
+			visited++
+			if !fn(unsafeBytes(it.member), it.score) {
+				break
+			}
+		}
+		return visited
+	}
+	// Many of many: selection sampling, one ordered pass.
+	need := count
+	t.root.ascend(0, func(it item) bool {
+		left := n
+		n--
+		if rnd.IntN(left) < need {
+			need--
+			visited++
+			return fn(unsafeBytes(it.member), it.score) && need > 0
+		}
+		return true
+	})
+	return visited
+}
+
+func (s *Set) packedRandom(rnd Rand, count int, fn Visitor) int {
+	p := s.packed
+	n := s.pn
+	var scratch [20]byte
+	if count < 0 {
+		offs := make([]int, 0, n)
+		for off := 0; off < len(p); off = skip(p, off) {
+			offs = append(offs, off)
+		}
+		for i := 0; i < -count; i++ {
+			e := decode(p, offs[rnd.IntN(n)])
+			if !fn(e.member(&scratch), e.score) {
+				return i + 1
+			}
+		}
+		return -count
+	}
+	need := min(count, n)
+	visited := 0
+	for off, left := 0, n; off < len(p) && need > 0; left-- {
+		e := decode(p, off)
+		off = e.end
+		if rnd.IntN(left) < need {
+			need--
+			visited++
+			if !fn(e.member(&scratch), e.score) {
+				break
+			}
+		}
+	}
+	return visited
+}
+
+// visit calls fn on ranks [lo, hi), ascending, or descending when reverse,
+// and returns how many it called it on.
+func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
+	if lo >= hi {
+		return 0
+	}
+	visited := 0
+	if s.big != nil {
+		root := s.big.tree.root
+		if reverse {
+			root.descend(hi-1, func(it item) bool {
+				visited++
+				return fn(unsafeBytes(it.member), it.score) && visited < hi-lo
+			})
+		} else {
+			root.ascend(lo, func(it item) bool {
+				visited++
+				return fn(unsafeBytes(it.member), it.score) && visited < hi-lo
+			})
+		}
+		return visited
+	}
+	var scratch [20]byte
+	p := s.packed
+	if reverse {
+		// Walk back from the end when hi is in the back half.
+		var end int
+		if hi > s.pn/2 {
+			end = len(p)
+			for i := s.pn; i > hi; i-- {
+				end = readBacklen(p, end)
+			}
+		} else {
+			end = packedSeek(p, hi)
+		}
+		for visited < hi-lo {
+			off := readBacklen(p, end)
+			e := decode(p, off)
+			visited++
+			if !fn(e.member(&scratch), e.score) {
+				break
+			}
+			end = off
+		}
+		return visited
+	}
+	off := packedSeek(p, lo)
+	for visited < hi-lo {
+		e := decode(p, off)
+		visited++
+		if !fn(e.member(&scratch), e.score) {
+			break
+		}
+		off = e.end
+	}
+	return visited
+}
+
+// packedSeek returns the offset of the entry of rank r (len(p) for r == n).
+func packedSeek(p []byte, r int) int {
+	off := 0
+	for ; r > 0; r-- {
+		off = skip(p, off)
+	}
+	return off
+}
+
+// deleteRanks removes ranks [lo, hi).
+func (s *Set) deleteRanks(lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	if s.big != nil {
+		b := s.big
+		b.tree.deleteRange(lo, hi, func(it item) {
+			if b.dict != nil {
+				delete(b.dict, it.member)
+			}
+			b.strBytes -= allocSize(len(it.member))
+		})
+		if b.tree.n == 0 {
+			b.dict = nil // empty is self-keyed again
+		}
+		return
+	}
+	a := packedSeek(s.packed, lo)
+	z := a
+	for i := lo; i < hi; i++ {
+		z = skip(s.packed, z)
+	}
+	s.packedRemove(a, z, hi-lo)
+}
+
+// packedRemove cuts packed[a:z], which holds n entries, with one memmove,
+// and gives memory back when the buffer has become mostly empty.
+func (s *Set) packedRemove(a, z, n int) {
+	p := s.packed
+	m := copy(p[a:], p[z:])
+	p = p[:a+m]
+	s.pn -= n
+	if s.pn == 0 {
+		s.selfKeyed = true
+	}
+	if cap(p) > 2*len(p)+64 {
+		np := make([]byte, len(p), allocSize(len(p)+len(p)/4))
+		copy(np, p)
+		p = np
+	}
+	s.packed = p
+}
+
+// packedInsert inserts a member known to be absent. Past the last entry it
+// appends (amortised O(1): the buffer grows by a quarter); elsewhere it scans
+// for the place and opens a gap with one memmove.
+func (s *Set) packedInsert(k *memberKey, score float64) {
+	skind, _ := scoreKind(score)
+	sz := entrySize(k, skind)
+	p := s.packed
+	pos := len(p)
+	if len(p) > 0 {
+		var scratch [20]byte
+		member := k.bytes(&scratch)
+		var mscratch [20]byte
+		after := func(e *pentry) bool { // (score, member) sorts after e
+			if score != e.score {
+				return score > e.score
+			}
+			return bytes.Compare(member, e.member(&mscratch)) > 0
+		}
+		last := decode(p, lastEntry(p))
+		if !after(&last) {
+			for off := 0; off < len(p); {
+				e := decode(p, off)
+				if !after(&e) {
+					pos = off
+					break
+				}
+				off = e.end
+			}
+		}
+	}
+	need := len(p) + sz
+	if need > cap(p) {
+		np := make([]byte, len(p), allocSize(need+need/4))
+		copy(np, p)
+		p = np
+	}
+	p = p[:need]
+	copy(p[pos+sz:], p[pos:need-sz])
+	putEntry(p[pos:pos+sz], k, score)
+	s.packed = p
+	s.pn++
+	s.selfKeyed = s.selfKeyed && k.isInt && float64(k.ival) == score
+}
+
+// bytes returns the member's bytes, formatting an integer into scratch.
+func (k *memberKey) bytes(scratch *[20]byte) []byte {
+	if k.isInt {
+		e := pentry{isInt: true, ival: k.ival}
+		return e.member(scratch)
+	}
+	return k.raw
+}
+
+// convert moves a packed set to the large encoding.
+func (s *Set) convert() {
+	b := &large{}
+	if !s.selfKeyed {
+		b.dict = make(map[string]float64, s.pn+1)
+	}
+	var scratch [20]byte
+	p := s.packed
+	for off := 0; off < len(p); {
+		e := decode(p, off)
+		b.add(string(e.member(&scratch)), e.score)
+		off = e.end
+	}
+	s.big, s.packed, s.pn = b, nil, 0
+}
+
+// add inserts a member known to be absent; one string serves map and tree.
+func (b *large) add(m string, score float64) {
+	if b.dict == nil && !selfKeyedPair(unsafeBytes(m), score) {
+		b.materialize()
+	}
+	if b.dict != nil {
+		b.dict[m] = score
+	}
+	b.strBytes += allocSize(len(m))
+	b.tree.insert(item{score, m})
+}
+
+func (b *large) update(member []byte, old, score float64) {
+	b.materialize() // a new score breaks self-keying: the old one was the member's value
+	it, _ := b.tree.delete(item{old, unsafeString(member)})
+	// Assigning through the stored string keeps map and tree sharing it.
+	b.dict[it.member] = score
+	b.tree.insert(item{score, it.member})
+}
+
+func (b *large) delete(member []byte) bool {
+	sc, ok := b.score(member)
+	if !ok {
+		return false
+	}
+	b.tree.delete(item{sc, unsafeString(member)})
+	if b.dict != nil {
+		delete(b.dict, string(member))
+	}
+	b.strBytes -= allocSize(len(member))
+	if b.tree.n == 0 {
+		b.dict = nil
+	}
+	return true
+}
+
+// MemoryBytes estimates the heap bytes the set holds, its own struct
+// included, for INFO and benchmarks.
+func (s *Set) MemoryBytes() int {
+	n := allocSize(int(unsafe.Sizeof(*s)))
+	if s.big == nil {
+		return n + allocSize(cap(s.packed))
+	}
+	b := s.big
+	n += allocSize(int(unsafe.Sizeof(*b))) + b.strBytes
+	if b.tree.root != nil {
+		n += b.tree.root.memory()
+	}
+	if b.dict != nil {
+		n += mapBytes(len(b.dict))
+	}
+	return n
+}
+
+// mapBytes estimates a map[string]float64 of n entries: Swiss-table slots of
+// 16+8 bytes plus a control byte, at most 7/8 full. Small maps double as a
+// whole; in big ones the 1024-slot tables split one by one, so on average
+// they are about two thirds full (checked against runtime.MemStats).
+func mapBytes(n int) int {
+	slots := 8
+	switch {
+	case n > 4096:
+		slots = n * 3 / 2
+	case n > 7:
+		slots = 1 << bits.Len(uint((n*8+6)/7-1))
+	}
+	return slots*(16+8+1) + 48
+}
+
+// sizeClasses are the Go allocator's small size classes (runtime
+// sizeclasses.go); an allocation takes the first class that fits.
+var sizeClasses = [...]int{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160,
+	176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576,
+	640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688,
+	3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472,
+	9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480,
+	21760, 24576, 27264, 28672, 32768}
+
+// allocSize is the heap an allocation of n bytes takes.
+func allocSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	if n > 32768 {
+		return (n + 8191) &^ 8191
+	}
+	lo, hi := 0, len(sizeClasses)-1
+	for lo < hi {
+		m := (lo + hi) / 2
+		if sizeClasses[m] < n {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return sizeClasses[lo]
+}
+
+func unsafeString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func unsafeBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
