@@ -79,7 +79,7 @@ func dumpKeyspace(srv *Server) []string {
 			s.mu.Lock()
 			for k, e := range s.keys {
 				if !e.expired(now) {
-					out = append(out, fmt.Sprintf("%d/%q=%q/%d", d, k, e.Str, e.Exp))
+					out = append(out, fmt.Sprintf("%d/%q=%s/%d", d, k, valueString(e), e.Exp))
 				}
 			}
 			s.mu.Unlock()
@@ -89,6 +89,28 @@ func dumpKeyspace(srv *Server) []string {
 	return out
 }
 
+// valueString shows a value with its type and, for aggregates, its order.
+func valueString(e *Entry) string {
+	switch v := e.Obj.(type) {
+	case nil:
+		return fmt.Sprintf("%q", e.Str)
+	case *Hash:
+		var b strings.Builder
+		for i := range v.Len() {
+			f, val := v.At(i)
+			fmt.Fprintf(&b, "%q:%q,", f, val)
+		}
+		return "hash(" + b.String() + v.Encoding() + ")"
+	case *List:
+		var b strings.Builder
+		for i := range v.Len() {
+			fmt.Fprintf(&b, "%q,", v.At(i))
+		}
+		return "list(" + b.String() + ")"
+	}
+	return fmt.Sprintf("%T", e.Obj)
+}
+
 func sameKeys(t *testing.T, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -96,8 +118,9 @@ func sameKeys(t *testing.T, got, want []string) {
 	}
 }
 
-// TestPersistRestart: strings, absolute TTLs, binary keys, every database,
-// deletions and CL.THROTTLE state survive a restart exactly.
+// TestPersistRestart: strings, hashes and lists (with their order and
+// encoding), absolute TTLs, binary keys, every database, deletions and
+// CL.THROTTLE state survive a restart exactly.
 func TestPersistRestart(t *testing.T) {
 	for _, fsync := range []string{FsyncAlways, FsyncEverySec, FsyncNo} {
 		t.Run(fsync, func(t *testing.T) {
@@ -118,7 +141,22 @@ func TestPersistRestart(t *testing.T) {
 			if r := c.do("CL.THROTTLE", "limit", "5", "10", "60"); r != "*5\r\n:0\r\n:6\r\n:5\r\n:-1\r\n:6\r\n" {
 				t.Fatalf("CL.THROTTLE: %q", r)
 			}
+			for _, cmd := range [][]string{
+				{"HSET", "h", "f1", "v1", "f2", "v2", "f3", "v3"}, {"HDEL", "h", "f1"}, {"HSET", "h", "f1", "again"},
+				{"EXPIRE", "h", "3600"}, {"RPUSH", "l", "a", "b", "c"}, {"LPUSH", "l", "z"}, {"LPOP", "l"},
+				{"LSET", "l", "1", "B"}, {"SELECT", "9"}, {"RPUSH", "\x00l", "\x00", ""}, {"SET", "s", "v", "PX", "3600000"},
+				{"INCR", "n"}, {"INCRBY", "n", "41"}, {"APPEND", "s", "w"}, {"RENAME", "s", "s2"},
+				{"HSET", "big", "f", strings.Repeat("x", 100)}, {"RPUSH", "gone", "x"}, {"DEL", "gone"},
+				{"RPUSH", "popped", "x"}, {"RPOP", "popped"},
+			} {
+				if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+					t.Fatalf("%v: %s", cmd, r)
+				}
+			}
 			want := dumpKeyspace(srv)
+			if len(want) != 26 {
+				t.Fatalf("keyspace before restart:\n%s", strings.Join(want, "\n"))
+			}
 			stop()
 
 			srv2, _ := openServer(t, dir, mod)

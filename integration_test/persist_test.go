@@ -101,7 +101,8 @@ func supports(t *testing.T, c *respConn, name string) bool {
 	return !strings.Contains(mustDo(t, c, name), "unknown command")
 }
 
-// TestPersistRestart: SIGTERM, restart on the same --dir: the limiter
+// TestPersistRestart: SIGTERM, restart on the same --dir: strings, hashes
+// and lists read back the same, expiries stay absolute, and the limiter
 // continues exactly where it stopped, in every database.
 func TestPersistRestart(t *testing.T) {
 	cellserverBinary(t)
@@ -115,12 +116,39 @@ func TestPersistRestart(t *testing.T) {
 			want = append(want, remaining(mustDo(t, c, throttleArgs("limit\x00\xff")...)))
 		}
 	}
+	// Every type, absolute expiries and binary data, read back with the
+	// same commands after the restart.
+	mustDo(t, c, "SELECT", "5")
+	pxat := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	for _, cmd := range [][]string{
+		{"SET", "s\x00", "v\r\n\x00", "PXAT", pxat}, {"INCRBY", "n", "42"},
+		{"HSET", "h", "f1", "v1", "f2", "", "f3", "v3"}, {"HDEL", "h", "f2"}, {"PEXPIREAT", "h", pxat},
+		{"RPUSH", "l", "a", "b", "c"}, {"LPUSH", "l", "z"}, {"LREM", "l", "1", "b"},
+		{"SET", "gone", "x"}, {"DEL", "gone"}, {"SET", "short", "x", "PX", "1"},
+	} {
+		mustDo(t, c, cmd...)
+	}
+	reads := [][]string{
+		{"GET", "s\x00"}, {"PEXPIRETIME", "s\x00"}, {"GET", "n"}, {"HGETALL", "h"}, {"PEXPIRETIME", "h"},
+		{"LRANGE", "l", "0", "-1"}, {"EXISTS", "gone", "short"}, {"DBSIZE"},
+	}
+	time.Sleep(5 * time.Millisecond) // "short" expires
+	var before []string
+	for _, r := range reads {
+		before = append(before, mustDo(t, c, r...))
+	}
 	p.stop()
 	if p.waitErr != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", p.waitErr, p.logTail(20))
 	}
 	p2 := cellOnDir(t, dir)
 	c2 := mustDial(t, p2)
+	mustDo(t, c2, "SELECT", "5")
+	for i, r := range reads {
+		if got := mustDo(t, c2, r...); got != before[i] {
+			t.Errorf("%v after restart: %q, before: %q", r, got, before[i])
+		}
+	}
 	for db := range 16 {
 		mustDo(t, c2, "SELECT", strconv.Itoa(db))
 		got := remaining(mustDo(t, c2, probeArgs("limit\x00\xff")...))
