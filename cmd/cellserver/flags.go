@@ -33,7 +33,7 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
 	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
-	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (the OS decides)")
+	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (every 30 s)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
