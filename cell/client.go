@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -56,6 +58,7 @@ type Client struct {
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
 	killed     atomic.Bool
+	running    atomic.Bool // a command is executing: not idle (ops.go)
 
 	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
 	shared    clientShared // what other connections may read
@@ -63,6 +66,8 @@ type Client struct {
 	replyKeep bool  // CLIENT REPLY ON: keep its own reply even when it ends OFF
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
+
+	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -108,11 +113,15 @@ func addrString(a net.Addr) string {
 // flushed once per batch: when the input buffer holds no complete command.
 func (c *Client) serve() {
 	defer c.close()
+	if c.denyProtected() { // protected mode (ops.go)
+		return
+	}
 	for {
 		args, ok, err := c.rd.Next(c.authed)
 		if err != nil {
 			var pe resp.ProtocolError
 			if errors.As(err, &pe) {
+				c.srv.log.Warn("protocol error", "id", c.id, "addr", c.addr, "err", pe.Error())
 				c.w.Error(pe.Error())
 				c.srv.stats.countError(pe.Error())
 				c.flush()
@@ -135,10 +144,12 @@ func (c *Client) serve() {
 			}
 			continue
 		}
+		c.running.Store(true)
 		mark := c.startReply()
 		c.dispatch(args)
 		c.endReply(mark)
 		c.publish()
+		c.running.Store(false)
 		if c.closeAfter {
 			c.flush()
 			return
@@ -150,19 +161,26 @@ func (c *Client) serve() {
 }
 
 func (c *Client) flush() bool {
+	if c.mon != nil {
+		return c.flushMonitor()
+	}
 	if c.srv.fsyncAlways.Load() && !c.waitDurable() {
 		c.w.Reset()
 		return false
 	}
-	_, err := c.nc.Write(c.w.Bytes())
+	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
-	return err == nil
+	return ok
 }
 
 func (c *Client) close() {
+	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()
 	c.srv.removeClient(c)
+	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)
+	}
 }
 
 // Name is the name set with CLIENT SETNAME or HELLO SETNAME.

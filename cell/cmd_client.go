@@ -61,6 +61,7 @@ type clientFlag uint32
 
 const (
 	cflagNoEvict clientFlag = 1 << iota
+	cflagMonitor            // MONITOR mode (monitor.go)
 )
 
 // publish copies the state CLIENT LIST shows where other connections can
@@ -224,6 +225,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 		cmd = lc.Name
 	}
 	flags := ""
+	if clientFlag(c.shared.flags.Load())&cflagMonitor != 0 {
+		flags += "O"
+	}
 	if c.shared.multi.Load() >= 0 {
 		flags += "x"
 	}

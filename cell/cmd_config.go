@@ -11,7 +11,9 @@ import (
 
 // CONFIG GET / SET / RESETSTAT / REWRITE / HELP over a table of Redis 7.0
 // parameters. A few are wired to the server (requirepass, maxclients,
-// proto-max-bulk-len, client-query-buffer-limit); the others are the ones
+// proto-max-bulk-len, client-query-buffer-limit, and from the files of
+// their features slowlog-*, latency-monitor-threshold, loglevel and
+// logfile, whose get/apply slowlog.go and logging.go set); the others are the ones
 // clients and tools commonly read, with Redis's defaults, validated and
 // stored as Redis would so that a SET reads back the same, but without
 // effect here (see the README for which).
@@ -66,6 +68,9 @@ type configParam struct {
 	apply func(s *Server, v string) string // returns an error text or ""
 	// get reads the live value; nil reads the stored one.
 	get func(s *Server) string
+	// check validates a kindString value and prints it canonically
+	// (value, error text); nil accepts any string.
+	check func(v string) (string, string)
 }
 
 const intMax = math.MaxInt32
@@ -160,7 +165,7 @@ var configParams = []*configParam{
 	{name: "maxmemory-policy", kind: kindEnum, def: "noeviction", choices: []string{
 		"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
-	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: 64},
+	{name: "maxmemory-samples", kind: kindInt, def: "5", min: 1, max: intMax},
 	{name: "maxmemory-eviction-tenacity", kind: kindInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-clients", kind: kindMemory, def: "0", min: 0, max: math.MaxInt64},
 	{name: "timeout", kind: kindInt, def: "0", min: 0, max: intMax},
@@ -366,6 +371,9 @@ func configSet(x *Ctx) {
 // parse validates v for p and returns it as CONFIG GET will print it, or
 // Redis's reason for refusing it.
 func (p *configParam) parse(v string) (string, string) {
+	if p.check != nil {
+		return p.check(v)
+	}
 	switch p.kind {
 	case kindBool:
 		switch strings.ToLower(v) {
@@ -487,8 +495,6 @@ func configResetStat(x *Ctx) {
 	x.srv.resetStats()
 	x.W.OK()
 }
-
-func configRewrite(x *Ctx) { x.Error(ErrNoConfigFile) }
 
 func configHelp(x *Ctx) {
 	writeHelp(x, "CONFIG", []string{

@@ -48,6 +48,7 @@ func quit(x *Ctx) {
 // reset returns the connection to its state right after connecting.
 func reset(x *Ctx) {
 	c := x.cl
+	c.stopMonitor()
 	c.multi = nil
 	c.unwatchAll()
 	c.db = 0

@@ -390,8 +390,10 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("sync_partial_err", "0")
 	f("expired_keys", itoa(expired-s.stats.expiredBase.Load()))
 	f("expired_stale_perc", "0.00")
-	zero = append(zero, "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
-		"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
+	f("expired_time_cap_reached_count", "0")
+	f("expire_cycle_cpu_milliseconds", "0")
+	f("evicted_keys", itoa(s.ops.mem.evicted.Load())) // maxmemory.go
+	zero = append(zero, "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
 		"keyspace_hits", "keyspace_misses", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",

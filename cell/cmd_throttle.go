@@ -18,16 +18,18 @@ func init() {
 
 // clThrottle is redis-cell's CL.THROTTLE key max_burst count period [quantity]:
 // GCRA over a string key holding the theoretical arrival time in ns.
-func clThrottle(x *Ctx) { throttle(x, true, gcra.MsgUsage) }
+func clThrottle(x *Ctx) { x.countThrottle(false, throttle(x, true, gcra.MsgUsage)) }
 
 // clProbe is our CL.PROBE: the reply CL.THROTTLE would give now, without
 // writing anything, creating the key or touching its TTL.
-func clProbe(x *Ctx) { throttle(x, false, MsgProbeUsage) }
+func clProbe(x *Ctx) { x.countThrottle(true, throttle(x, false, MsgProbeUsage)) }
 
-func throttle(x *Ctx, write bool, usage string) {
+// throttle runs CL.THROTTLE or CL.PROBE and reports whether the reply
+// said limited (for the metrics; errors are seen in x.failed).
+func throttle(x *Ctx, write bool, usage string) (limited bool) {
 	if n := len(x.Args); n != 5 && n != 6 {
 		x.Error(usage)
-		return
+		return false
 	}
 	p := gcra.Params{Quantity: 1}
 	fields := [4]*int64{&p.MaxBurst, &p.Count, &p.Period, &p.Quantity}
@@ -35,25 +37,25 @@ func throttle(x *Ctx, write bool, usage string) {
 		v, ok := gcra.ParseInt(a)
 		if !ok {
 			x.Error(gcra.ParseFailure(a))
-			return
+			return false
 		}
 		*fields[i] = v
 	}
 	if err := p.Validate(); err != nil {
 		x.Error(err.Error())
-		return
+		return false
 	}
 	key := x.Args[1]
 	e, ok := x.lookupString(key)
 	if !ok {
-		return
+		return false
 	}
 	var tat uint64
 	if e != nil {
 		var err error
 		if tat, err = gcra.ParseTAT(e.Str); err != nil {
 			x.Error(err.Error())
-			return
+			return false
 		}
 	}
 	// redis-cell reads the wall clock on every call, also inside MULTI and
@@ -62,7 +64,7 @@ func throttle(x *Ctx, write bool, usage string) {
 	r, err := gcra.Throttle(tat, e != nil, now, p)
 	if err != nil && err != gcra.ErrExpire {
 		x.Error(err.Error())
-		return
+		return false
 	}
 	if write && r.Store {
 		var buf [20]byte
@@ -74,10 +76,11 @@ func throttle(x *Ctx, write bool, usage string) {
 	}
 	if err != nil { // ErrExpire: the value is written without a TTL, then the error
 		x.Error(err.Error())
-		return
+		return false
 	}
 	x.W.Array(5)
 	for _, v := range r.Reply() {
 		x.W.Int(v)
 	}
+	return r.Limited
 }

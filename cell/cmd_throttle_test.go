@@ -471,6 +471,7 @@ func TestThrottleState(t *testing.T) {
 // expired key is reaped by it.
 func TestThrottleCheckOrder(t *testing.T) {
 	srv := startServer(t, nil)
+	srv.activeExpiryOff.Store(true) // "old" must wait for a lookup to reap it
 	c := dial(t, srv)
 	putObject(srv, "h", fakeObject{})
 	putString(srv, "old", "1", 1) // expired since 1970, still in the map

@@ -1,5 +1,7 @@
 package cell
 
+import "time"
+
 func init() {
 	register(
 		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: multi,
@@ -165,8 +167,9 @@ func exec(x *Ctx) {
 	x.W.Array(len(t.cmds))
 	for _, q := range t.cmds {
 		sub := Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now}
+		start := time.Now()
 		q.cmd.Handler(&sub)
-		c.record(q.cmd, sub.failed, 0)
+		c.record(q.cmd, q.args, sub.failed, time.Since(start))
 	}
 	// One batch for the whole transaction, before its shards unlock.
 	c.commitEffects(locks)

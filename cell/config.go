@@ -35,6 +35,24 @@ type Config struct {
 	Version     string
 	Logger      *slog.Logger
 
+	// Observability (logging.go, metrics.go).
+	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
+	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
+	MetricsPort int            // serve GET /metrics on this port; 0: off
+	MetricsBind string         // address for /metrics; "": the first Bind address
+
+	// Operations (ops.go).
+
+	// ConfigFile is the absolute path of the configuration file the server
+	// started from, which CONFIG REWRITE rewrites; "" for none.
+	ConfigFile string
+	// Params are start-up values of CONFIG parameters, by name, as CONFIG
+	// GET prints them (CheckParam); they are applied as CONFIG SET would.
+	Params map[string]string
+	// RenameCommands are rename-command pairs, applied in order: the
+	// command takes the new name, or none when it is "".
+	RenameCommands [][2]string
+
 	// persistFS replaces the operating system's file system under the
 	// store; tests use it to make the disk fail.
 	persistFS vfs.FS

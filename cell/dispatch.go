@@ -18,7 +18,7 @@ import (
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
 	c.lastActive.Store(time.Now().UnixMilli())
-	cmd := lookupCommand(commands, args[0])
+	cmd := c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
@@ -38,6 +38,17 @@ func (c *Client) dispatch(args [][]byte) {
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(cmd, ErrNoAuth)
 		return
+	}
+	if c.mon != nil && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
+		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
+		return
+	}
+	if c.srv.ops.mem.limit.Load() > 0 {
+		// maxmemory: evict, then refuse deny-oom commands (maxmemory.go).
+		if msg := c.checkMemory(cmd); msg != "" {
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
@@ -99,7 +110,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	cmd.Handler(x)
 	c.commitEffects(&c.locks)
 	c.locks.unlock()
-	c.record(cmd, x.failed, time.Since(start))
+	c.record(cmd, args, x.failed, time.Since(start))
 }
 
 // lockFor adds to l the shards cmd needs when run in db.
@@ -120,7 +131,10 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	}
 }
 
-func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
+// record counts a command that ran for d. Past the observer's gate (one
+// atomic load and comparison) it also feeds the slow log, the latency
+// monitor and MONITOR (observe.go).
+func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duration) {
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
 	cmd.stats.recordLatency(d)
@@ -129,4 +143,7 @@ func (c *Client) record(cmd *Command, failed bool, d time.Duration) {
 	}
 	c.ncmds.Add(1)
 	c.lastCmd.Store(cmd)
+	if int64(d) >= c.srv.obs.gate.Load() {
+		c.observe(cmd, args, d)
+	}
 }

@@ -1,5 +1,7 @@
 package cell
 
+import "errors"
+
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
 const (
@@ -183,6 +185,48 @@ func errFunctionArg(a string) string {
 func errSubcommandSyntax(parent, sub []byte) string {
 	return "ERR unknown subcommand or wrong number of arguments for '" + cstring(sub) + "'. Try " + upper(cstring(parent)) + " HELP."
 }
+
+// Observability.
+const (
+	ErrSlowlogCount        = "ERR count should be greater than or equal to -1"
+	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	ErrReplicaKeyspace     = "ERR Replica can't interact with the keyspace"
+)
+
+// errLatencyNoSamples is LATENCY GRAPH's reply for an event never seen.
+func errLatencyNoSamples(event string) string {
+	return "ERR No samples available for event '" + event + "'"
+}
+
+// Operations.
+const (
+	// ErrProtectedMode is Redis 7.0.15's refusal of a remote client in
+	// protected mode, word for word ("Setup a an" included).
+	ErrProtectedMode  = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+	ErrOOM            = "OOM command not allowed when used memory > 'maxmemory'."
+	ErrNoShutdown     = "ERR No shutdown in progress."
+	ErrShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
+	// ErrConfigRewritePrefix starts CONFIG REWRITE's failure; the reason
+	// (C's strerror) follows.
+	ErrConfigRewritePrefix = "ERR Rewriting config file: "
+
+	// The reasons redis-server gives for a configuration line it refuses
+	// (FATAL CONFIG FILE ERROR), and for CONFIG SET of these parameters.
+	MsgBadDirective      = "Bad directive or wrong number of arguments"
+	MsgWrongArgs         = "wrong number of arguments"
+	MsgUnbalancedQuotes  = "Unbalanced quotes in configuration line"
+	MsgNoSuchRename      = "No such command in rename-command"
+	MsgRenameTaken       = "Target command name already exists"
+	MsgOutputLimitArgs   = "Wrong number of arguments in buffer limit configuration."
+	MsgOutputLimitClass  = "Invalid client class specified in buffer limit configuration."
+	MsgOutputLimitNumber = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+	MsgTLSNoCA           = "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"
+	MsgTLSUpdate         = "Unable to update TLS configuration. Check server logs."
+)
+
+// ErrBadDirective is CheckParam's error for a name that is no CONFIG
+// parameter.
+var ErrBadDirective = errors.New(MsgBadDirective)
 
 // Persistence.
 const (

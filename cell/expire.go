@@ -35,6 +35,9 @@ func (s *Server) activeExpiry() {
 		case <-s.done:
 			return
 		case <-t.C:
+			if s.activeExpiryOff.Load() {
+				continue
+			}
 			s.expireCycle(time.Now().Add(period / 4))
 			s.collectAfterReaping()
 		}

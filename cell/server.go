@@ -24,6 +24,8 @@ type Server struct {
 	stats serverStats
 	start time.Time
 	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -32,7 +34,10 @@ type Server struct {
 	nextClientID atomic.Int64
 	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
 	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
-	closing      atomic.Bool
+	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
+	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
+	activeExpiryOff atomic.Bool
+	closing         atomic.Bool
 
 	// store is the durable mirror of the keyspace; nil with appendonly
 	// no, or for servers made by New.
@@ -78,16 +83,19 @@ func Open(cfg Config) (*Server, error) {
 		switch s.cfg.AppendFsync {
 		case FsyncAlways, FsyncEverySec, FsyncNo:
 		default:
+			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
 		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS})
 		if err != nil {
+			close(s.done) // stops what newServer started
 			return nil, err
 		}
 		s.store = st
 		s.expBatch = st.NewBatch()
 		if err := s.loadStore(); err != nil {
 			st.Close()
+			close(s.done)
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
@@ -108,6 +116,9 @@ func newServer(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = new(slog.LevelVar)
+	}
 	if cfg.Version == "" {
 		cfg.Version = DefaultConfig().Version
 	}
@@ -126,6 +137,8 @@ func newServer(cfg Config) *Server {
 		s.cfg.AppendFsync = FsyncEverySec
 	}
 	s.setFsync(s.cfg.AppendFsync)
+	s.obs.init()
+	s.startOps() // after setFsync: a start-up appendfsync parameter wins
 	return s
 }
 
@@ -151,11 +164,13 @@ func (s *Server) Listen() error {
 	}
 	if s.cfg.Port > 0 {
 		for _, b := range s.cfg.Bind {
-			ln, err := net.Listen("tcp", net.JoinHostPort(b, itoa(int64(s.cfg.Port))))
+			ln, err := listenBind(b, s.cfg.Port) // "*", "-::1" as redis.conf (ops.go)
 			if err != nil {
 				return fail(err)
 			}
-			lns = append(lns, ln)
+			if ln != nil {
+				lns = append(lns, ln)
+			}
 		}
 	}
 	if s.cfg.UnixSocket != "" {
@@ -169,8 +184,13 @@ func (s *Server) Listen() error {
 		}
 		lns = append(lns, ln)
 	}
+	tlsLns, err := s.listenTLS() // tls.go
+	if err != nil {
+		return fail(err)
+	}
+	lns = append(lns, tlsLns...)
 	if len(lns) == 0 {
-		return errors.New("nothing to listen on: give --port or --unixsocket")
+		return errors.New("nothing to listen on: give --port, --tls-port or --unixsocket")
 	}
 	s.mu.Lock()
 	s.listeners = append(s.listeners, lns...)
@@ -228,9 +248,14 @@ func (s *Server) accept(ln net.Listener) error {
 		}
 		c := newClient(s, nc)
 		if !s.addClient(c) {
-			nc.Write([]byte("-" + ErrMaxClients + "\r\n"))
-			nc.Close()
+			if !s.closing.Load() {
+				s.log.Warn("connection refused: max number of clients reached", "addr", c.addr)
+			}
+			go refuseConn(nc, ErrMaxClients) // off the accept loop (ops.go)
 			continue
+		}
+		if s.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.log.Debug("client connected", "id", c.id, "addr", c.addr)
 		}
 		go c.serve()
 	}
@@ -314,9 +339,12 @@ func (s *Server) closeStore() {
 		return
 	}
 	// A final save makes the next start load sstables instead of
-	// replaying the log.
-	if err := s.saveNow(); err != nil {
-		s.log.Error("persistence: save at shutdown failed", "err", err)
+	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
+	// Close all the same).
+	if !s.ExitMode().NoSave {
+		if err := s.saveNow(); err != nil {
+			s.log.Error("persistence: save at shutdown failed", "err", err)
+		}
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)

@@ -39,6 +39,9 @@ type servers struct {
 // options both servers spell the same way belong here.
 type serverOptions struct {
 	requirepass string
+	// args are more settings, as both servers take them on the command
+	// line ("--rename-command", "KEYS", "").
+	args []string
 }
 
 // sharedServers returns the servers every test shares, starting them on first
@@ -118,7 +121,7 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
-	return args
+	return append(args, opt.args...)
 }
 
 func cellserverArgs(port int, dir string, opt serverOptions) []string {
@@ -133,7 +136,7 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
-	return args
+	return append(args, opt.args...)
 }
 
 // processSeq numbers the working directories of the processes we start.

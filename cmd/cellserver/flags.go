@@ -5,16 +5,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/cellserver/cellserver/cell"
 )
 
-// parseFlags reads redis-server style flags (--port 6380 or -port=6380)
-// over the embedded defaults.
-func parseFlags(args []string, out io.Writer) (cell.Config, error) {
-	cfg := cell.DefaultConfig()
+// parseFlags reads an optional configuration file and redis-server style
+// flags (--port 6380, -port=6380, --bind 127.0.0.1 ::1) over the embedded
+// defaults (directives.go).
+func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
+	cfg = cell.DefaultConfig()
+	var ds []directive
+	defer func() { err = blameDirective(ds, err) }() // a file's bad value names its line
 	fs := flag.NewFlagSet("cellserver", flag.ContinueOnError)
 	fs.SetOutput(out)
 	bind := strings.Join(cfg.Bind, " ")
@@ -34,15 +38,20 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
 	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (every 30 s)")
+	// Observability.
+	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
+	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
+	fs.IntVar(&cfg.MetricsPort, "metrics-port", 0, "serve Prometheus metrics at GET /metrics on this port (0: off)")
+	fs.StringVar(&cfg.MetricsBind, "metrics-bind", "", "address for --metrics-port (empty: the first --bind address)")
+	// Operations (directives.go, ops_flags.go).
+	addOpsFlags(fs, &cfg)
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: cellserver [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
+		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
+		fmt.Fprint(out, opsUsage)
 	}
-	if err := fs.Parse(args); err != nil {
+	if ds, err = parseDirectives(fs, &cfg, args, out); err != nil {
 		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (flags are --name value)", fs.Arg(0))
 	}
 	cfg.Bind = strings.Fields(bind)
 	switch strings.ToLower(*appendonly) {
@@ -64,6 +73,15 @@ func parseFlags(args []string, out io.Writer) (cell.Config, error) {
 		return cfg, fmt.Errorf("--unixsocketperm %q: not an octal number", *perm)
 	}
 	cfg.UnixSocketPerm = uint32(p)
+	level, ok := cell.ParseLogLevel(*loglevel)
+	if !ok {
+		return cfg, fmt.Errorf("--loglevel %q: must be debug, verbose, notice or warning", *loglevel)
+	}
+	cfg.LogLevel = new(slog.LevelVar)
+	cfg.LogLevel.Set(level)
+	if cfg.MetricsPort < 0 || cfg.MetricsPort > 65535 {
+		return cfg, fmt.Errorf("--metrics-port %d: must be 0..65535", cfg.MetricsPort)
+	}
 	switch {
 	case cfg.Port < 0 || cfg.Port > 65535:
 		return cfg, fmt.Errorf("--port %d: must be 0..65535", cfg.Port)

@@ -33,9 +33,18 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cellserver:", err)
-		return 2
+		return exitCode(err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if pingMode {
+		return pingServer(cfg, stderr) // ping.go
+	}
+	logOut, closeLog, err := openLog(cfg.LogFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "cellserver:", err)
+		return 1
+	}
+	defer closeLog()
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
 	srv, err := cell.Open(cfg)
 	if err != nil {
@@ -47,6 +56,12 @@ func run(args []string, stderr io.Writer) int {
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
+	stopMetrics, err := startMetrics(cfg, srv, log)
+	if err != nil {
+		log.Error("cannot listen for metrics", "err", err)
+		return 1
+	}
+	defer stopMetrics()
 	var addrs []string
 	for _, a := range srv.Addrs() {
 		addrs = append(addrs, a.String())
@@ -63,6 +78,8 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
+	case <-srv.ExitRequested():
+		log.Info("shutting down", "by", "SHUTDOWN")
 	case err := <-served:
 		if err != nil {
 			log.Error("serve failed", "err", err)
