@@ -206,6 +206,25 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 	}
 }
 
+// persistEviction commits the deletion of db's key, evicted under
+// maxmemory. The shard must be locked; evictions run one at a time (under
+// the memory state's lock), so they share one batch.
+func (s *Server) persistEviction(sh *Shard, db int, key string) {
+	if s.evictBatch == nil {
+		s.evictBatch = s.store.NewBatch()
+	}
+	if isWide(sh.keys[key]) {
+		s.evictBatch.DeleteKey(db, []byte(key))
+	} else {
+		s.evictBatch.Delete(db, []byte(key))
+	}
+	n, err := s.store.Commit(s.evictBatch)
+	if err != nil {
+		s.log.Error("persistence: commit failed", "err", err)
+	}
+	sh.lastCommit = n
+}
+
 // loadStore fills the keyspace from the store at start. Keys already
 // expired are dropped, from memory and from the store.
 func (s *Server) loadStore() error {

@@ -473,3 +473,27 @@ func TestPersistGroupCommit(t *testing.T) {
 		t.Errorf("no fsync was shared: %d for %d writes", n, clients*per)
 	}
 }
+
+// TestPersistEviction: keys evicted under maxmemory are gone after a
+// restart too.
+func TestPersistEviction(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	for i := range 300 {
+		setKey(srv, i%3, fmt.Sprintf("k%d", i), "v", 0)
+	}
+	c := dial(t, srv)
+	c.do("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+	c.do("CONFIG", "SET", "maxmemory", "1")
+	for i := range 20 {
+		c.do("SET", fmt.Sprintf("new%d", i), "v")
+	}
+	c.do("CONFIG", "SET", "maxmemory", "0")
+	want := dumpKeyspace(srv)
+	if len(want) >= 300 {
+		t.Fatalf("nothing was evicted: %d keys", len(want))
+	}
+	stop()
+	srv2, _ := openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv2), want)
+}

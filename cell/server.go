@@ -46,6 +46,7 @@ type Server struct {
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
 	expBatch      *persist.Batch // the active expiry's deletions
+	evictBatch    *persist.Batch // maxmemory's deletions, under ops.mem.mu
 	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
 	dirtyAtSave   atomic.Int64   // totalDirty() at that save
 	saves         atomic.Int64   // saves done (rdb_saves)
