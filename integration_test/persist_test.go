@@ -322,3 +322,30 @@ func TestPersistSecondServer(t *testing.T) {
 		t.Fatalf("the refusal does not say why: %v", err)
 	}
 }
+
+// TestPersistShutdownCommand: SHUTDOWN saves and SHUTDOWN NOSAVE still
+// syncs the log: either way the writes are there after a restart.
+func TestPersistShutdownCommand(t *testing.T) {
+	cellserverBinary(t)
+	dir := t.TempDir()
+	for i, mode := range [][]string{{"SHUTDOWN"}, {"SHUTDOWN", "NOSAVE"}, {"SHUTDOWN", "SAVE"}} {
+		p := cellOnDir(t, dir)
+		c := mustDial(t, p)
+		if i > 0 {
+			if got := mustDo(t, c, "GET", "n"); got != fmt.Sprintf("$1\r\n%d\r\n", i) {
+				t.Fatalf("after %v: GET n = %q", mode, got)
+			}
+		}
+		mustDo(t, c, "INCR", "n")
+		c.Send(mode...)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: the server did not exit", mode)
+		}
+	}
+	p := cellOnDir(t, dir)
+	if got := mustDo(t, mustDial(t, p), "GET", "n"); got != "$1\r\n3\r\n" {
+		t.Fatalf("GET n = %q", got)
+	}
+}
