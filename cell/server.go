@@ -333,12 +333,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // closeStore saves and closes the store at shutdown. With the disk failing
 // it does neither (both would wait for the disk forever): what was synced
-// is safe, and the log says what is not.
+// is safe, and the log says what is not. A disk that fails during the
+// save is given storeCloseTimeout.
 func (s *Server) closeStore() {
 	if derr := s.store.Err(); derr != nil {
 		s.log.Error("persistence: the disk is failing; exiting without a final save, writes not yet synced are lost", "err", derr)
 		return
 	}
+	done := make(chan struct{})
+	go func() { s.saveAndClose(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(storeCloseTimeout):
+		s.log.Error("persistence: the disk did not complete the final save; exiting without it, writes not yet synced are lost",
+			"err", s.store.Err())
+	}
+}
+
+// storeCloseTimeout bounds the final save at shutdown.
+const storeCloseTimeout = 30 * time.Second
+
+func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
