@@ -25,7 +25,7 @@ import (
 // reply reveals data a crash could lose, while a read of shards nobody
 // wrote lately never waits (and keeps working while the disk fails). The
 // waits of all clients share fsyncs (persist.Store.Sync). Under everysec
-// a ticker syncs once a second; under no the OS decides.
+// a ticker syncs once a second; under no, every 30 seconds (fsyncLoop).
 //
 // With --appendonly no there is no store: s.store is nil and each hook is
 // one nil check.

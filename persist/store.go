@@ -85,9 +85,11 @@ func Open(dir string, o Options) (*Store, error) {
 		Lock:   lock,
 		Logger: pebbleLogger{s.log},
 		// Redis keys are small and hot keys are rewritten constantly: a
-		// bigger memtable absorbs the rewrites before they reach an
-		// sstable, and the WAL it bounds is what a restart replays.
-		MemTableSize: 32 << 20,
+		// memtable bigger than Pebble's 4 MB default absorbs the rewrites
+		// before they reach an sstable. It bounds what a restart replays
+		// (with the one being flushed, 32 MB of log) and is memory beside
+		// the keyspace's (in the Go heap when built without cgo).
+		MemTableSize: 16 << 20,
 	}
 	db, err := pebble.Open(s.path, opts)
 	if err != nil {
