@@ -285,6 +285,21 @@ func TestPersistSaveCommands(t *testing.T) {
 	if srv.lastSave.Load() < start || srv.totalDirty() != srv.dirtyAtSave.Load() {
 		t.Fatal("SAVE did not reset the save point")
 	}
+	info := c.do("INFO", "persistence")
+	for _, f := range []string{"aof_enabled:1\r\n", "rdb_changes_since_last_save:0\r\n", "rdb_saves:1\r\n",
+		"aof_last_write_status:ok\r\n", "loading:0\r\n", "aof_current_size:", "rdb_last_save_time:" + itoa(srv.lastSave.Load()) + "\r\n"} {
+		if !strings.Contains(info, f) {
+			t.Errorf("INFO persistence lacks %q:\n%s", f, info)
+		}
+	}
+	if r := c.do("CONFIG", "GET", "appendonly"); r != "*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n" {
+		t.Errorf("CONFIG GET appendonly: %q", r)
+	}
+	c.do("CONFIG", "SET", "appendfsync", "always")
+	if !srv.fsyncAlways.Load() || srv.fsyncPolicy() != FsyncAlways {
+		t.Error("CONFIG SET appendfsync always did not apply")
+	}
+	c.do("CONFIG", "SET", "appendfsync", "everysec")
 	if r := c.do("BGSAVE"); r != "+Background saving started\r\n" {
 		t.Fatalf("BGSAVE: %q", r)
 	}
