@@ -171,8 +171,20 @@ var configParams = []*configParam{
 	{name: "timeout", kind: kindInt, def: "0", min: 0, max: intMax},
 	{name: "tcp-keepalive", kind: kindInt, def: "300", min: 0, max: intMax},
 	{name: "tcp-backlog", kind: kindInt, def: "511", immutable: true},
-	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: kindInt, def: "128", min: 0, max: math.MaxInt64},
-	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: kindInt, def: "64", min: 0, max: math.MaxInt64},
+	{name: "zset-max-listpack-entries", alias: "zset-max-ziplist-entries", kind: kindInt, def: "128", min: 0, max: math.MaxInt64,
+		get: func(s *Server) string { return itoa(s.live.zsetMaxListpackEntries.Load()) },
+		apply: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.live.zsetMaxListpackEntries.Store(n)
+			return ""
+		}},
+	{name: "zset-max-listpack-value", alias: "zset-max-ziplist-value", kind: kindInt, def: "64", min: 0, max: math.MaxInt64,
+		get: func(s *Server) string { return itoa(s.live.zsetMaxListpackValue.Load()) },
+		apply: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.live.zsetMaxListpackValue.Store(n)
+			return ""
+		}},
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: kindInt, def: "512", min: 0, max: math.MaxInt64},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: kindInt, def: "64", min: 0, max: math.MaxInt64},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: kindInt, def: "-2", min: math.MinInt32, max: intMax},

@@ -3,8 +3,11 @@ package cell
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -126,5 +129,92 @@ func TestTransactionsAcrossShards(t *testing.T) {
 	}
 	if n, _ := rdb.Get(ctx, "cas").Int(); n != 200 {
 		t.Errorf("cas = %d, want 200", n)
+	}
+}
+
+// TestWindowTransactionsConcurrent is W1 from 50 connections on five
+// overlapping keys (MULTI ZADD ZREMRANGEBYSCORE ZCARD EXPIRE EXEC, unique
+// members, a window nothing falls out of) while other clients move units
+// between two counters in MULTI/EXEC. Every EXEC is all-or-nothing and
+// serialised: the ZCARD replies for one key are exactly 1..n with no
+// repeat or gap, each set ends with every member added, and the transfers
+// conserve their total.
+func TestWindowTransactionsConcurrent(t *testing.T) {
+	srv := startServer(t, nil)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 60})
+	defer rdb.Close()
+	ctx := context.Background()
+	rdb.Set(ctx, "acct:a", 10000, 0)
+	rdb.Set(ctx, "acct:b", 10000, 0)
+	const workers, perWorker, nkeys = 50, 40, 5
+	var mu sync.Mutex
+	seen := map[string][]int64{}
+	var wg sync.WaitGroup
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < perWorker; i++ {
+				key := fmt.Sprintf("limit:u%d:a", (g+i)%nkeys)
+				now := time.Now().UnixMilli()
+				var card *redis.IntCmd
+				_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					p.ZAdd(ctx, key, redis.Z{Score: float64(now), Member: fmt.Sprintf("%d-%d-%d", now, g, i)})
+					p.ZRemRangeByScore(ctx, key, "0", strconv.FormatInt(now-3600_000, 10))
+					card = p.ZCard(ctx, key)
+					p.Expire(ctx, key, time.Hour)
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				seen[key] = append(seen[key], card.Val())
+				mu.Unlock()
+			}
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			from, to := "acct:a", "acct:b"
+			if g%2 == 1 {
+				from, to = to, from
+			}
+			for i := 0; i < 200; i++ {
+				if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					p.DecrBy(ctx, from, 7)
+					p.IncrBy(ctx, to, 7)
+					return nil
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	total := 0
+	for key, cards := range seen {
+		slices.Sort(cards)
+		for i, c := range cards {
+			if c != int64(i+1) {
+				t.Fatalf("%s: ZCARD replies %v are not 1..%d: an EXEC was not atomic", key, cards, len(cards))
+			}
+		}
+		if n := rdb.ZCard(ctx, key).Val(); n != int64(len(cards)) {
+			t.Errorf("%s holds %d members, %d were added", key, n, len(cards))
+		}
+		total += len(cards)
+	}
+	if total != workers*perWorker {
+		t.Errorf("%d windows updated, want %d", total, workers*perWorker)
+	}
+	a, _ := rdb.Get(ctx, "acct:a").Int()
+	b, _ := rdb.Get(ctx, "acct:b").Int()
+	if a+b != 20000 {
+		t.Errorf("transfers: a+b = %d, want 20000", a+b)
 	}
 }

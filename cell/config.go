@@ -64,6 +64,10 @@ type liveConfig struct {
 	maxClients             atomic.Int64
 	protoMaxBulkLen        atomic.Int64
 	clientQueryBufferLimit atomic.Int64
+	// zset-max-listpack-entries and -value, read at every sorted-set
+	// insert (zset.go).
+	zsetMaxListpackEntries atomic.Int64
+	zsetMaxListpackValue   atomic.Int64
 }
 
 // DefaultConfig is what `cellserver` runs with when given no flags: Redis's
@@ -102,6 +106,8 @@ func (l *liveConfig) load(c *Config) {
 	l.maxClients.Store(int64(c.MaxClients))
 	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
 	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
+	l.zsetMaxListpackEntries.Store(128)
+	l.zsetMaxListpackValue.Store(64)
 }
 
 // ParseMemory reads a size as redis.conf writes it: a number with an

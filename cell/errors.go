@@ -1,6 +1,10 @@
 package cell
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/cellserver/cellserver/resp"
+)
 
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
@@ -227,6 +231,30 @@ const (
 // ErrBadDirective is CheckParam's error for a name that is no CONFIG
 // parameter.
 var ErrBadDirective = errors.New(MsgBadDirective)
+
+// Sorted sets.
+const (
+	ErrZaddXXNX     = "ERR XX and NX options at the same time are not compatible"
+	ErrZaddGTLTNX   = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	ErrZaddIncrPair = "ERR INCR option supports a single increment-element pair"
+	ErrZsetNaN      = "ERR resulting score is not a number (NaN)"
+	// The range parsers' texts live with the parsers in resp.
+	ErrMinMaxNotFloat = resp.ErrMinMaxNotFloat
+	ErrMinMaxNotLex   = resp.ErrMinMaxNotLex
+	ErrLimitNeedsBy   = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	ErrWithScoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	ErrWeightNotFloat = "ERR weight value is not a float"
+	ErrLimitNegative  = "ERR LIMIT can't be negative"
+	// ZMPOP's range checks (getRangeLongFromObjectOrReply with a message).
+	ErrNumkeysPositive = "ERR numkeys should be greater than 0"
+	ErrCountPositive   = "ERR count should be greater than 0"
+)
+
+// errZsetNoInputKey is ZUNIONSTORE's (and its siblings') reply to a
+// numkeys below 1.
+func errZsetNoInputKey(name string) string {
+	return "ERR at least 1 input key is needed for '" + name + "' command"
+}
 
 // Persistence.
 const (

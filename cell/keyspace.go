@@ -9,7 +9,7 @@ import (
 // Entry is one key's value and expiry.
 //
 // A string value lives in Str with Obj nil; other types live in Obj
-// (*zsetlite.Set, *Hash, *List). Exp is the absolute expiry in Unix ms, 0
+// (*ZSet, *Hash, *List). Exp is the absolute expiry in Unix ms, 0
 // for none. A key is expired when now > Exp, as in Redis.
 type Entry struct {
 	Exp int64

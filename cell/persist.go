@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // Persistence glue: how the keyspace reaches persist.Store.
@@ -49,13 +50,17 @@ type dirtyKey struct {
 }
 
 // wideValue is implemented by values stored as a head record plus one
-// record per member: sorted sets. Deleting such a key is a range delete;
-// writing one rewrites the head and every member.
+// record per member (persist.KindZSetWide). Deleting such a key is a range
+// delete; writing one rewrites the head and every member.
 //
-// Extension point for the sorted-set commands: the window pattern (ZADD at
-// the tail, ZREMRANGEBYSCORE of a prefix) should log only the members it
-// touched (persist.Batch.PutMember, DeleteMember) instead of marking the
-// whole key dirty; that needs a member-level note beside dirtyKey.
+// No type implements it yet: sorted sets are stored as one record, like
+// hashes and lists, which costs the set's size per write but no range
+// tombstone. Extension point for large sets: have the sorted-set commands
+// note the members they touch (beside dirtyKey) and log only those
+// (persist.Batch.PutMember, DeleteMember), so that the window pattern
+// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) costs one record per
+// member touched; a set switching between the forms must be written with
+// a range delete first, which the wide flag of dirtyKey already carries.
 type wideValue interface {
 	eachMember(fn func(member []byte, score float64))
 }
@@ -73,6 +78,17 @@ func (h *Hash) appendStored(dst []byte, exp int64) []byte {
 		dst = persist.AppendItem(dst, h.pairs[i].field)
 		dst = persist.AppendItem(dst, h.pairs[i].value)
 	}
+	return dst
+}
+
+func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindZSet, exp, 2*z.Len())
+	z.Range(0, -1, false, func(m []byte, score float64) bool {
+		sc := persist.EncodeScore(score)
+		dst = persist.AppendItem(dst, m)
+		dst = persist.AppendItem(dst, sc[:])
+		return true
+	})
 	return dst
 }
 
@@ -197,7 +213,7 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 	case nil:
 		b.PutString(db, key, e.Exp, e.Str)
 	case wideValue:
-		b.Put(db, key, persist.Value{Kind: persist.KindZSet, Exp: e.Exp})
+		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
 		v.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
@@ -242,6 +258,8 @@ func (s *Server) loadStore() error {
 			return nil
 		}
 		if v.Exp != 0 && now > v.Exp {
+			// A set stored member by member arrives as KindZSet too: the
+			// range delete covers both forms.
 			if v.Kind == persist.KindZSet {
 				drop.DeleteKey(db, key)
 			} else {
@@ -250,7 +268,7 @@ func (s *Server) loadStore() error {
 			expired++
 			return nil
 		}
-		e, ok := entryFromStored(v)
+		e, ok := s.entryFromStored(v)
 		if !ok {
 			skipped++
 			s.log.Warn("persistence: skipping a key of a type this build does not know",
@@ -282,12 +300,12 @@ func (s *Server) loadStore() error {
 
 // entryFromStored makes a keyspace entry from a stored value; the bytes
 // are copied out of the store's buffers.
-func entryFromStored(v persist.Value) (*Entry, bool) {
+func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 	switch v.Kind {
 	case persist.KindString:
 		return &Entry{Exp: v.Exp, Str: append(make([]byte, 0, len(v.Str)), v.Str...)}, true
 	}
-	if obj, ok := objectFromStored(v); ok {
+	if obj, ok := s.objectFromStored(v); ok {
 		return &Entry{Exp: v.Exp, Obj: obj}, true
 	}
 	return nil, false
@@ -295,12 +313,25 @@ func entryFromStored(v persist.Value) (*Entry, bool) {
 
 // objectFromStored builds an aggregate value from its stored form (the
 // items are copied). An empty one is refused: the keyspace never holds an
-// empty hash or list.
-func objectFromStored(v persist.Value) (any, bool) {
+// empty hash, list or sorted set.
+func (s *Server) objectFromStored(v persist.Value) (any, bool) {
 	if len(v.Items) == 0 {
 		return nil, false
 	}
 	switch v.Kind {
+	case persist.KindZSet:
+		z := newZSet(zsetlite.Config{
+			MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
+			MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
+		})
+		for i := 0; i+1 < len(v.Items); i += 2 {
+			score, err := persist.DecodeScore(v.Items[i+1])
+			if err != nil {
+				return nil, false
+			}
+			z.Put(v.Items[i], score)
+		}
+		return z, true
 	case persist.KindHash:
 		h := NewHash()
 		for i := 0; i+1 < len(v.Items); i += 2 {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,13 @@ func valueString(e *Entry) string {
 			fmt.Fprintf(&b, "%q:%q,", f, val)
 		}
 		return "hash(" + b.String() + v.Encoding() + ")"
+	case *ZSet:
+		var b strings.Builder
+		v.Range(0, -1, false, func(m []byte, score float64) bool {
+			fmt.Fprintf(&b, "%q:%v,", m, score)
+			return true
+		})
+		return "zset(" + b.String() + ")"
 	case *List:
 		var b strings.Builder
 		for i := range v.Len() {
@@ -148,13 +156,19 @@ func TestPersistRestart(t *testing.T) {
 				{"INCR", "n"}, {"INCRBY", "n", "41"}, {"APPEND", "s", "w"}, {"RENAME", "s", "s2"},
 				{"HSET", "big", "f", strings.Repeat("x", 100)}, {"RPUSH", "gone", "x"}, {"DEL", "gone"},
 				{"RPUSH", "popped", "x"}, {"RPOP", "popped"},
+				{"ZADD", "z", "1", "a", "2", "b", "3", "c", "-inf", "\x00"}, {"ZREM", "z", "b"}, {"ZINCRBY", "z", "5", "a"},
+				{"ZADD", "window", "100", "100-1", "200", "200-1", "300", "300-1"}, {"ZREMRANGEBYSCORE", "window", "-inf", "150"},
+				{"PEXPIRE", "window", "3600000"}, {"ZADD", "gonez", "1", "x"}, {"ZPOPMIN", "gonez"},
 			} {
 				if r := c.do(cmd...); strings.HasPrefix(r, "-") {
 					t.Fatalf("%v: %s", cmd, r)
 				}
 			}
+			for i := range 300 {
+				c.do("ZADD", "bigz", strconv.Itoa(i%7), fmt.Sprintf("member-%d", i))
+			}
 			want := dumpKeyspace(srv)
-			if len(want) != 26 {
+			if len(want) != 29 {
 				t.Fatalf("keyspace before restart:\n%s", strings.Join(want, "\n"))
 			}
 			stop()

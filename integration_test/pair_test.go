@@ -140,6 +140,36 @@ func (c *pair) Error(args ...string) {
 	}
 }
 
+// DoPipeline writes all the commands to each server in one write, as a
+// pipelining client does, then reads and compares one reply per command.
+func (c *pair) DoPipeline(cmds ...[]string) {
+	c.t.Helper()
+	var req []byte
+	var what []string
+	for _, args := range cmds {
+		req = append(req, encodeCommand(args...)...)
+		what = append(what, formatCommand(args))
+	}
+	for _, side := range []*respConn{c.redis, c.cell} {
+		if err := side.WriteRaw(req); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	for i := range cmds {
+		redis, err := c.redis.ReadReply()
+		if err != nil {
+			c.t.Fatalf("%s: %s: %v", what[i], c.srv.redis.name, err)
+		}
+		cell, err := c.cell.ReadReply()
+		if err != nil {
+			c.t.Fatalf("%s: %s: %v%s", what[i], c.srv.cell.name, err, deathNote(c.srv.cell))
+		}
+		if string(redis) != string(cell) {
+			c.mismatch("pipelined "+what[i], redis, cell)
+		}
+	}
+}
+
 // DoInline sends line (plus CRLF) as an inline command to both servers and
 // compares one reply from each.
 func (c *pair) DoInline(line string) {

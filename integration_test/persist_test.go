@@ -86,8 +86,8 @@ func remaining(r string) int64 {
 	return -1
 }
 
-// TestPersistRestart: SIGTERM, restart on the same --dir: strings, hashes
-// and lists read back the same, expiries stay absolute, and the limiter
+// TestPersistRestart: SIGTERM, restart on the same --dir: strings, hashes,
+// lists and sorted sets read back the same, expiries stay absolute, and the limiter
 // continues exactly where it stopped, in every database.
 func TestPersistRestart(t *testing.T) {
 	cellserverBinary(t)
@@ -110,12 +110,14 @@ func TestPersistRestart(t *testing.T) {
 		{"HSET", "h", "f1", "v1", "f2", "", "f3", "v3"}, {"HDEL", "h", "f2"}, {"PEXPIREAT", "h", pxat},
 		{"RPUSH", "l", "a", "b", "c"}, {"LPUSH", "l", "z"}, {"LREM", "l", "1", "b"},
 		{"SET", "gone", "x"}, {"DEL", "gone"}, {"SET", "short", "x", "PX", "1"},
+		{"ZADD", "win", "1", "a", "2", "b\x00", "3", "c"}, {"ZREMRANGEBYSCORE", "win", "-inf", "1"}, {"PEXPIREAT", "win", pxat},
 	} {
 		mustDo(t, c, cmd...)
 	}
 	reads := [][]string{
 		{"GET", "s\x00"}, {"PEXPIRETIME", "s\x00"}, {"GET", "n"}, {"HGETALL", "h"}, {"PEXPIRETIME", "h"},
 		{"LRANGE", "l", "0", "-1"}, {"EXISTS", "gone", "short"}, {"DBSIZE"},
+		{"ZRANGE", "win", "0", "-1", "WITHSCORES"}, {"PEXPIRETIME", "win"},
 	}
 	time.Sleep(5 * time.Millisecond) // "short" expires
 	var before []string

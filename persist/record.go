@@ -14,14 +14,19 @@ const (
 	KindString Kind = 's' // Str holds the bytes
 	KindList   Kind = 'l' // Items holds the elements, head first
 	KindHash   Kind = 'h' // Items holds field, value, field, value, ...
-	// KindZSet is a sorted set's head record. Its members are records of
-	// their own (AppendMemberKey), so that the common sliding-window
-	// changes (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) cost one
-	// record per member touched instead of a rewrite of the whole set.
-	// Decode returns a head with no Items; Store.Load gathers the member
-	// records into Items as member, score, member, score, ... with each
-	// score the 8 bytes of EncodeScore.
+	// KindZSet is a sorted set in one record: Items holds member, score,
+	// member, score, ... with each score the 8 bytes of EncodeScore.
 	KindZSet Kind = 'z'
+	// KindZSetWide is the head record of a sorted set stored as one record
+	// per member (AppendMemberKey), so that the sliding-window changes
+	// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) could cost one
+	// record per member touched instead of a rewrite of the whole set.
+	// Decode returns the head with no Items; Store.Load gathers the member
+	// records into Items as KindZSet has them. The server writes this form
+	// only for values that ask for it (cell's wideValue), which none does
+	// yet: it is the layout for large sets once the sorted-set commands log
+	// member-level changes.
+	KindZSetWide Kind = 'w'
 )
 
 // Value is one key's stored state: its kind, its absolute expiry in Unix ms
@@ -46,15 +51,16 @@ type Value struct {
 // key: a range delete of [head, PrefixEnd(head)) removes the key and
 // nothing else, and a range delete of one db's prefix empties that db.
 //
-// A member record's key is head | member; its value is EncodeScore(score).
+// A member record's key is head | member; its value is EncodeScore(score)
+// (sorted sets in the KindZSetWide form).
 //
 // A value is
 //
 //	kind byte | uvarint(exp) | payload
 //
-// payload: a string's bytes as they are; a list's or hash's
+// payload: a string's bytes as they are; a list's, hash's or sorted set's
 // uvarint(count) then count items, each uvarint(len) | bytes; nothing for
-// a sorted-set head.
+// a KindZSetWide head.
 const (
 	nsMeta byte = 0x00 // format version and other server metadata
 	nsKey  byte = 0x01 // the keyspace
@@ -132,13 +138,13 @@ func AppendValue(dst []byte, v Value) []byte {
 	switch v.Kind {
 	case KindString:
 		return AppendString(dst, v.Exp, v.Str)
-	case KindList, KindHash:
+	case KindList, KindHash, KindZSet:
 		dst = AppendAggregate(dst, v.Kind, v.Exp, len(v.Items))
 		for _, it := range v.Items {
 			dst = AppendItem(dst, it)
 		}
 		return dst
-	default: // KindZSet: the members are records of their own
+	default: // KindZSetWide: the members are records of their own
 		dst = append(dst, byte(v.Kind))
 		return binary.AppendUvarint(dst, uint64(v.Exp))
 	}
@@ -176,12 +182,12 @@ func Decode(b []byte) (Value, error) {
 	case KindString:
 		v.Str = b
 		return v, nil
-	case KindZSet:
+	case KindZSetWide:
 		if len(b) != 0 {
 			return Value{}, ErrCorrupt
 		}
 		return v, nil
-	case KindList, KindHash:
+	case KindList, KindHash, KindZSet:
 	default:
 		return Value{}, ErrCorrupt
 	}
@@ -192,7 +198,7 @@ func Decode(b []byte) (Value, error) {
 	if n <= 0 || count > uint64(len(b)-n) {
 		return Value{}, ErrCorrupt
 	}
-	if v.Kind == KindHash && count%2 != 0 {
+	if (v.Kind == KindHash || v.Kind == KindZSet) && count%2 != 0 {
 		return Value{}, ErrCorrupt
 	}
 	b = b[n:]
@@ -207,6 +213,13 @@ func Decode(b []byte) (Value, error) {
 	}
 	if len(b) != 0 {
 		return Value{}, ErrCorrupt
+	}
+	if v.Kind == KindZSet {
+		for i := 1; i < len(v.Items); i += 2 {
+			if len(v.Items[i]) != 8 {
+				return Value{}, ErrCorrupt
+			}
+		}
 	}
 	return v, nil
 }

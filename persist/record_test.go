@@ -90,7 +90,8 @@ func TestValueRoundTrip(t *testing.T) {
 		{"list", Value{Kind: KindList, Items: [][]byte{[]byte("a"), {}, []byte("ccc")}}},
 		{"empty list", Value{Kind: KindList, Items: [][]byte{}}},
 		{"hash", Value{Kind: KindHash, Exp: 5, Items: [][]byte{[]byte("f"), []byte("v"), []byte("g"), {}}}},
-		{"zset head", Value{Kind: KindZSet, Exp: 9}},
+		{"zset head", Value{Kind: KindZSetWide, Exp: 9}},
+		{"zset", Value{Kind: KindZSet, Exp: 9, Items: [][]byte{[]byte("m"), enc(1.5), {}, enc(-2)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +125,9 @@ func TestDecodeCorrupt(t *testing.T) {
 		{"count beyond input", []byte{'l', 0, 0xff, 0xff, 0xff, 0xff, 0x0f}},
 		{"odd hash", AppendValue(nil, Value{Kind: KindList, Items: [][]byte{[]byte("f")}})},
 		{"item beyond input", []byte{'l', 0, 1, 5, 'a'}},
-		{"zset head with payload", []byte{'z', 0, 1}},
+		{"zset head with payload", []byte{'w', 0, 1}},
+		{"zset score of 7 bytes", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), make([]byte, 7)}})},
+		{"zset odd", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m")}})},
 	}
 	tests[7].b[0] = byte(KindHash)
 	for _, tt := range tests {
@@ -139,6 +142,11 @@ func TestDecodeCorrupt(t *testing.T) {
 			t.Errorf("DecodeKey(%v) = %v, want ErrCorrupt", k, err)
 		}
 	}
+}
+
+func enc(f float64) []byte {
+	b := EncodeScore(f)
+	return b[:]
 }
 
 func TestScore(t *testing.T) {
@@ -160,7 +168,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(AppendString(nil, 0, []byte("v")))
 	f.Add(AppendValue(nil, Value{Kind: KindHash, Exp: 1, Items: [][]byte{[]byte("f"), []byte("v")}}))
 	f.Add(AppendValue(nil, Value{Kind: KindList, Items: [][]byte{[]byte("a")}}))
-	f.Add(AppendValue(nil, Value{Kind: KindZSet}))
+	f.Add(AppendValue(nil, Value{Kind: KindZSetWide}))
+	f.Add(AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), enc(1)}}))
 	f.Add(AppendKey(nil, 3, []byte("key")))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeKey(b)

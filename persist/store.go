@@ -123,8 +123,9 @@ func (s *Store) checkVersion() error {
 func (s *Store) Path() string { return s.path }
 
 // Load calls fn for every stored key, in key order, and returns how many
-// records it skipped as corrupt (each is logged). A sorted set arrives as one
-// value with its members gathered into Items. Values alias a buffer that is
+// records it skipped as corrupt (each is logged). A sorted set stored
+// member by member arrives as one KindZSet value with its members gathered
+// into Items. Values alias a buffer that is
 // only valid during the call. An error from fn stops Load and is returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
@@ -184,10 +185,10 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 			s.log.Warn("persistence: skipping a corrupt record", "record", fmt.Sprintf("%q", k))
 			continue
 		}
-		if v.Kind == KindZSet {
+		if v.Kind == KindZSetWide {
 			head = append(head[:0], k...)
 			headDB, headKey = db, append([]byte(nil), key...)
-			pending, havePend = v, true
+			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp}, true
 			continue
 		}
 		if err := fn(db, key, v); err != nil {
@@ -221,9 +222,9 @@ func (b *Batch) PutString(db int, key []byte, exp int64, val []byte) {
 	b.b.Set(b.key, b.val, nil)
 }
 
-// Put stores db's key as v. For a sorted set, v is the head only: the
-// caller also calls PutMember for its members and must have called
-// DeleteKey first if the key held anything else.
+// Put stores db's key as v. For a KindZSetWide head, the caller also
+// calls PutMember for the members and must have called DeleteKey first if
+// the key held anything else.
 func (b *Batch) Put(db int, key []byte, v Value) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.val = AppendValue(b.val[:0], v)

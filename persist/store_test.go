@@ -91,7 +91,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		b.PutString(15, []byte{0, 0xff}, 1_900_000_000_000, []byte("bin"))
 		b.Put(1, []byte("h"), Value{Kind: KindHash, Items: [][]byte{[]byte("f"), []byte("v")}})
 		b.Put(1, []byte("l"), Value{Kind: KindList, Items: [][]byte{[]byte("x"), []byte("y")}})
-		b.Put(2, []byte("z"), Value{Kind: KindZSet})
+		b.Put(2, []byte("z"), Value{Kind: KindZSetWide})
 		b.PutMember(2, []byte("z"), []byte("m1"), 1.5)
 		b.PutMember(2, []byte("z"), []byte("m2"), 2)
 		b.PutString(2, []byte("z2"), 0, []byte("after the set"))
