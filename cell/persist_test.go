@@ -526,3 +526,64 @@ func TestPersistEviction(t *testing.T) {
 	srv2, _ := openServer(t, dir, nil)
 	sameKeys(t, dumpKeyspace(srv2), want)
 }
+
+// TestPersistPipelines: clients pipelining writes of every type to shared
+// keys, with FLUSHDB and EXEC among them: after a restart the keyspace is
+// exactly what it was, so the store's order of effects on each key was the
+// order they had in memory.
+func TestPersistPipelines(t *testing.T) {
+	for _, fsync := range []string{FsyncEverySec, FsyncAlways} {
+		t.Run(fsync, func(t *testing.T) {
+			dir := t.TempDir()
+			srv, stop := openServer(t, dir, func(c *Config) { c.AppendFsync = fsync })
+			var wg sync.WaitGroup
+			for g := range 8 {
+				c := dial(t, srv)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for round := range 20 {
+						var pipe []byte
+						n := 0
+						add := func(args ...string) { pipe = append(pipe, encode(args...)...); n++ }
+						for i := range 50 {
+							k := fmt.Sprintf("k%d", (g*7+i*3+round)%25)
+							switch i % 10 {
+							case 0:
+								add("SET", k, fmt.Sprintf("%d-%d", g, round))
+							case 1:
+								add("DEL", k)
+							case 2:
+								add("HSET", "h"+k, "f", strconv.Itoa(i))
+							case 3:
+								add("ZADD", "z", strconv.Itoa(i), k)
+							case 4:
+								if g == 0 && round%7 == 3 {
+									add("FLUSHDB")
+								} else {
+									add("RPUSH", "l", k)
+								}
+							case 5:
+								add("MULTI")
+								add("INCR", "counter")
+								add("SET", k+"tx", "x")
+								add("EXEC")
+							default:
+								add("INCR", k+"n")
+							}
+						}
+						c.nc.Write(pipe)
+						for range n {
+							c.read()
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			want := dumpKeyspace(srv)
+			stop()
+			srv2, _ := openServer(t, dir, func(c *Config) { c.AppendFsync = fsync })
+			sameKeys(t, dumpKeyspace(srv2), want)
+		})
+	}
+}
