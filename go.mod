@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_model v0.3.0
 	github.com/prometheus/common v0.42.0
 	github.com/redis/go-redis/v9 v9.7.3
+	github.com/yuin/gopher-lua v1.1.2
 )
 
 require (

@@ -26,7 +26,7 @@ func init() {
 		&Command{Name: "function|delete", Arity: 3, Flags: FlagWrite | FlagNoScript, Handler: func(x *Ctx) { x.Error(ErrLibraryNotFound) },
 			ACL: ACLScripting, Tips: tipsAllShardsSucceeded,
 			Doc: doc("Delete a function by name", "O(1)")},
-		&Command{Name: "function|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: func(x *Ctx) { x.Error(ErrNoFunctionRunning) },
+		&Command{Name: "function|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: functionKill,
 			ACL: ACLScripting, Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
 			Doc: doc("Kill the function currently in execution.", "O(1)")},
 		&Command{Name: "function|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: functionHelp,

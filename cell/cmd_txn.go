@@ -24,6 +24,7 @@ type txn struct {
 	cmds   []queued
 	dirty  bool
 	writes bool // a queued command writes: EXEC counts as a write (MISCONF)
+	busy   bool // a command was refused BUSY: EXEC is too while scripts are busy
 }
 
 type queued struct {
@@ -158,7 +159,10 @@ func exec(x *Ctx) {
 	for _, w := range c.watched {
 		locks.add(c.srv.ks.shardOf(w.db, []byte(w.key)))
 	}
-	locks.lock()
+	if !locks.lock(false) {
+		x.cl.reject(x.cmd, ErrBusy)
+		return
+	}
 	defer locks.unlock()
 	if c.watchAborted(x.now) {
 		x.W.NullArray()

@@ -44,6 +44,9 @@ const (
 	// flagTxn commands drive a transaction and are never queued
 	// (MULTI, EXEC, DISCARD, WATCH, plus QUIT and RESET).
 	flagTxn
+	// flagScript commands run a script (EVAL and friends): with
+	// --lua-allow-undeclared-keys they lock the whole keyspace.
+	flagScript
 )
 
 // Handler runs one command. The shards holding the command's keys are

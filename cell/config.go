@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -34,6 +35,14 @@ type Config struct {
 	AppendFsync string
 	Version     string
 	Logger      *slog.Logger
+	// BusyReplyThreshold is how long a script runs before commands that
+	// need its shards get -BUSY and SCRIPT KILL may stop it (Redis's
+	// busy-reply-threshold, alias lua-time-limit).
+	BusyReplyThreshold time.Duration
+	// LuaAllowUndeclaredKeys lets scripts touch keys they did not list in
+	// KEYS, as standalone Redis does. Every script then locks every shard
+	// of every database, so scripts no longer run beside other commands.
+	LuaAllowUndeclaredKeys bool
 
 	// Observability (logging.go, metrics.go).
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
@@ -64,6 +73,7 @@ type liveConfig struct {
 	maxClients             atomic.Int64
 	protoMaxBulkLen        atomic.Int64
 	clientQueryBufferLimit atomic.Int64
+	busyReplyThresholdMs   atomic.Int64
 	// zset-max-listpack-entries and -value, read at every sorted-set
 	// insert (zset.go).
 	zsetMaxListpackEntries atomic.Int64
@@ -85,6 +95,7 @@ func DefaultConfig() Config {
 		ClientQueryBufferLimit: 1 << 30,
 		Hz:                     10,
 		Version:                "7.0.15",
+		BusyReplyThreshold:     5 * time.Second,
 	}
 }
 
@@ -106,6 +117,7 @@ func (l *liveConfig) load(c *Config) {
 	l.maxClients.Store(int64(c.MaxClients))
 	l.protoMaxBulkLen.Store(c.ProtoMaxBulkLen)
 	l.clientQueryBufferLimit.Store(c.ClientQueryBufferLimit)
+	l.busyReplyThresholdMs.Store(c.BusyReplyThreshold.Milliseconds())
 	l.zsetMaxListpackEntries.Store(128)
 	l.zsetMaxListpackValue.Store(64)
 }

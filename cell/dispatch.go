@@ -39,6 +39,11 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
+	if c.multi != nil && c.busyInMulti(cmd, args) {
+		c.multi.busy = true
+		c.reject(cmd, ErrBusy)
+		return
+	}
 	if c.mon != nil && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
 		return
@@ -106,7 +111,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	x := &c.ctx
 	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
 	c.lockFor(&c.locks, cmd, args, c.db)
-	c.locks.lock()
+	if !c.locks.lock(cmd.Flags&FlagAllowBusy != 0) {
+		c.reject(cmd, ErrBusy)
+		return
+	}
 	cmd.Handler(x)
 	c.commitEffects(&c.locks)
 	c.locks.unlock()
@@ -117,7 +125,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	ks := c.srv.ks
 	switch {
-	case cmd.Flags&flagAllDBs != 0:
+	case cmd.Flags&flagAllDBs != 0, cmd.Flags&flagScript != 0 && c.srv.cfg.LuaAllowUndeclaredKeys:
 		for d := range ks.dbs {
 			l.addDB(ks, d)
 		}

@@ -256,6 +256,41 @@ func errZsetNoInputKey(name string) string {
 	return "ERR at least 1 input key is needed for '" + name + "' command"
 }
 
+// Scripting.
+const (
+	ErrNoScript         = "NOSCRIPT No matching script. Please use EVAL."
+	ErrBusy             = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	ErrNotBusy          = ErrNoFunctionRunning // one text for SCRIPT KILL and FUNCTION KILL
+	ErrUnkillable       = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	ErrNumKeysTooMany   = "ERR Number of keys can't be greater than number of args"
+	ErrNumKeysNegative  = "ERR Number of keys can't be negative"
+	ErrScriptROWrite    = "ERR Can not execute a script with write flag using *_ro command."
+	ErrScriptFlushMode  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	ErrScriptUnknownCmd = "ERR Unknown Redis command called from script"
+	ErrScriptArity      = "ERR Wrong number of args calling Redis command from script"
+	ErrScriptNotAllowed = "ERR This Redis command is not allowed from script"
+	ErrScriptReadOnly   = "ERR Write commands are not allowed from read-only scripts."
+	ErrScriptKilled     = "ERR Script killed by user with SCRIPT KILL..."
+	ErrScriptMemory     = "ERR Script stopped: it made the server's memory grow past the script memory limit"
+	ErrScriptDebug      = "ERR SCRIPT DEBUG is not supported by this server"
+)
+
+// errUndeclaredKey refuses a key a script did not list in KEYS: its shard
+// is not locked, so touching it would break the script's atomicity.
+func errUndeclaredKey(key []byte) string {
+	k := cstring(key)
+	if len(k) > 128 {
+		k = k[:128]
+	}
+	return "ERR script tried accessing undeclared key '" + k + "': list every key in KEYS, or start the server with --lua-allow-undeclared-keys"
+}
+
+// errUndeclaredWholeDB refuses a command that touches every key (DBSIZE,
+// FLUSHALL, ...) from a script that holds only its declared keys.
+func errUndeclaredWholeDB(name string) string {
+	return "ERR script tried running '" + name + "', which touches every key of the database: start the server with --lua-allow-undeclared-keys"
+}
+
 // Persistence.
 const (
 	// misconfPrefix starts Redis's refusal of writes while the append-only

@@ -57,7 +57,15 @@ func (s *Server) expireCycle(deadline time.Time) {
 		// expiry is reaped in big bites rather than 20 keys per lock.
 		want := expireSample
 		for {
-			sh.mu.Lock()
+			// A shard a running script holds is skipped rather than
+			// waited for: the script may run for seconds.
+			if sh.script.Load() != nil {
+				if !sh.mu.TryLock() {
+					break
+				}
+			} else {
+				sh.mu.Lock()
+			}
 			if sh.withTTL == 0 {
 				sh.shrink()
 				sh.mu.Unlock()

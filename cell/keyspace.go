@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Entry is one key's value and expiry.
@@ -65,7 +66,10 @@ type Shard struct {
 	// this shard: a reply that read the shard is not sent before that
 	// batch is synced (appendfsync always).
 	lastCommit uint64
-	_          [64]byte // keep hot mutexes on separate cache lines
+	// script is the running script that holds this shard, if any: lock
+	// waits on it to answer BUSY once it passes busy-reply-threshold.
+	script atomic.Pointer[scriptRun]
+	_      [64]byte // keep hot mutexes on separate cache lines
 }
 
 // DB is one of the numbered databases (SELECT n).
@@ -127,13 +131,54 @@ func (l *lockSet) addDB(ks *Keyspace, db int) {
 	}
 }
 
-func (l *lockSet) lock() {
+// lock takes every shard of the set in ascending order. A shard held by a
+// script past busy-reply-threshold makes it give up: it releases what it
+// took and returns false, and the caller answers -BUSY. busyOK commands
+// (Redis's allow-busy ones) wait for the script instead.
+func (l *lockSet) lock(busyOK bool) bool {
 	if len(l.shards) > 1 {
 		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
 		l.shards = slices.Compact(l.shards)
 	}
-	for _, s := range l.shards {
-		s.mu.Lock()
+	for i, s := range l.shards {
+		if busyOK {
+			s.mu.Lock()
+			continue
+		}
+		if !s.lockUnlessBusy() {
+			for j := i - 1; j >= 0; j-- {
+				l.shards[j].mu.Unlock()
+			}
+			l.shards = l.shards[:0]
+			return false
+		}
+	}
+	return true
+}
+
+// lockUnlessBusy locks s, or returns false once a script holding it has
+// timed out. A command that arrives before the threshold waits, and is
+// answered BUSY when the threshold passes, as in Redis.
+func (s *Shard) lockUnlessBusy() bool {
+	for {
+		if s.mu.TryLock() {
+			return true
+		}
+		r := s.script.Load()
+		if r == nil {
+			s.mu.Lock()
+			return true
+		}
+		select {
+		case <-r.busy:
+			select {
+			case <-r.done:
+				continue
+			default:
+				return false
+			}
+		case <-r.done:
+		}
 	}
 }
 

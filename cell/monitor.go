@@ -179,15 +179,24 @@ func (m *monitorSink) run() {
 // replicationFeedMonitors formats it. The time is read under the lock so
 // that lines are in time order.
 func (c *Client) feedMonitors(cmd *Command, args [][]byte) {
+	c.feedMonitorsAs(cmd, args, c.db, "")
+}
+
+// feedMonitorsAs is feedMonitors for a command run on c's behalf in db by
+// someone else: from is "lua" for the commands of c's script.
+func (c *Client) feedMonitorsAs(cmd *Command, args [][]byte, db int, from string) {
 	red := redactions(cmd, args)
 	line := make([]byte, 0, 64+16*len(args))
 	line = append(line, " ["...)
-	line = strconv.AppendInt(line, int64(c.db), 10)
+	line = strconv.AppendInt(line, int64(db), 10)
 	line = append(line, ' ')
-	if c.isUnix {
+	switch {
+	case from != "":
+		line = append(line, from...)
+	case c.isUnix:
 		line = append(line, "unix:"...)
 		line = append(line, c.srv.cfg.UnixSocket...)
-	} else {
+	default:
 		line = append(line, c.addr...)
 	}
 	line = append(line, "] "...)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/persist"
 )
 
@@ -57,6 +58,12 @@ type Server struct {
 	loadedKeys    int64          // keys loaded at start
 	loadedExpired int64          // keys found expired at start
 	bg            sync.WaitGroup // background goroutines, done before the store closes
+	// Scripting: the script cache and Lua states, the scripts running now
+	// (for SCRIPT KILL) and how many of them are past the busy threshold.
+	scripts     *script.Engine
+	scriptMu    sync.Mutex
+	running     map[*scriptRun]struct{}
+	busyScripts atomic.Int32
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -138,6 +145,8 @@ func newServer(cfg Config) *Server {
 		s.cfg.AppendFsync = FsyncEverySec
 	}
 	s.setFsync(s.cfg.AppendFsync)
+	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
+	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
 	s.startOps() // after setFsync: a start-up appendfsync parameter wins
 	return s

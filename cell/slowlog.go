@@ -84,7 +84,13 @@ type slowlog struct {
 // past maxLen. Redis's entry ids keep counting across RESET and across
 // entries dropped at once by a zero maxLen.
 func (l *slowlog) push(c *Client, cmd *Command, args [][]byte, usec, maxLen int64) {
-	e := &slowlogEntry{unix: time.Now().Unix(), usec: usec, peer: c.addr, name: c.Name()}
+	l.pushFrom(c.addr, c.Name(), cmd, args, usec, maxLen)
+}
+
+// pushFrom is push for a command of a client that is not a connection: a
+// script's commands are logged as Redis's Lua client, peer "?:0".
+func (l *slowlog) pushFrom(peer, name string, cmd *Command, args [][]byte, usec, maxLen int64) {
+	e := &slowlogEntry{unix: time.Now().Unix(), usec: usec, peer: peer, name: name}
 	argc := min(len(args), slowlogMaxArgc)
 	e.argv = make([][]byte, argc)
 	red := redactions(cmd, args)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cellserver/cellserver/cell"
 )
@@ -38,6 +39,11 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
 	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (every 30 s)")
+	busy := msFlag{&cfg.BusyReplyThreshold}
+	fs.Var(busy, "busy-reply-threshold", "ms a script runs before others get -BUSY and SCRIPT KILL applies (5000)")
+	fs.Var(busy, "lua-time-limit", "alias of --busy-reply-threshold")
+	fs.BoolVar(&cfg.LuaAllowUndeclaredKeys, "lua-allow-undeclared-keys", false,
+		"let scripts touch keys not listed in KEYS; every script then locks the whole keyspace")
 	// Observability.
 	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
 	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
@@ -93,6 +99,8 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 		return cfg, fmt.Errorf("--shards %d: must be a power of two", cfg.Shards)
 	case cfg.Hz < 1 || cfg.Hz > 500:
 		return cfg, errors.New("--hz must be 1..500")
+	case cfg.BusyReplyThreshold < 0:
+		return cfg, errors.New("--busy-reply-threshold must not be negative")
 	case cfg.ProtoMaxBulkLen < 1:
 		return cfg, errors.New("--proto-max-bulk-len must be positive")
 	case cfg.ClientQueryBufferLimit < 1<<20:
@@ -117,5 +125,24 @@ func (f sizeFlag) Set(s string) error {
 		return fmt.Errorf("invalid size %q (e.g. 1048576, 512mb, 1gb)", s)
 	}
 	*f.v = n
+	return nil
+}
+
+// msFlag is a duration given in milliseconds, as redis.conf gives them.
+type msFlag struct{ v *time.Duration }
+
+func (f msFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(f.v.Milliseconds(), 10)
+}
+
+func (f msFlag) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("invalid milliseconds %q", s)
+	}
+	*f.v = time.Duration(n) * time.Millisecond
 	return nil
 }

@@ -1,0 +1,574 @@
+package cell
+
+import (
+	"context"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
+	"github.com/cellserver/cellserver/resp"
+)
+
+// Scripting: EVAL and friends, SCRIPT, and the glue between the Lua
+// environment (package script) and the keyspace.
+//
+// A script runs inside its EVAL's Ctx: dispatch has locked the shards of
+// the keys named by numkeys (or every shard, with --lua-allow-undeclared-
+// keys), and redis.call runs command handlers straight from the table in
+// those shards, with the EVAL's frozen clock. A key whose shard the script
+// does not hold is refused, since touching it would not be atomic.
+
+func init() {
+	const evalFlags = FlagNoScript | FlagSkipMonitor | FlagMayReplicate | FlagNoMandatoryKeys | FlagStale | FlagMovableKeys | flagScript
+	const roFlags = evalFlags&^FlagMayReplicate | FlagReadonly
+	doc := func(summary, since, complexity string) *CommandDoc {
+		return &CommandDoc{Summary: summary, Since: since, Group: "scripting", Complexity: complexity}
+	}
+	const runs = "Depends on the script that is executed."
+	// EVAL's key spec: numkeys at index 2, then that many keys.
+	keys := func(flags KeyFlag, notes string) []KeySpec {
+		return []KeySpec{{Notes: notes, Flags: flags, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}}
+	}
+	rw := KeyRW | KeyAccess | KeyUpdate
+	ro := KeyRO | KeyAccess
+	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
+	register(
+		&Command{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: eval, ACL: ACLScripting,
+			KeySpecs: keys(rw, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+			Doc:      doc("Execute a Lua script server side", "2.6.0", runs)},
+		&Command{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: evalKeys, Handler: evalsha, ACL: ACLScripting,
+			KeySpecs: keys(rw, ""), Doc: doc("Execute a Lua script server side", "2.6.0", runs)},
+		&Command{Name: "eval_ro", Arity: -3, Flags: roFlags, Keys: evalKeys, Handler: evalRO, ACL: ACLScripting,
+			KeySpecs: keys(ro, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"),
+			Doc:      doc("Execute a read-only Lua script server side", "7.0.0", runs)},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: roFlags, Keys: evalKeys, Handler: evalshaRO, ACL: ACLScripting,
+			KeySpecs: keys(ro, ""), Doc: doc("Execute a read-only Lua script server side", "7.0.0", runs)},
+		&Command{Name: "script", Arity: -2,
+			Doc: doc("A container for Lua scripts management commands", "2.6.0", "Depends on subcommand.")},
+		&Command{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Handler: scriptLoad, ACL: ACLScripting, Tips: allNodes,
+			Doc: doc("Load the specified Lua script into the script cache.", "2.6.0", "O(N) with N being the length in bytes of the script body.")},
+		&Command{Name: "script|exists", Arity: -3, Flags: FlagNoScript, Handler: scriptExists, ACL: ACLScripting,
+			Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"},
+			Doc:  doc("Check existence of scripts in the script cache.", "2.6.0", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).")},
+		&Command{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Handler: scriptFlush, ACL: ACLScripting, Tips: allNodes,
+			Doc: doc("Remove all the scripts from the script cache.", "2.6.0", "O(N) with N being the number of scripts in cache")},
+		&Command{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: scriptKill, ACL: ACLScripting,
+			Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
+			Doc:  doc("Kill the script currently in execution.", "2.6.0", "O(1)")},
+		&Command{Name: "script|debug", Arity: 3, Flags: FlagNoScript, Handler: scriptDebug, ACL: ACLScripting,
+			Doc: doc("Set the debug mode for executed scripts.", "3.2.0", "O(1)")},
+		&Command{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: scriptHelp, ACL: ACLScripting,
+			Doc: doc("Show helpful text about the different subcommands", "5.0.0", "O(1)")},
+	)
+}
+
+// evalKeys is EVAL's key positions: the numkeys arguments after numkeys.
+// A bad numkeys names no keys; the handler reports it.
+func evalKeys(args [][]byte) []int {
+	if len(args) < 3 {
+		return nil
+	}
+	n, ok := resp.ParseInt(args[2])
+	if !ok || n <= 0 || n > int64(len(args)-3) {
+		return nil
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = 3 + i
+	}
+	return idx
+}
+
+func eval(x *Ctx)      { evalGeneric(x, false, false) }
+func evalsha(x *Ctx)   { evalGeneric(x, true, false) }
+func evalRO(x *Ctx)    { evalGeneric(x, false, true) }
+func evalshaRO(x *Ctx) { evalGeneric(x, true, true) }
+
+// evalGeneric checks in Redis's order: the sha's length (EVALSHA), numkeys,
+// the script (NOSCRIPT or a compile error), then the flags against *_RO.
+func evalGeneric(x *Ctx, bySHA, ro bool) {
+	// EVAL skips the normal MONITOR feed: it is fed here, before the
+	// commands of the script, as Redis does.
+	if x.srv.obs.monitors.count.Load() > 0 {
+		x.cl.feedMonitorsAs(x.cmd, x.Args, x.db, "")
+	}
+	if bySHA && len(x.Args[1]) != 40 {
+		x.Error(ErrNoScript)
+		return
+	}
+	n, ok := resp.ParseInt(x.Args[2])
+	switch {
+	case !ok:
+		x.Error(ErrNotInteger)
+		return
+	case n > int64(len(x.Args)-3):
+		x.Error(ErrNumKeysTooMany)
+		return
+	case n < 0:
+		x.Error(ErrNumKeysNegative)
+		return
+	}
+	var s *script.Script
+	if bySHA {
+		if s = x.srv.scripts.Lookup(x.Args[1]); s == nil {
+			x.Error(ErrNoScript)
+			return
+		}
+	} else {
+		var err error
+		if s, err = x.srv.scripts.Load(x.Args[1]); err != nil {
+			x.Error(err.Error())
+			return
+		}
+	}
+	if ro && s.Flags&(script.FlagCompat|script.FlagNoWrites) == 0 {
+		x.Error(ErrScriptROWrite)
+		return
+	}
+	keys := x.Args[3 : 3+n]
+	r := &scriptRun{
+		x:        x,
+		db:       x.db,
+		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
+		allowAll: x.srv.cfg.LuaAllowUndeclaredKeys,
+		busy:     make(chan struct{}),
+		done:     make(chan struct{}),
+		start:    time.Now(),
+	}
+	if !r.allowAll {
+		for _, k := range keys {
+			r.held = append(r.held, x.srv.ks.shardOf(x.db, k))
+		}
+	}
+	x.srv.runScript(r, s, keys, x.Args[3+n:])
+}
+
+// scriptRun is one running script: the Host its redis.calls go through, and
+// the state SCRIPT KILL and BUSY look at.
+type scriptRun struct {
+	x        *Ctx
+	db       int      // the script's own SELECT; starts as the caller's
+	held     []*Shard // the shards the script may touch (not with allowAll)
+	allowAll bool
+	readOnly bool
+	start    time.Time
+	keyIdx   []int
+
+	busy chan struct{} // closed at busy-reply-threshold
+	done chan struct{} // closed when the script has ended
+
+	mu      sync.Mutex // guards the fields below
+	wrote   bool       // a write command ran: SCRIPT KILL refuses
+	killed  bool
+	ended   bool
+	cancel  context.CancelCauseFunc
+	timer   *time.Timer
+	memBase uint64
+	isBusy  bool
+}
+
+// runScript runs s for r's EVAL, with r registered where SCRIPT KILL and
+// the shards' BUSY waiters can see it, and writes the reply.
+func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte) {
+	x := r.x
+	c := x.cl
+	savedDB := c.db
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r.cancel = cancel
+	for _, sh := range r.shards(srv) {
+		sh.script.Store(r)
+	}
+	srv.scriptMu.Lock()
+	srv.running[r] = struct{}{}
+	srv.scriptMu.Unlock()
+	r.arm(srv)
+
+	out := srv.scripts.Run(ctx, s, keys, argv, r, x.W)
+	x.failed = out.Failed
+	for _, e := range out.Errors {
+		srv.stats.countError(e)
+	}
+
+	r.mu.Lock()
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	wasBusy := r.isBusy
+	r.mu.Unlock()
+	if wasBusy {
+		srv.busyScripts.Add(-1)
+	}
+	for _, sh := range r.shards(srv) {
+		sh.script.Store(nil)
+	}
+	srv.scriptMu.Lock()
+	delete(srv.running, r)
+	srv.scriptMu.Unlock()
+	close(r.done)
+	cancel(nil)
+	c.db = savedDB // SELECT inside a script does not leak to its caller
+}
+
+// shards lists the shards r holds for BUSY purposes.
+func (r *scriptRun) shards(srv *Server) []*Shard {
+	if !r.allowAll {
+		return r.held
+	}
+	var all []*Shard
+	for d := range srv.ks.dbs {
+		for i := range srv.ks.dbs[d].shards {
+			all = append(all, &srv.ks.dbs[d].shards[i])
+		}
+	}
+	return all
+}
+
+// scriptTick is how often a running script is checked against the busy
+// threshold and the memory limit. Scripts shorter than this never pay for
+// the checks.
+const scriptTick = 100 * time.Millisecond
+
+// scriptMemoryLimit is how far the Go heap may grow while one script runs
+// before the script is stopped: gopher-lua has no allocation limit of its
+// own, and a Go allocation failure is fatal to the whole server.
+const scriptMemoryLimit = 1 << 30
+
+var heapMetric = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func (r *scriptRun) arm(srv *Server) {
+	threshold := time.Duration(srv.live.busyReplyThresholdMs.Load()) * time.Millisecond
+	wait := min(threshold, scriptTick)
+	r.mu.Lock()
+	r.timer = time.AfterFunc(wait, func() { r.tick(srv, threshold) })
+	r.mu.Unlock()
+}
+
+func (r *scriptRun) tick(srv *Server, threshold time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
+	elapsed := time.Since(r.start)
+	if !r.isBusy && elapsed >= threshold {
+		r.isBusy = true
+		srv.busyScripts.Add(1)
+		close(r.busy)
+		srv.log.Warn("Slow script detected: still in execution after " + itoa(elapsed.Milliseconds()) +
+			" milliseconds. You can try killing the script using the SCRIPT KILL command.")
+	}
+	samples := make([]metrics.Sample, 1)
+	copy(samples, heapMetric)
+	metrics.Read(samples)
+	if samples[0].Value.Kind() == metrics.KindUint64 {
+		heap := samples[0].Value.Uint64()
+		if r.memBase == 0 {
+			r.memBase = heap
+		} else if heap > r.memBase+scriptMemoryLimit && !r.killed {
+			r.killed = true
+			r.cancel(scriptError(ErrScriptMemory))
+			srv.log.Warn("script stopped: memory limit", "heap", heap)
+		}
+	}
+	next := scriptTick
+	if !r.isBusy && threshold-elapsed < next {
+		next = max(threshold-elapsed, time.Millisecond)
+	}
+	r.timer = time.AfterFunc(next, func() { r.tick(srv, threshold) })
+}
+
+// scriptError carries a reply text as the cause of a cancelled script.
+type scriptError string
+
+func (e scriptError) Error() string { return string(e) }
+
+// Call runs one redis.call: the script layer's checks in Redis's order
+// (unknown command, arity, not allowed from scripts, writes from a
+// read-only script, then our key declarations), then the handler, inside
+// the shards the EVAL holds, with its frozen clock.
+func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
+	x := r.x
+	// A refusal counts in the error statistics here, as in Redis; the
+	// script package does not count it again when the script fails with it.
+	refuse := func(cmd *Command, msg string) {
+		w.Error(msg)
+		x.srv.stats.countError(msg)
+		if cmd != nil {
+			cmd.stats.rejected.Add(1)
+		}
+	}
+	cmd := lookupCommand(commands, args[0])
+	if cmd == nil {
+		refuse(nil, ErrScriptUnknownCmd)
+		return
+	}
+	if cmd.Sub != nil && len(args) >= 2 {
+		sub := lookupCommand(cmd.Sub, args[1])
+		if sub == nil {
+			refuse(cmd, errUnknownSubcommand(args[0], args[1]))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		refuse(cmd, ErrScriptArity)
+		return
+	}
+	if cmd.Flags&FlagNoScript != 0 {
+		refuse(cmd, ErrScriptNotAllowed)
+		return
+	}
+	write := cmd.Flags&FlagWrite != 0
+	if write && r.readOnly {
+		refuse(cmd, ErrScriptReadOnly)
+		return
+	}
+	if !r.allowAll {
+		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
+			refuse(cmd, errUndeclaredWholeDB(cmd.Name))
+			return
+		}
+		r.keyIdx = cmd.keyIndexes(args, r.keyIdx[:0])
+		for _, i := range r.keyIdx {
+			if !r.holds(x.srv.ks.shardOf(r.db, args[i])) {
+				refuse(cmd, errUndeclaredKey(args[i]))
+				return
+			}
+		}
+	}
+	r.mu.Lock()
+	if r.killed {
+		r.mu.Unlock()
+		refuse(cmd, ErrScriptKilled)
+		return
+	}
+	if write {
+		r.wrote = true
+	}
+	r.mu.Unlock()
+	start := time.Now()
+	sub := Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, db: r.db, now: x.now}
+	cmd.Handler(&sub)
+	r.db = sub.db
+	// Fed after the command, as Redis's call() does: a SELECT shows the
+	// database it selected.
+	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
+	}
+	d := time.Since(start)
+	cmd.stats.calls.Add(1)
+	cmd.stats.usec.Add(int64(d / time.Microsecond))
+	cmd.stats.recordLatency(d)
+	if sub.failed {
+		cmd.stats.failed.Add(1)
+	}
+	if int64(d) >= x.srv.obs.gate.Load() {
+		r.observe(cmd, args, d)
+	}
+}
+
+// observe is Client.observe for a command of the script: the latency
+// monitor, and the slow log under Redis's Lua client ("?:0", no name).
+func (r *scriptRun) observe(cmd *Command, args [][]byte, d time.Duration) {
+	o := &r.x.srv.obs
+	us := int64(d / time.Microsecond)
+	if t := o.latencyThreshold.Load(); t > 0 && us/1000 >= t {
+		event := "command"
+		if cmd.Flags&FlagFast != 0 {
+			event = "fast-command"
+		}
+		o.latency.add(event, us/1000)
+	}
+	if cmd.Flags&FlagSkipSlowlog == 0 {
+		if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
+			o.slowlog.pushFrom("?:0", "", cmd, args, us, o.slowlogMaxLen.Load())
+		}
+	}
+}
+
+func (r *scriptRun) holds(s *Shard) bool {
+	for _, h := range r.held {
+		if h == s {
+			return true
+		}
+	}
+	return false
+}
+
+// CommandExists serves redis.acl_check_cmd.
+func (r *scriptRun) CommandExists(name []byte) bool {
+	return lookupCommand(commands, name) != nil
+}
+
+// kill stops r unless it has written. It reports false (UNKILLABLE) after
+// a write.
+func (r *scriptRun) kill() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wrote {
+		return false
+	}
+	r.killed = true
+	r.cancel(scriptError(ErrScriptKilled))
+	return true
+}
+
+// busyInMulti reports whether a command sent inside MULTI is answered
+// BUSY at queue time: it needs a shard held by a script past the busy
+// threshold. EXEC of a transaction that already met BUSY is refused the
+// same way while a script is still busy, so that its EXECABORT names BUSY
+// as Redis's does.
+func (c *Client) busyInMulti(cmd *Command, args [][]byte) bool {
+	if c.srv.busyScripts.Load() == 0 || cmd.Flags&FlagAllowBusy != 0 {
+		return false
+	}
+	if cmd.Flags&flagTxn != 0 {
+		return cmd.Name == "exec" && c.multi.busy
+	}
+	var l lockSet
+	c.lockFor(&l, cmd, args, c.db)
+	for _, s := range l.shards {
+		if r := s.script.Load(); r != nil {
+			select {
+			case <-r.busy:
+				return true
+			default:
+			}
+		}
+	}
+	return false
+}
+
+func scriptLoad(x *Ctx) {
+	s, err := x.srv.scripts.Load(x.Args[2])
+	if err != nil {
+		x.Error(err.Error())
+		return
+	}
+	x.W.BulkString(s.SHA)
+}
+
+func scriptExists(x *Ctx) {
+	x.W.Array(len(x.Args) - 2)
+	for _, sha := range x.Args[2:] {
+		if x.srv.scripts.Lookup(sha) != nil {
+			x.W.Int(1)
+		} else {
+			x.W.Int(0)
+		}
+	}
+}
+
+func scriptFlush(x *Ctx) {
+	if len(x.Args) > 3 || (len(x.Args) == 3 && !strings.EqualFold(string(x.Args[2]), "sync") && !strings.EqualFold(string(x.Args[2]), "async")) {
+		x.Error(ErrScriptFlushMode)
+		return
+	}
+	x.srv.scripts.Flush()
+	x.W.OK()
+}
+
+// scriptKill stops the running scripts that have not written. Redis can
+// only hear SCRIPT KILL once a script has passed busy-reply-threshold, so
+// a kill sent earlier waits for that moment (or for the script's end).
+func scriptKill(x *Ctx) {
+	srv := x.srv
+	srv.scriptMu.Lock()
+	runs := make([]*scriptRun, 0, len(srv.running))
+	for r := range srv.running {
+		runs = append(runs, r)
+	}
+	srv.scriptMu.Unlock()
+	killed, unkillable := false, false
+	for _, r := range runs {
+		select {
+		case <-r.busy:
+		case <-r.done:
+			continue
+		}
+		if r.kill() {
+			killed = true
+		} else {
+			unkillable = true
+		}
+	}
+	switch {
+	case killed:
+		x.W.OK()
+	case unkillable:
+		x.Error(ErrUnkillable)
+	default:
+		x.Error(ErrNotBusy)
+	}
+}
+
+// scriptDebug accepts only NO: there is no Lua debugger here.
+func scriptDebug(x *Ctx) {
+	switch strings.ToLower(string(x.Args[2])) {
+	case "no":
+		x.W.OK()
+	case "yes", "sync":
+		x.Error(ErrScriptDebug)
+	default:
+		x.Error(ErrSyntax)
+	}
+}
+
+var scriptHelpLines = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func scriptHelp(x *Ctx) {
+	x.W.Array(len(scriptHelpLines))
+	for _, l := range scriptHelpLines {
+		x.W.Status(l)
+	}
+}
+
+// LuaMemory is INFO's used_memory_lua.
+func (srv *Server) LuaMemory() int64 { return srv.scripts.MemoryUsed() }
+
+// CachedScripts is INFO's number_of_cached_scripts.
+func (srv *Server) CachedScripts() int { return srv.scripts.Count() }
+
+// scriptLogger sends redis.log lines to the server log, honouring Redis's
+// default verbosity (notice): debug and verbose lines are dropped.
+func scriptLogger(srv *Server) script.Logger {
+	return func(level int, msg string) {
+		switch level {
+		case script.LogNotice:
+			srv.log.Info(msg, "source", "script")
+		case script.LogWarning:
+			srv.log.Warn(msg, "source", "script")
+		}
+	}
+}
+
+// functionKill is FUNCTION KILL. No function ever runs here; while an EVAL
+// script is past the busy threshold Redis points at SCRIPT KILL instead.
+func functionKill(x *Ctx) {
+	if x.srv.busyScripts.Load() > 0 {
+		x.Error(ErrBusy)
+		return
+	}
+	x.Error(ErrNoFunctionRunning)
+}

@@ -1,0 +1,191 @@
+package cell
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// keysOnShards returns two keys that live on different shards of db 0.
+func keysOnShards(srv *Server) (a, b string) {
+	a = "k0"
+	for i := 1; ; i++ {
+		b = "k" + itoa(int64(i))
+		if srv.ks.shardOf(0, []byte(a)) != srv.ks.shardOf(0, []byte(b)) {
+			return a, b
+		}
+	}
+}
+
+func TestScriptUndeclaredKeys(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	a, b := keysOnShards(srv)
+	throttle := "return redis.call('cl.throttle', KEYS[1], 1, 2, 60)"
+	if got := c.do("EVAL", throttle, "1", a); !strings.HasPrefix(got, "*5\r\n:0\r\n") {
+		t.Errorf("declared key: %q", got)
+	}
+	got := c.do("EVAL", "return redis.call('cl.throttle', ARGV[1], 1, 2, 60)", "1", a, b)
+	if !strings.HasPrefix(got, "-ERR script tried accessing undeclared key '"+b+"'") || !strings.Contains(got, "--lua-allow-undeclared-keys") {
+		t.Errorf("undeclared key: %q", got)
+	}
+	if got := c.do("EVAL", "return redis.call('dbsize')", "0"); !strings.Contains(got, "'dbsize'") {
+		t.Errorf("whole-db command: %q", got)
+	}
+	if got := c.do("EXISTS", b); got == ":1\r\n" {
+		t.Errorf("the refused call wrote %s", b)
+	}
+}
+
+func TestScriptAllowUndeclaredKeys(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.LuaAllowUndeclaredKeys = true })
+	c := dial(t, srv)
+	if got := c.do("EVAL", "redis.call('cl.throttle', 'x', 1, 2, 60) redis.call('select', 2) redis.call('cl.throttle', 'y', 1, 2, 60) return redis.call('dbsize')", "0"); got != ":1\r\n" {
+		t.Errorf("undeclared keys with the flag: %q", got)
+	}
+	if got := c.do("DBSIZE"); got != ":1\r\n" {
+		t.Errorf("db 0 after the script: %q (SELECT must not leak)", got)
+	}
+}
+
+func TestScriptReadOnly(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	want := "-ERR Write commands are not allowed from read-only scripts. script: "
+	for _, args := range [][]string{
+		{"EVAL_RO", "return redis.call('cl.throttle', KEYS[1], 1, 2, 60)", "1", "k"},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('cl.throttle', KEYS[1], 1, 2, 60)", "1", "k"},
+	} {
+		if got := c.do(args...); !strings.HasPrefix(got, want) {
+			t.Errorf("%q: %q", args[1], got)
+		}
+	}
+	if got := c.do("EVAL_RO", "return redis.call('cl.probe', KEYS[1], 1, 2, 60)[1]", "1", "k"); got != ":0\r\n" {
+		t.Errorf("read from EVAL_RO: %q", got)
+	}
+	if got := c.do("EVAL", "return redis.call('cl.probe', KEYS[1], 1, 2, 60)[1]", "1", "k"); got != ":0\r\n" {
+		t.Errorf("read from EVAL: %q", got)
+	}
+}
+
+// TestScriptBusyPerShard: a looping script makes its own shard answer BUSY
+// past the threshold while another shard keeps serving; SCRIPT KILL ends
+// it; after a write it is UNKILLABLE.
+func TestScriptBusyPerShard(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.BusyReplyThreshold = 100 * time.Millisecond })
+	a, b := keysOnShards(srv)
+	runner, other, killer := dial(t, srv), dial(t, srv), dial(t, srv)
+	runner.nc.Write(encode("EVAL", "while true do end", "1", a))
+	time.Sleep(20 * time.Millisecond)
+
+	start := time.Now()
+	if got := other.do("CL.PROBE", b, "1", "2", "60"); !strings.HasPrefix(got, "*5") || time.Since(start) > 80*time.Millisecond {
+		t.Errorf("other shard: %q after %v", got, time.Since(start))
+	}
+	if got := other.do("CL.PROBE", a, "1", "2", "60"); got != "-"+ErrBusy+"\r\n" {
+		t.Errorf("busy shard: %q", got)
+	}
+	if got := killer.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Errorf("SCRIPT KILL: %q", got)
+	}
+	if got := runner.read(); !strings.HasPrefix(got, "-"+ErrScriptKilled+" script: ") {
+		t.Errorf("killed script: %q", got)
+	}
+	if got := killer.do("SCRIPT", "KILL"); got != "-"+ErrNotBusy+"\r\n" {
+		t.Errorf("SCRIPT KILL with nothing running: %q", got)
+	}
+
+	runner.nc.Write(encode("EVAL", "redis.call('cl.throttle', KEYS[1], 1, 2, 60) while true do end", "1", a))
+	time.Sleep(20 * time.Millisecond)
+	if got := killer.do("SCRIPT", "KILL"); got != "-"+ErrUnkillable+"\r\n" {
+		t.Errorf("SCRIPT KILL after a write: %q", got)
+	}
+	// Nothing but SHUTDOWN NOSAVE stops it in Redis; end it from here.
+	srv.scriptMu.Lock()
+	for r := range srv.running {
+		r.cancel(scriptError(ErrScriptKilled))
+	}
+	srv.scriptMu.Unlock()
+	runner.read()
+}
+
+// TestScriptAtomic: read-modify-write scripts on one key from many clients
+// lose no update.
+func TestScriptAtomic(t *testing.T) {
+	if commands["get"] == nil {
+		t.Skip("needs GET and SET")
+	}
+	srv := startServer(t, nil)
+	const clients, each = 8, 100
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dial(t, srv)
+			for range each {
+				c.do("EVAL", "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) return v", "1", "n")
+			}
+		}()
+	}
+	wg.Wait()
+	if got := dial(t, srv).do("GET", "n"); got != "$3\r\n800\r\n" {
+		t.Errorf("counter = %q, want 800", got)
+	}
+}
+
+// TestScriptW2Concurrent: the sliding-window script from many connections
+// on a few keys: each script is atomic, so the ZCARD replies for a key are
+// exactly 1..n, whatever the interleaving.
+func TestScriptW2Concurrent(t *testing.T) {
+	if commands["zadd"] == nil {
+		t.Skip("needs the sorted set commands")
+	}
+	srv := startServer(t, nil)
+	const clients, each, keys = 8, 60, 3
+	body := "redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]) local c = redis.call('ZCARD', KEYS[1]) redis.call('EXPIRE', KEYS[1], 60) return c"
+	var mu sync.Mutex
+	seen := map[string][]bool{}
+	var wg sync.WaitGroup
+	for cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dial(t, srv)
+			for i := range each {
+				key := "w2:" + itoa(int64(i%keys))
+				member := itoa(int64(cl*each + i))
+				got := c.do("EVAL", body, "1", key, "1700000000000", member)
+				n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(got, ":"), "\r\n"))
+				if err != nil {
+					t.Errorf("EVAL: %q", got)
+					return
+				}
+				mu.Lock()
+				if seen[key] == nil {
+					seen[key] = make([]bool, clients*each+1)
+				}
+				if n <= 0 || n >= len(seen[key]) || seen[key][n] {
+					t.Errorf("%s: ZCARD %d twice or out of range", key, n)
+				} else {
+					seen[key][n] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, s := range seen {
+		for _, v := range s {
+			if v {
+				total++
+			}
+		}
+	}
+	if total != clients*each {
+		t.Errorf("%d distinct replies, want %d", total, clients*each)
+	}
+}
