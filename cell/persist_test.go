@@ -587,3 +587,30 @@ func TestPersistPipelines(t *testing.T) {
 		})
 	}
 }
+
+// TestPersistScripts: what a script writes, alone or inside EXEC, is
+// committed with the script's shards still locked and survives a restart.
+func TestPersistScripts(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	window := `redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1]) redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1] - 100) redis.call('PEXPIRE', KEYS[1], 60000) return redis.call('ZCARD', KEYS[1])`
+	for i := range 10 {
+		if r := c.do("EVAL", window, "1", "w", strconv.Itoa(i*30)); !strings.HasPrefix(r, ":") {
+			t.Fatalf("EVAL: %q", r)
+		}
+	}
+	c.do("MULTI")
+	c.do("EVAL", "redis.call('SET', KEYS[1], 'a') return redis.call('INCR', KEYS[2])", "2", "s", "n")
+	c.do("EVAL", "return redis.call('DEL', KEYS[1])", "1", "gone")
+	if r := c.do("EXEC"); !strings.HasPrefix(r, "*2") {
+		t.Fatalf("EXEC: %q", r)
+	}
+	want := dumpKeyspace(srv)
+	if len(want) != 3 {
+		t.Fatalf("before restart: %v", want)
+	}
+	stop()
+	srv2, _ := openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv2), want)
+}
