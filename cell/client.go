@@ -33,6 +33,7 @@ type Client struct {
 	multi      *txn // non-nil between MULTI and EXEC/DISCARD
 	watched    []watchedKey
 	watchDirty atomic.Bool
+	asking     bool // ASKING was sent: the next command may use an importing slot
 
 	locks   lockSet // the shards of the running command
 	txLocks lockSet // the shards of a running EXEC

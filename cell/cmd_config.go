@@ -212,7 +212,20 @@ var configParams = []*configParam{
 	{name: "supervised", kind: kindEnum, def: "no", immutable: true, choices: []string{"upstart", "systemd", "auto", "no"}},
 	{name: "pidfile", kind: kindString, def: "", immutable: true},
 	{name: "protected-mode", kind: kindBool, def: "yes"},
-	{name: "cluster-enabled", kind: kindBool, def: "no", immutable: true},
+	{name: "cluster-enabled", kind: kindBool, def: "no", immutable: true, get: func(s *Server) string {
+		if s.clusterOn {
+			return "yes"
+		}
+		return "no"
+	}},
+	{name: "cluster-require-full-coverage", kind: kindBool, def: "yes"}, // read by cluster_route.go
+	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},  // read by cluster_route.go
+	{name: "cluster-config-file", kind: kindString, def: "nodes.conf", immutable: true, get: func(s *Server) string {
+		if s.cfg.ClusterConfigFile == "" {
+			return "nodes.conf"
+		}
+		return s.cfg.ClusterConfigFile
+	}},
 	{name: "io-threads", kind: kindInt, def: "1", immutable: true},
 	{name: "replica-read-only", alias: "slave-read-only", kind: kindBool, def: "yes"},
 	{name: "repl-backlog-size", kind: kindMemory, def: "1048576", min: 1, max: math.MaxInt64},

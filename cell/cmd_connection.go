@@ -67,6 +67,10 @@ func selectDB(x *Ctx) {
 		x.Error(ErrNotInteger)
 		return
 	}
+	if x.srv.clusterOn && n != 0 {
+		x.Error(ErrSelectCluster)
+		return
+	}
 	if n < 0 || n >= int64(len(x.srv.ks.dbs)) {
 		x.Error(ErrDBIndex)
 		return
@@ -181,7 +185,7 @@ func hello(x *Ctx) {
 	w.BulkString("id")
 	w.Int(c.id)
 	w.BulkString("mode")
-	w.BulkString("standalone")
+	w.BulkString(x.srv.redisMode())
 	w.BulkString("role")
 	w.BulkString("master")
 	w.BulkString("modules")

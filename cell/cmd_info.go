@@ -47,7 +47,7 @@ var infoSections = []struct {
 	{"Commandstats", false, true, infoCommandStats},
 	{"Errorstats", true, true, infoErrorStats},
 	{"Latencystats", false, true, infoLatencyStats},
-	{"Cluster", true, true, func(_ *Server, _ *Ctx, b *strings.Builder) { field(b, "cluster_enabled", "0") }},
+	{"Cluster", true, true, infoCluster},
 	{"Keyspace", true, true, infoKeyspace},
 }
 
@@ -113,7 +113,7 @@ func infoServer(s *Server, x *Ctx, b *strings.Builder) {
 	field(b, "redis_git_sha1", "00000000")
 	field(b, "redis_git_dirty", "0")
 	field(b, "redis_build_id", id.buildID)
-	field(b, "redis_mode", "standalone")
+	field(b, "redis_mode", s.redisMode())
 	field(b, "os", osName())
 	field(b, "arch_bits", strconv.Itoa(strconv.IntSize))
 	field(b, "monotonic_clock", "POSIX clock_gettime")

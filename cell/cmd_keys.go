@@ -101,7 +101,8 @@ func keys(x *Ctx) {
 }
 
 // SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
-// that also places keys in shards (by its low bits). With S = 2^b shards, a
+// that also places keys in shards (by its low bits; in cluster mode the
+// slot places them, and nothing below depends on which). With S = 2^b shards, a
 // cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
 // the top 53-b bits of its hash. The keys of that shard at or above the
 // threshold are still to come. A call returns keys of a shard in increasing

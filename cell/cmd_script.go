@@ -326,6 +326,16 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
+	if x.srv.clusterOn {
+		holds := r.holds
+		if r.allowAll {
+			holds = nil // every shard
+		}
+		if msg := x.scriptClusterCheck(cmd, args, holds); msg != "" {
+			refuse(cmd, msg) // Redis's scriptVerifyClusterState (cluster_route.go)
+			return
+		}
+	}
 	if !r.allowAll {
 		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
 			refuse(cmd, errUndeclaredWholeDB(cmd.Name))

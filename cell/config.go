@@ -62,6 +62,10 @@ type Config struct {
 	// command takes the new name, or none when it is "".
 	RenameCommands [][2]string
 
+	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
+	Cluster           *Topology
+	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
+
 	// persistFS replaces the operating system's file system under the
 	// store; tests use it to make the disk fail.
 	persistFS vfs.FS

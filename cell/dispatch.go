@@ -10,10 +10,12 @@ import (
 //
 //  1. unknown command or subcommand, wrong arity
 //  2. NOAUTH
-//  3. MISCONF: writes while the disk is failing
-//  4. CLIENT PAUSE: wait while a pause applies to the command
-//  5. commands not allowed inside MULTI
-//  6. MULTI queueing: everything but the transaction commands is queued
+//  3. commands not allowed inside MULTI
+//  4. cluster mode: -MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN (cluster_route.go)
+//  5. MISCONF: writes while the disk is failing (after BUSY, MONITOR and
+//     maxmemory's checks)
+//  6. CLIENT PAUSE: wait while a pause applies to the command
+//  7. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
@@ -37,6 +39,13 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(cmd, ErrNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.Flags&FlagNoMulti != 0 {
+		c.reject(cmd, ErrNoMulti)
+		return
+	}
+	if c.srv.clusterOn && !c.clusterCheck(cmd, args) {
 		return
 	}
 	if c.multi != nil && c.busyInMulti(cmd, args) {
@@ -67,16 +76,10 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
 	}
-	if c.multi != nil {
-		if cmd.Flags&FlagNoMulti != 0 {
-			c.reject(cmd, ErrNoMulti)
-			return
-		}
-		if cmd.Flags&flagTxn == 0 {
-			c.multi.add(cmd, args)
-			c.w.Status("QUEUED")
-			return
-		}
+	if c.multi != nil && cmd.Flags&flagTxn == 0 {
+		c.multi.add(cmd, args)
+		c.w.Status("QUEUED")
+		return
 	}
 	c.call(cmd, args)
 }

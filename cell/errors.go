@@ -291,6 +291,70 @@ func errUndeclaredWholeDB(name string) string {
 	return "ERR script tried running '" + name + "', which touches every key of the database: start the server with --lua-allow-undeclared-keys"
 }
 
+// Cluster.
+const (
+	ErrClusterDisabled    = "ERR This instance has cluster support disabled"
+	ErrCrossSlot          = "CROSSSLOT Keys in request don't hash to the same slot"
+	ErrTryAgain           = "TRYAGAIN Multiple keys request during rehashing of slot"
+	ErrClusterDown        = "CLUSTERDOWN The cluster is down"
+	ErrClusterDownRO      = "CLUSTERDOWN The cluster is down and only accepts read commands"
+	ErrSlotUnbound        = "CLUSTERDOWN Hash slot not served"
+	ErrSelectCluster      = "ERR SELECT is not allowed in cluster mode"
+	ErrInvalidSlot        = "ERR Invalid slot"
+	ErrInvalidSlotOrCount = "ERR Invalid slot or number of keys"
+	ErrSlotArg            = "ERR Invalid or out of range slot"
+	ErrSetSlotSyntax      = "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP"
+	ErrBusyKey            = "BUSYKEY Target key name already exists."
+	ErrDumpPayload        = "ERR DUMP payload version or checksum are wrong"
+	ErrBadDataFormat      = "ERR Bad data format"
+	ErrMigrateKeysArg     = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	ErrMigrateConnect     = "IOERR error or timeout connecting to the client"
+	ErrMigrateWrite       = "IOERR error or timeout writing to target instance"
+	ErrMigrateRead        = "IOERR error or timeout reading to target instance"
+	// ErrDumpType is ours: DUMP of a type our payload format does not carry.
+	ErrDumpType        = "ERR DUMP is not supported for this type of value"
+	ErrInvalidTTL      = "ERR Invalid TTL value, must be >= 0"
+	ErrInvalidIdletime = "ERR Invalid IDLETIME value, must be >= 0"
+	ErrInvalidFreq     = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	// ErrScriptNonLocalKey is the start of Redis's error for a script
+	// touching a key of a slot this node does not serve.
+	ErrScriptNonLocalKey   = "ERR Script attempted to access a non local key in a cluster node"
+	ErrScriptClusterDown   = "ERR Script attempted to execute a command while the cluster is down"
+	ErrScriptClusterDownRO = "ERR Script attempted to execute a write command while the cluster is down and readonly"
+)
+
+// errMoved sends a client to the node serving slot (host:port).
+func errMoved(slot int, addr string) string { return "MOVED " + itoa(int64(slot)) + " " + addr }
+
+// errAsk sends a client, for one command, to the node importing slot.
+func errAsk(slot int, addr string) string { return "ASK " + itoa(int64(slot)) + " " + addr }
+
+// errUnknownNode is CLUSTER SETSLOT's reply for a node id not in the topology.
+func errUnknownNode(id []byte) string { return "ERR I don't know about node " + cstring(id) }
+
+// errSetSlotNodeUnknown is CLUSTER SETSLOT NODE's wording of the same.
+func errSetSlotNodeUnknown(id []byte) string { return "ERR Unknown node " + cstring(id) }
+
+// errSlotHasKeys is CLUSTER SETSLOT NODE's refusal to give away a slot
+// whose keys are still here.
+func errSlotHasKeys(slot int) string {
+	return "ERR Can't assign hashslot " + itoa(int64(slot)) + " to a different node while I still hold keys for this hash slot."
+}
+
+// errNotSlotOwner is CLUSTER SETSLOT MIGRATING's reply for a slot served elsewhere.
+func errNotSlotOwner(slot int) string {
+	return "ERR I'm not the owner of hash slot " + itoa(int64(slot))
+}
+
+// errAlreadySlotOwner is CLUSTER SETSLOT IMPORTING's reply for a slot served here.
+func errAlreadySlotOwner(slot int) string {
+	return "ERR I'm already the owner of hash slot " + itoa(int64(slot))
+}
+
+// errMigrateTarget is MIGRATE's reply when the target refused a key; msg
+// is the target's error without its '-'.
+func errMigrateTarget(msg string) string { return "ERR Target instance replied with error: " + msg }
+
 // Persistence.
 const (
 	// misconfPrefix starts Redis's refusal of writes while the append-only

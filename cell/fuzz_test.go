@@ -63,8 +63,8 @@ func FuzzCommands(f *testing.F) {
 			if !ok || len(args) == 0 {
 				continue
 			}
-			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor") {
-				continue // these act on connections, not data
+			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor" || cmd.Name == "migrate") {
+				continue // these act on connections or the network, not data
 			}
 			if hugeRandomCount(args) {
 				continue

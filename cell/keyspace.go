@@ -82,6 +82,9 @@ type Keyspace struct {
 	dbs  []DB
 	mask uint64
 	seed maphash.Seed
+	// bySlot places keys by cluster hash slot instead of maphash, so that
+	// all keys of a slot share a shard (CLUSTER GETKEYSINSLOT scans one).
+	bySlot bool
 }
 
 // NewKeyspace makes databases x shards; shards is rounded up to a power of two.
@@ -107,6 +110,9 @@ func (ks *Keyspace) Shards() int { return int(ks.mask + 1) }
 
 // shardOf returns the shard that owns key in db.
 func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
+	if ks.bySlot {
+		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask]
+	}
 	h := maphash.Bytes(ks.seed, key)
 	return &ks.dbs[db].shards[h&ks.mask]
 }

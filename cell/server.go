@@ -58,6 +58,12 @@ type Server struct {
 	loadedKeys    int64          // keys loaded at start
 	loadedExpired int64          // keys found expired at start
 	bg            sync.WaitGroup // background goroutines, done before the store closes
+
+	// Cluster mode (cluster.go): fixed at start, so the command path pays
+	// one predictable branch when it is off.
+	clusterOn bool
+	topo      atomic.Pointer[Topology]
+	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
 	scripts     *script.Engine
@@ -137,6 +143,13 @@ func newServer(cfg Config) *Server {
 		start:   time.Now(),
 		clients: map[int64]*Client{},
 		done:    make(chan struct{}),
+	}
+	if cfg.Cluster != nil {
+		// Before anything (recovery included) puts a key in the keyspace:
+		// placement by slot must hold for every key.
+		s.clusterOn = true
+		s.ks.bySlot = true
+		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
 	s.lastSave.Store(s.start.Unix())

@@ -51,6 +51,10 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	fs.StringVar(&cfg.MetricsBind, "metrics-bind", "", "address for --metrics-port (empty: the first --bind address)")
 	// Operations (directives.go, ops_flags.go).
 	addOpsFlags(fs, &cfg)
+	// Cluster mode (cluster.go).
+	clusterEnabled := fs.String("cluster-enabled", "no", "yes: serve only this node's hash slots of --cluster-config-file")
+	fs.StringVar(&cfg.ClusterConfigFile, "cluster-config-file", "", "the cluster topology file, shared by all nodes (README: Cluster mode)")
+	clusterNodeID := fs.String("cluster-node-id", "", "this node's id in the topology file (empty: the line with --port)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -85,6 +89,9 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	}
 	cfg.LogLevel = new(slog.LevelVar)
 	cfg.LogLevel.Set(level)
+	if err := clusterFlags(&cfg, *clusterEnabled, *clusterNodeID); err != nil {
+		return cfg, err
+	}
 	if cfg.MetricsPort < 0 || cfg.MetricsPort > 65535 {
 		return cfg, fmt.Errorf("--metrics-port %d: must be 0..65535", cfg.MetricsPort)
 	}

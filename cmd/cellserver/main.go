@@ -27,6 +27,9 @@ func main() {
 }
 
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(args[1:], os.Stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -73,6 +76,8 @@ func run(args []string, stderr io.Writer) int {
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	reload := reloadTopologyOnHUP(cfg, srv, log)
+	defer reload()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	select {

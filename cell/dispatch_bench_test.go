@@ -1,0 +1,40 @@
+package cell
+
+import "testing"
+
+// BenchmarkDispatchSetGet is the command path of SET and GET on one
+// connection, without the network: what cluster mode's check must not slow
+// down when it is off.
+func BenchmarkDispatchSetGet(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	set := [][]byte{[]byte("SET"), []byte("rate:user:1234"), []byte("17")}
+	get := [][]byte{[]byte("GET"), []byte("rate:user:1234")}
+	for b.Loop() {
+		c.dispatch(set)
+		c.dispatch(get)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchSetGetCluster is the same on a cluster node that owns
+// the key: the slot is computed in dispatch and again to find the shard.
+func BenchmarkDispatchSetGetCluster(b *testing.B) {
+	top, err := ParseTopology("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1 127.0.0.1:7001 myself - 0 0 1 connected 0-16383\n", SelfHint{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := fuzzConfig()
+	cfg.Cluster = top
+	srv := New(cfg)
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	set := [][]byte{[]byte("SET"), []byte("rate:user:1234"), []byte("17")}
+	get := [][]byte{[]byte("GET"), []byte("rate:user:1234")}
+	for b.Loop() {
+		c.dispatch(set)
+		c.dispatch(get)
+		c.w.Reset()
+	}
+}
