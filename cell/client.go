@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -37,6 +38,17 @@ type Client struct {
 	locks   lockSet // the shards of the running command
 	txLocks lockSet // the shards of a running EXEC
 	keyIdx  []int
+
+	// The effects of the running execution, for the store (persist.go).
+	dirty    []dirtyKey
+	dirtyBuf []byte
+	flushed  []int
+	seen     map[dirtyID]int
+	batch    *persist.Batch
+	// syncTo is the last batch this client's replies may reveal; under
+	// appendfsync always they wait for it to be on disk.
+	syncTo uint64
+
 	created time.Time
 	addr    string
 	laddr   string
@@ -152,6 +164,10 @@ func (c *Client) serve() {
 func (c *Client) flush() bool {
 	if c.mon != nil {
 		return c.flushMonitor()
+	}
+	if c.srv.fsyncAlways.Load() && !c.waitDurable() {
+		c.w.Reset()
+		return false
 	}
 	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()

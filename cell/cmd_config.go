@@ -143,8 +143,21 @@ var configParams = []*configParam{
 	// Redis's default without a config file; cellserver snapshots on its
 	// own schedule whatever this says.
 	{name: "save", kind: kindSave, def: "3600 1 300 100 60 10000"},
-	{name: "appendonly", kind: kindBool, def: "no"},
-	{name: "appendfsync", kind: kindEnum, def: "everysec", choices: []string{"always", "everysec", "no"}},
+	// appendonly reads as the store's state at start (--appendonly).
+	// CONFIG SET stores a value, as Redis accepts it, but turning the
+	// store on or off takes a restart.
+	{name: "appendonly", kind: kindBool, get: func(s *Server) string {
+		if v := s.configValue("appendonly"); v != "" {
+			return v
+		}
+		if s.store != nil {
+			return "yes"
+		}
+		return "no"
+	}},
+	{name: "appendfsync", kind: kindEnum, choices: []string{"always", "everysec", "no"},
+		get:   func(s *Server) string { return s.fsyncPolicy() },
+		apply: func(s *Server, v string) string { s.setFsync(v); return "" }},
 	{name: "appendfilename", kind: kindString, def: "appendonly.aof", immutable: true},
 	{name: "appenddirname", kind: kindString, def: "appendonlydir", immutable: true},
 	{name: "dbfilename", kind: kindString, def: "dump.rdb", protected: true},

@@ -35,7 +35,7 @@ func init() {
 		&Command{Name: "pttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: pttl},
 		&Command{Name: "expiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: expiretime},
 		&Command{Name: "pexpiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpiretime},
-		&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: persist},
+		&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: persistCmd},
 		&Command{Name: "object", Arity: -2},
 		&Command{Name: "object|encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Handler: objectEncoding},
 		&Command{Name: "object|freq", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Handler: objectFreq},
@@ -476,9 +476,9 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 	x.W.Int(t)
 }
 
-// persist removes a TTL; a key without one is not modified (WATCH does not
+// persistCmd is PERSIST: it removes a TTL; a key without one is not modified (WATCH does not
 // see it).
-func persist(x *Ctx) {
+func persistCmd(x *Ctx) {
 	key := x.Args[1]
 	e := x.lookup(key)
 	if e == nil || e.Exp == 0 {

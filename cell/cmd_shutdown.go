@@ -1,6 +1,9 @@
 package cell
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], Redis 7.0's options as far
 // as they apply. There are no replicas to wait for, so NOW changes nothing
@@ -67,8 +70,22 @@ func shutdown(x *Ctx) {
 // beforeExit does what must be done before the process exits on SHUTDOWN:
 // persistence's final save, skipped with NoSave, forced with Save. An
 // error makes SHUTDOWN fail unless Force.
+//
+// With the store, the save syncs the log and flushes the memtable; NOSAVE
+// skips the flush but, as Redis still fsyncs its AOF, not the sync. SAVE
+// without a store has nothing to save to and fails, as Redis's SAVE would
+// with no usable dir.
 func (s *Server) beforeExit(m ShutdownMode) error {
-	return nil
+	if s.store == nil {
+		if m.Save {
+			return errors.New(ErrNoPersistence)
+		}
+		return nil
+	}
+	if m.NoSave {
+		return s.store.SyncAll()
+	}
+	return s.saveNow()
 }
 
 // requestExit asks main to stop the server, once.

@@ -21,9 +21,10 @@ func init() {
 // txn is a client's MULTI state: the queued commands with their own copies
 // of the arguments, and whether a queue-time error poisoned it.
 type txn struct {
-	cmds  []queued
-	dirty bool
-	busy  bool // a command was refused BUSY: EXEC is too while scripts are busy
+	cmds   []queued
+	dirty  bool
+	writes bool // a queued command writes: EXEC counts as a write (MISCONF)
+	busy   bool // a command was refused BUSY: EXEC is too while scripts are busy
 }
 
 type queued struct {
@@ -45,6 +46,7 @@ func (t *txn) add(cmd *Command, args [][]byte) {
 		cp[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
 	t.cmds = append(t.cmds, queued{cmd, cp})
+	t.writes = t.writes || cmd.Flags&FlagWrite != 0
 }
 
 // watchedKey is a key a client WATCHes. expired records that the key was
@@ -173,6 +175,8 @@ func exec(x *Ctx) {
 		q.cmd.Handler(&sub)
 		c.record(q.cmd, q.args, sub.failed, time.Since(start))
 	}
+	// One batch for the whole transaction, before its shards unlock.
+	c.commitEffects(locks)
 }
 
 // watchAborted reports whether a WATCHed key changed, or expired, since

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Config is the server's settings. The fields are the start-up values;
@@ -25,8 +27,14 @@ type Config struct {
 	ClientQueryBufferLimit int64
 	Shards                 int // per database; 0: chosen from GOMAXPROCS
 	Hz                     int // active expiry cycles per second
-	Version                string
-	Logger                 *slog.Logger
+	// AppendOnly keeps the keyspace durable in Dir (persist.DirName).
+	// Only Open honours it; New always makes an in-memory server.
+	AppendOnly bool
+	// AppendFsync is when the log reaches the disk: FsyncAlways,
+	// FsyncEverySec or FsyncNo, with Redis's meanings.
+	AppendFsync string
+	Version     string
+	Logger      *slog.Logger
 	// BusyReplyThreshold is how long a script runs before commands that
 	// need its shards get -BUSY and SCRIPT KILL may stop it (Redis's
 	// busy-reply-threshold, alias lua-time-limit).
@@ -57,6 +65,10 @@ type Config struct {
 	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
 	Cluster           *Topology
 	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
+
+	// persistFS replaces the operating system's file system under the
+	// store; tests use it to make the disk fail.
+	persistFS vfs.FS
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
@@ -81,6 +93,8 @@ func DefaultConfig() Config {
 		Databases:              16,
 		MaxClients:             10000,
 		Dir:                    ".",
+		AppendOnly:             true,
+		AppendFsync:            FsyncEverySec,
 		ProtoMaxBulkLen:        512 << 20,
 		ClientQueryBufferLimit: 1 << 30,
 		Hz:                     10,

@@ -12,8 +12,10 @@ import (
 //  2. NOAUTH
 //  3. commands not allowed inside MULTI
 //  4. cluster mode: -MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN (cluster_route.go)
-//  5. CLIENT PAUSE: wait while a pause applies to the command
-//  6. MULTI queueing: everything but the transaction commands is queued
+//  5. MISCONF: writes while the disk is failing (after BUSY, MONITOR and
+//     maxmemory's checks)
+//  6. CLIENT PAUSE: wait while a pause applies to the command
+//  7. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 func (c *Client) dispatch(args [][]byte) {
@@ -58,6 +60,15 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.srv.ops.mem.limit.Load() > 0 {
 		// maxmemory: evict, then refuse deny-oom commands (maxmemory.go).
 		if msg := c.checkMemory(cmd); msg != "" {
+			c.reject(cmd, msg)
+			return
+		}
+	}
+	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
+		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
+		// Redis refuses writes (and PING) while it cannot persist, before
+		// queueing them in MULTI.
+		if msg := c.srv.writesDenied(); msg != "" {
 			c.reject(cmd, msg)
 			return
 		}
@@ -108,6 +119,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		return
 	}
 	cmd.Handler(x)
+	c.commitEffects(&c.locks)
 	c.locks.unlock()
 	c.record(cmd, args, x.failed, time.Since(start))
 }

@@ -354,3 +354,12 @@ func errAlreadySlotOwner(slot int) string {
 // errMigrateTarget is MIGRATE's reply when the target refused a key; msg
 // is the target's error without its '-'.
 func errMigrateTarget(msg string) string { return "ERR Target instance replied with error: " + msg }
+
+// Persistence.
+const (
+	// misconfPrefix starts Redis's refusal of writes while the append-only
+	// file cannot be written; the reason (C's strerror) follows.
+	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
+	ErrSaveInProg    = "ERR Background save already in progress"
+	ErrNoPersistence = "ERR persistence is off (appendonly no): there is nothing to save"
+)

@@ -3,6 +3,8 @@ package cell
 import (
 	"runtime"
 	"time"
+
+	"github.com/cellserver/cellserver/persist"
 )
 
 // Active expiry: expired keys that nobody touches must still leave memory.
@@ -24,6 +26,7 @@ const (
 )
 
 func (s *Server) activeExpiry() {
+	defer s.bg.Done()
 	period := time.Second / time.Duration(s.cfg.Hz)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -68,7 +71,17 @@ func (s *Server) expireCycle(deadline time.Time) {
 				sh.mu.Unlock()
 				break
 			}
-			sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), want)
+			sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), want, idx/s.ks.Shards(), s.expBatch)
+			if expired != 0 && s.expBatch != nil {
+				// Committed under the shard lock, like a command's
+				// effects, so a write to the key that follows is logged
+				// after this delete.
+				n, err := s.store.Commit(s.expBatch)
+				if err != nil {
+					s.log.Error("persistence: commit failed", "err", err)
+				}
+				sh.lastCommit = n
+			}
 			if expired*10 <= sampled {
 				sh.shrink()
 			}
@@ -122,14 +135,22 @@ func (sh *Shard) shrink() {
 
 // expireSample checks up to want keys with a TTL, starting at a
 // random place of the shard (Go randomises map iteration), and deletes the
-// expired ones. The shard must be locked.
-func (ks *Keyspace) expireSample(sh *Shard, now int64, want int) (sampled, expired int) {
+// expired ones, adding their deletion to b (nil: no persistence). The
+// shard, of database db, must be locked.
+func (ks *Keyspace) expireSample(sh *Shard, now int64, want, db int, b *persist.Batch) (sampled, expired int) {
 	seen := 0
 	for k, e := range sh.keys {
 		seen++
 		if e.Exp != 0 {
 			sampled++
 			if e.expired(now) {
+				if b != nil {
+					if isWide(e) {
+						b.DeleteKey(db, []byte(k))
+					} else {
+						b.Delete(db, []byte(k))
+					}
+				}
 				ks.expire(sh, k, e)
 				expired++
 			}

@@ -62,6 +62,10 @@ type Shard struct {
 	expired  int64                // keys expired, for INFO expired_keys
 	watchers map[string][]*Client // WATCHed keys of this shard
 	peak     int                  // most keys seen by the expiry cycle, for shrink
+	// lastCommit is the store's number for the last batch that changed
+	// this shard: a reply that read the shard is not sent before that
+	// batch is synced (appendfsync always).
+	lastCommit uint64
 	// script is the running script that holds this shard, if any: lock
 	// waits on it to answer BUSY once it passes busy-reply-threshold.
 	script atomic.Pointer[scriptRun]

@@ -264,10 +264,12 @@ func (s *Server) evictOne(policy, samples int) int64 {
 }
 
 // evictKey deletes a key chosen for eviction. The shard must be locked.
-// Like an expiry, it breaks WATCHes on the key and counts as a change;
-// persistence must record the deletion of db's key here, as it does for
-// expiries.
+// Like an expiry, it breaks WATCHes on the key and counts as a change, and
+// its deletion is committed to the store before the shard unlocks.
 func (s *Server) evictKey(sh *Shard, db int, key string) {
+	if s.store != nil {
+		s.persistEviction(sh, db, key)
+	}
 	sh.drop(key)
 	sh.dirty++
 	if len(sh.watchers) != 0 {

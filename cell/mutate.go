@@ -2,8 +2,8 @@ package cell
 
 // The keyspace mutation API. Every write to a key goes through one of the
 // functions below, and each of them ends in wrote(): the single place where
-// WATCH invalidation, the changes-since-save count and (later) the
-// persistence effect log hook in. A handler that changes a value in place
+// WATCH invalidation, the changes-since-save count and the persistence
+// effect log (persist.go) hook in. A handler that changes a value in place
 // (INCR, ZADD into an existing set) calls touched() when it is done.
 //
 // All of them require the key's shard to be locked by dispatch.
@@ -17,7 +17,9 @@ func (x *Ctx) lookup(key []byte) *Entry {
 		return nil
 	}
 	if e.expired(x.now) {
+		wide := isWide(e)
 		x.srv.ks.expire(s, string(key), e)
+		x.persistNote(s, key, wide)
 		return nil
 	}
 	return e
@@ -39,6 +41,7 @@ func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
 func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
 	e := s.keys[string(key)]
+	wide := isWide(e)
 	if e == nil {
 		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
 		s.keys[string(key)] = e
@@ -48,7 +51,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 		e.enc = encAuto
 	}
 	s.setExp(e, exp)
-	x.wrote(s, key)
+	x.wroteOver(s, key, wide)
 	return e
 }
 
@@ -56,6 +59,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
 	e := s.keys[string(key)]
+	wide := isWide(e)
 	if e == nil {
 		e = &Entry{Obj: obj}
 		s.keys[string(key)] = e
@@ -63,7 +67,7 @@ func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 		e.Str, e.Obj = nil, obj
 	}
 	s.setExp(e, exp)
-	x.wrote(s, key)
+	x.wroteOver(s, key, wide)
 	return e
 }
 
@@ -82,12 +86,13 @@ func (x *Ctx) touched(key []byte) {
 // remove deletes key and reports whether it existed (expired keys do not
 // count, as in Redis).
 func (x *Ctx) remove(key []byte) bool {
-	if x.lookup(key) == nil {
+	e := x.lookup(key)
+	if e == nil {
 		return false
 	}
 	s := x.srv.ks.shardOf(x.db, key)
 	s.drop(string(key))
-	x.wrote(s, key)
+	x.wroteOver(s, key, isWide(e))
 	return true
 }
 
@@ -97,21 +102,34 @@ func (x *Ctx) remove(key []byte) bool {
 func (x *Ctx) rename(src, dst []byte, e *Entry) {
 	ss := x.srv.ks.shardOf(x.db, src)
 	ds := x.srv.ks.shardOf(x.db, dst)
+	dstWide := isWide(ds.keys[string(dst)])
 	ss.drop(string(src))
 	ds.drop(string(dst))
 	ds.keys[string(dst)] = e
 	if e.Exp != 0 {
 		ds.withTTL++
 	}
-	x.wrote(ss, src)
-	x.wrote(ds, dst)
+	x.wroteOver(ss, src, isWide(e))
+	x.wroteOver(ds, dst, dstWide)
 }
 
 // wrote is the one hook every mutation reaches.
-func (x *Ctx) wrote(s *Shard, key []byte) {
+func (x *Ctx) wrote(s *Shard, key []byte) { x.wroteOver(s, key, false) }
+
+// wroteOver is wrote for mutations that may have replaced or deleted a
+// value stored as several records (wide, see persist.go).
+func (x *Ctx) wroteOver(s *Shard, key []byte, wide bool) {
 	s.dirty++
 	if len(s.watchers) != 0 {
 		s.touchWatchers(string(key))
+	}
+	x.persistNote(s, key, wide)
+}
+
+// persistNote gives the change to the effect log, if there is one.
+func (x *Ctx) persistNote(s *Shard, key []byte, wide bool) {
+	if x.srv.store != nil {
+		x.cl.noteDirty(s, x.db, key, wide)
 	}
 }
 
@@ -154,6 +172,9 @@ func (s *Shard) touchWatchers(key string) {
 // flushDB deletes every key of db. Every shard of db must be locked. WATCHes
 // on keys that existed are broken, as Redis's FLUSHDB/FLUSHALL do.
 func (x *Ctx) flushDB(db int) {
+	if x.srv.store != nil {
+		x.cl.noteFlush(db)
+	}
 	for i := range x.srv.ks.dbs[db].shards {
 		s := &x.srv.ks.dbs[db].shards[i]
 		if len(s.keys) == 0 {

@@ -3,6 +3,7 @@ package cell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/cell/script"
+	"github.com/cellserver/cellserver/persist"
 )
 
 // Server is a running cellserver: its keyspace, its listeners and its
@@ -38,6 +40,25 @@ type Server struct {
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
 
+	// store is the durable mirror of the keyspace; nil with appendonly
+	// no, or for servers made by New.
+	store *persist.Store
+	// The appendfsync policy, live (CONFIG SET appendfsync).
+	fsyncAlways   atomic.Bool
+	fsyncEverySec atomic.Bool
+	expBatch      *persist.Batch // the active expiry's deletions
+	evictBatch    *persist.Batch // maxmemory's deletions, under ops.mem.mu
+	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64   // totalDirty() at that save
+	saves         atomic.Int64   // saves done (rdb_saves)
+	bgsave        atomic.Bool    // a BGSAVE is running
+	bgsaveStart   atomic.Int64   // Unix s it started
+	bgsaveSecs    atomic.Int64   // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool    // the last one failed
+	loadedKeys    int64          // keys loaded at start
+	loadedExpired int64          // keys found expired at start
+	bg            sync.WaitGroup // background goroutines, done before the store closes
+
 	// Cluster mode (cluster.go): fixed at start, so the command path pays
 	// one predictable branch when it is off.
 	clusterOn bool
@@ -57,8 +78,46 @@ type Server struct {
 	done      chan struct{}
 }
 
-// New makes a server from cfg. Nothing listens until Serve.
+// New makes an in-memory server from cfg: it never touches the disk,
+// whatever cfg.AppendOnly says (Open honours it). Nothing listens until
+// Serve.
 func New(cfg Config) *Server {
+	cfg.AppendOnly = false
+	s := newServer(cfg)
+	s.startBackground()
+	return s
+}
+
+// Open makes a server from cfg and, with cfg.AppendOnly, opens its store in
+// cfg.Dir and loads the keyspace from it first. It fails when the store
+// cannot be opened, for instance because another server uses cfg.Dir.
+func Open(cfg Config) (*Server, error) {
+	s := newServer(cfg)
+	if s.cfg.AppendOnly {
+		switch s.cfg.AppendFsync {
+		case FsyncAlways, FsyncEverySec, FsyncNo:
+		default:
+			close(s.done)
+			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
+		}
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS})
+		if err != nil {
+			close(s.done) // stops what newServer started
+			return nil, err
+		}
+		s.store = st
+		s.expBatch = st.NewBatch()
+		if err := s.loadStore(); err != nil {
+			st.Close()
+			close(s.done)
+			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
+		}
+	}
+	s.startBackground()
+	return s, nil
+}
+
+func newServer(cfg Config) *Server {
 	if cfg.Databases <= 0 {
 		cfg.Databases = 16
 	}
@@ -93,12 +152,28 @@ func New(cfg Config) *Server {
 		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
+	s.lastSave.Store(s.start.Unix())
+	s.bgsaveSecs.Store(-1)
+	if s.cfg.AppendFsync == "" {
+		s.cfg.AppendFsync = FsyncEverySec
+	}
+	s.setFsync(s.cfg.AppendFsync)
 	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
 	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
-	s.startOps()
-	go s.activeExpiry()
+	s.startOps() // after setFsync: a start-up appendfsync parameter wins
 	return s
+}
+
+// startBackground starts the active expiry and, with a store, the fsync
+// ticker.
+func (s *Server) startBackground() {
+	s.bg.Add(1)
+	go s.activeExpiry()
+	if s.store != nil {
+		s.bg.Add(1)
+		go s.fsyncLoop()
+	}
 }
 
 // Listen opens the configured TCP and unix listeners.
@@ -255,16 +330,62 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	idle := make(chan struct{})
 	go func() { s.conns.Wait(); close(idle) }()
+	var err error
 	select {
 	case <-idle:
-		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.clients {
 			c.nc.Close()
 		}
 		s.mu.Unlock()
-		return ctx.Err()
+		err = ctx.Err()
+	}
+	bgDone := make(chan struct{})
+	go func() { s.bg.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-ctx.Done():
+	}
+	if s.store != nil {
+		s.closeStore()
+	}
+	return err
+}
+
+// closeStore saves and closes the store at shutdown. With the disk failing
+// it does neither (both would wait for the disk forever): what was synced
+// is safe, and the log says what is not. A disk that fails during the
+// save is given storeCloseTimeout.
+func (s *Server) closeStore() {
+	if derr := s.store.Err(); derr != nil {
+		s.log.Error("persistence: the disk is failing; exiting without a final save, writes not yet synced are lost", "err", derr)
+		return
+	}
+	done := make(chan struct{})
+	go func() { s.saveAndClose(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(storeCloseTimeout):
+		s.log.Error("persistence: the disk did not complete the final save; exiting without it, writes not yet synced are lost",
+			"err", s.store.Err())
+	}
+}
+
+// storeCloseTimeout bounds the final save at shutdown.
+const storeCloseTimeout = 30 * time.Second
+
+func (s *Server) saveAndClose() {
+	// A final save makes the next start load sstables instead of
+	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
+	// Close all the same).
+	if !s.ExitMode().NoSave {
+		if err := s.saveNow(); err != nil {
+			s.log.Error("persistence: save at shutdown failed", "err", err)
+		}
+	}
+	if err := s.store.Close(); err != nil {
+		s.log.Error("persistence: closing the store", "err", err)
 	}
 }
 

@@ -129,6 +129,9 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--dir", dir,
+		// Persistence off, as redis-server runs (redisArgs): INFO and
+		// CONFIG GET then agree. persist_test.go covers persistence.
+		"--appendonly", "no",
 	}
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)

@@ -37,6 +37,8 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client (1gb)")
 	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
+	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
+	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (every 30 s)")
 	busy := msFlag{&cfg.BusyReplyThreshold}
 	fs.Var(busy, "busy-reply-threshold", "ms a script runs before others get -BUSY and SCRIPT KILL applies (5000)")
 	fs.Var(busy, "lua-time-limit", "alias of --busy-reply-threshold")
@@ -62,6 +64,20 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 		return cfg, err
 	}
 	cfg.Bind = strings.Fields(bind)
+	switch strings.ToLower(*appendonly) {
+	case "yes":
+		cfg.AppendOnly = true
+	case "no":
+		cfg.AppendOnly = false
+	default:
+		return cfg, fmt.Errorf("--appendonly %q: must be yes or no", *appendonly)
+	}
+	cfg.AppendFsync = strings.ToLower(cfg.AppendFsync)
+	switch cfg.AppendFsync {
+	case cell.FsyncAlways, cell.FsyncEverySec, cell.FsyncNo:
+	default:
+		return cfg, fmt.Errorf("--appendfsync %q: must be always, everysec or no", cfg.AppendFsync)
+	}
 	p, err := strconv.ParseUint(*perm, 8, 32)
 	if err != nil {
 		return cfg, fmt.Errorf("--unixsocketperm %q: not an octal number", *perm)

@@ -49,8 +49,13 @@ func run(args []string, stderr io.Writer) int {
 	defer closeLog()
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
-	srv := cell.New(cfg)
+	srv, err := cell.Open(cfg)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
 	if err := srv.Listen(); err != nil {
+		srv.Shutdown(context.Background())
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
@@ -66,7 +71,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
 		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
-		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir)
+		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir,
+		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)

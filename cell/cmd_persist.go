@@ -1,0 +1,73 @@
+package cell
+
+import (
+	"strings"
+	"time"
+)
+
+// SAVE, BGSAVE and LASTSAVE over the Pebble store (persist.go). A save
+// syncs the log and flushes Pebble's memtable into an sstable: after it,
+// a restart loads that sstable instead of replaying the log, which is what
+// an RDB snapshot buys Redis.
+
+func init() {
+	register(
+		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Handler: save},
+		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript, Handler: bgsave},
+		&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: lastsave},
+	)
+}
+
+func save(x *Ctx) {
+	s := x.srv
+	if s.store == nil {
+		x.Error(ErrNoPersistence)
+		return
+	}
+	if s.bgsave.Load() {
+		x.Error(ErrSaveInProg)
+		return
+	}
+	if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: SAVE failed", "err", err)
+		x.Error("ERR " + err.Error())
+		return
+	}
+	x.W.OK()
+}
+
+// bgsave saves in a goroutine. SCHEDULE is accepted; as in Redis it only
+// defers a save behind an AOF rewrite, which never runs here.
+func bgsave(x *Ctx) {
+	s := x.srv
+	if len(x.Args) > 1 && (len(x.Args) != 2 || !strings.EqualFold(string(x.Args[1]), "schedule")) {
+		x.Error(ErrSyntax)
+		return
+	}
+	if s.store == nil {
+		x.Error(ErrNoPersistence)
+		return
+	}
+	if !s.bgsave.CompareAndSwap(false, true) {
+		x.Error(ErrSaveInProg)
+		return
+	}
+	s.bgsaveStart.Store(time.Now().Unix())
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.bgsave.Store(false)
+		start := time.Now()
+		err := s.saveNow()
+		s.bgsaveFailed.Store(err != nil)
+		s.bgsaveSecs.Store(int64(time.Since(start) / time.Second))
+		if err != nil {
+			s.log.Error("persistence: BGSAVE failed", "err", err)
+		}
+	}()
+	x.W.Status("Background saving started")
+}
+
+func lastsave(x *Ctx) {
+	x.W.Int(x.srv.lastSave.Load())
+}

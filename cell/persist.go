@@ -1,0 +1,447 @@
+package cell
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// Persistence glue: how the keyspace reaches persist.Store.
+//
+// Every mutation ends in wrote(), which notes the (db, key) on the client.
+// When the command (or a whole EXEC) has run, and while its shards are
+// still locked, commitEffects serialises the final state of each noted key
+// (its entry, or a delete) into one batch and commits it without waiting
+// for the disk. Two clients writing one key hold its shard in turn, so
+// their batches reach the log in the same order as their effects reached
+// memory. FLUSHDB and FLUSHALL become one range delete per database,
+// written before the keys the same execution wrote afterwards.
+//
+// Under appendfsync always, a client's replies wait in flush() until the
+// last batch that changed any shard its commands held is synced: its own
+// writes, and the unsynced writes of others that it may have read. So no
+// reply reveals data a crash could lose, while a read of shards nobody
+// wrote lately never waits (and keeps working while the disk fails). The
+// waits of all clients share fsyncs (persist.Store.Sync). Under everysec
+// a ticker syncs once a second; under no, every 30 seconds (fsyncLoop).
+//
+// With --appendonly no there is no store: s.store is nil and each hook is
+// one nil check.
+
+// Fsync policies, as appendfsync spells them.
+const (
+	FsyncAlways   = "always"
+	FsyncEverySec = "everysec"
+	FsyncNo       = "no"
+)
+
+// dirtyKey is a key an execution changed; its bytes are in Client.dirtyBuf.
+type dirtyKey struct {
+	s      *Shard
+	db     int
+	off, n int
+	// wide: the key held a value stored as several records (a sorted set)
+	// at some point of the execution, so deleting or replacing it must
+	// remove the member records too.
+	wide bool
+}
+
+// wideValue is implemented by values stored as a head record plus one
+// record per member (persist.KindZSetWide). Deleting such a key is a range
+// delete; writing one rewrites the head and every member.
+//
+// No type implements it yet: sorted sets are stored as one record, like
+// hashes and lists, which costs the set's size per write but no range
+// tombstone. Extension point for large sets: have the sorted-set commands
+// note the members they touch (beside dirtyKey) and log only those
+// (persist.Batch.PutMember, DeleteMember), so that the window pattern
+// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) costs one record per
+// member touched; a set switching between the forms must be written with
+// a range delete first, which the wide flag of dirtyKey already carries.
+type wideValue interface {
+	eachMember(fn func(member []byte, score float64))
+}
+
+// storedValue is implemented by aggregate values (hashes, lists) that are
+// stored as one record: appendStored appends their encoding
+// (persist.AppendAggregate, AppendItem) to dst.
+type storedValue interface {
+	appendStored(dst []byte, exp int64) []byte
+}
+
+func (h *Hash) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindHash, exp, 2*len(h.pairs))
+	for i := range h.pairs {
+		dst = persist.AppendItem(dst, h.pairs[i].field)
+		dst = persist.AppendItem(dst, h.pairs[i].value)
+	}
+	return dst
+}
+
+func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindZSet, exp, 2*z.Len())
+	z.Range(0, -1, false, func(m []byte, score float64) bool {
+		sc := persist.EncodeScore(score)
+		dst = persist.AppendItem(dst, m)
+		dst = persist.AppendItem(dst, sc[:])
+		return true
+	})
+	return dst
+}
+
+func (l *List) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindList, exp, l.n)
+	for i := 0; i < l.n; i++ {
+		dst = persist.AppendItem(dst, l.At(i))
+	}
+	return dst
+}
+
+// isWide reports whether e is stored as several records.
+func isWide(e *Entry) bool {
+	if e == nil || e.Obj == nil {
+		return false
+	}
+	_, ok := e.Obj.(wideValue)
+	return ok
+}
+
+// noteDirty records that key of db, in shard s, changed.
+func (c *Client) noteDirty(s *Shard, db int, key []byte, wide bool) {
+	if n := len(c.dirty); n > 0 {
+		last := &c.dirty[n-1]
+		if last.db == db && string(c.dirtyBuf[last.off:last.off+last.n]) == string(key) {
+			last.wide = last.wide || wide
+			return
+		}
+	}
+	c.dirty = append(c.dirty, dirtyKey{s: s, db: db, off: len(c.dirtyBuf), n: len(key), wide: wide})
+	c.dirtyBuf = append(c.dirtyBuf, key...)
+}
+
+// noteFlush records that db was emptied.
+func (c *Client) noteFlush(db int) {
+	c.flushed = append(c.flushed, db)
+}
+
+// commitEffects writes what the execution changed as one batch. l is the
+// execution's lock set, still locked. Under appendfsync always it also
+// notes which batch the replies must wait for.
+func (c *Client) commitEffects(l *lockSet) {
+	st := c.srv.store
+	if st == nil {
+		return
+	}
+	if len(c.dirty) != 0 || len(c.flushed) != 0 {
+		c.commit(st, l)
+	}
+	if c.srv.fsyncAlways.Load() {
+		for _, s := range l.shards {
+			c.syncTo = max(c.syncTo, s.lastCommit)
+		}
+	}
+}
+
+func (c *Client) commit(st *persist.Store, l *lockSet) {
+	if c.batch == nil {
+		c.batch = st.NewBatch()
+	}
+	b := c.batch
+	for _, db := range c.flushed {
+		b.DeleteDB(db)
+	}
+	if len(c.dirty) > 1 {
+		c.dedupeDirty()
+	}
+	for _, d := range c.dirty {
+		key := c.dirtyBuf[d.off : d.off+d.n]
+		storeEntry(b, d.db, key, d.s.keys[string(key)], d.wide, c.srv)
+	}
+	n, err := st.Commit(b)
+	if err != nil {
+		c.srv.log.Error("persistence: commit failed", "err", err)
+	}
+	for _, s := range l.shards {
+		s.lastCommit = n
+	}
+	c.dirty, c.dirtyBuf, c.flushed = c.dirty[:0], c.dirtyBuf[:0], c.flushed[:0]
+}
+
+// dedupeDirty keeps the first note of each key, carrying the wide flags
+// of the others into it.
+func (c *Client) dedupeDirty() {
+	if c.seen == nil {
+		c.seen = map[dirtyID]int{}
+	}
+	clear(c.seen)
+	out := c.dirty[:0]
+	for _, d := range c.dirty {
+		id := dirtyID{d.db, string(c.dirtyBuf[d.off : d.off+d.n])}
+		if i, ok := c.seen[id]; ok {
+			out[i].wide = out[i].wide || d.wide
+			continue
+		}
+		c.seen[id] = len(out)
+		out = append(out, d)
+	}
+	c.dirty = out
+}
+
+type dirtyID struct {
+	db  int
+	key string
+}
+
+// storeEntry adds to b the records that make db's key hold e (nil: no
+// key). A key past its expiry is written as it is: loading drops it.
+func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, srv *Server) {
+	if e == nil {
+		if wasWide {
+			b.DeleteKey(db, key)
+		} else {
+			b.Delete(db, key)
+		}
+		return
+	}
+	if wasWide || isWide(e) {
+		b.DeleteKey(db, key)
+	}
+	switch v := e.Obj.(type) {
+	case nil:
+		b.PutString(db, key, e.Exp, e.Str)
+	case wideValue:
+		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
+		v.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
+	case storedValue:
+		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
+	default:
+		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.Obj), "key", fmt.Sprintf("%q", key))
+	}
+}
+
+// persistEviction commits the deletion of db's key, evicted under
+// maxmemory. The shard must be locked; evictions run one at a time (under
+// the memory state's lock), so they share one batch.
+func (s *Server) persistEviction(sh *Shard, db int, key string) {
+	if s.evictBatch == nil {
+		s.evictBatch = s.store.NewBatch()
+	}
+	if isWide(sh.keys[key]) {
+		s.evictBatch.DeleteKey(db, []byte(key))
+	} else {
+		s.evictBatch.Delete(db, []byte(key))
+	}
+	n, err := s.store.Commit(s.evictBatch)
+	if err != nil {
+		s.log.Error("persistence: commit failed", "err", err)
+	}
+	sh.lastCommit = n
+}
+
+// loadStore fills the keyspace from the store at start. Keys already
+// expired are dropped, from memory and from the store.
+func (s *Server) loadStore() error {
+	// Everything allocated while loading stays live, so a collection
+	// during the load finds nothing to free: pausing the collector cuts
+	// the load time by about a third.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	start := time.Now()
+	now := start.UnixMilli()
+	drop := s.store.NewBatch()
+	var loaded, expired, skipped int
+	bad, err := s.store.Load(func(db int, key []byte, v persist.Value) error {
+		if db >= len(s.ks.dbs) {
+			skipped++
+			return nil
+		}
+		if v.Exp != 0 && now > v.Exp {
+			// A set stored member by member arrives as KindZSet too: the
+			// range delete covers both forms.
+			if v.Kind == persist.KindZSet {
+				drop.DeleteKey(db, key)
+			} else {
+				drop.Delete(db, key)
+			}
+			expired++
+			return nil
+		}
+		e, ok := s.entryFromStored(v)
+		if !ok {
+			skipped++
+			s.log.Warn("persistence: skipping a key of a type this build does not know",
+				"db", db, "key", fmt.Sprintf("%q", key), "type", string(rune(v.Kind)))
+			return nil
+		}
+		sh := s.ks.shardOf(db, key)
+		sh.keys[string(key)] = e
+		if e.Exp != 0 {
+			sh.withTTL++
+		}
+		loaded++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.Commit(drop); err != nil {
+		return err
+	}
+	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
+	if skipped > 0 {
+		s.log.Warn("persistence: keys of databases beyond --databases or of unknown types were left on disk", "count", skipped)
+	}
+	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
+		"expired_dropped", expired, "corrupt_skipped", bad, "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// entryFromStored makes a keyspace entry from a stored value; the bytes
+// are copied out of the store's buffers.
+func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
+	switch v.Kind {
+	case persist.KindString:
+		return &Entry{Exp: v.Exp, Str: append(make([]byte, 0, len(v.Str)), v.Str...)}, true
+	}
+	if obj, ok := s.objectFromStored(v); ok {
+		return &Entry{Exp: v.Exp, Obj: obj}, true
+	}
+	return nil, false
+}
+
+// objectFromStored builds an aggregate value from its stored form (the
+// items are copied). An empty one is refused: the keyspace never holds an
+// empty hash, list or sorted set.
+func (s *Server) objectFromStored(v persist.Value) (any, bool) {
+	if len(v.Items) == 0 {
+		return nil, false
+	}
+	switch v.Kind {
+	case persist.KindZSet:
+		z := newZSet(zsetlite.Config{
+			MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
+			MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
+		})
+		for i := 0; i+1 < len(v.Items); i += 2 {
+			score, err := persist.DecodeScore(v.Items[i+1])
+			if err != nil {
+				return nil, false
+			}
+			z.Put(v.Items[i], score)
+		}
+		return z, true
+	case persist.KindHash:
+		h := NewHash()
+		for i := 0; i+1 < len(v.Items); i += 2 {
+			h.Set(v.Items[i], v.Items[i+1])
+		}
+		return h, true
+	case persist.KindList:
+		l := NewList()
+		for _, it := range v.Items {
+			l.PushBack(it)
+		}
+		return l, true
+	}
+	return nil, false
+}
+
+// setFsync applies an appendfsync policy; CONFIG SET may change it live.
+func (s *Server) setFsync(policy string) {
+	s.fsyncAlways.Store(policy == FsyncAlways)
+	s.fsyncEverySec.Store(policy == FsyncEverySec)
+}
+
+// fsyncPolicy is the appendfsync policy in force.
+func (s *Server) fsyncPolicy() string {
+	switch {
+	case s.fsyncAlways.Load():
+		return FsyncAlways
+	case s.fsyncEverySec.Load():
+		return FsyncEverySec
+	}
+	return FsyncNo
+}
+
+// fsyncLoop syncs the log once a second under appendfsync everysec, and
+// every 30 seconds under no. Pebble keeps records that nobody asked to sync
+// in its current 32 KB log block, not even written to the OS, so without
+// these syncs a quiet server under "no" could lose its last writes to a
+// crash of the process alone, however old they were. 30 s is the kernel's
+// own default writeback age (dirty_expire_centisecs), what "the OS
+// decides" means for Redis.
+func (s *Server) fsyncLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for tick := 1; ; tick++ {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			if s.fsyncAlways.Load() || (!s.fsyncEverySec.Load() && tick%30 != 0) {
+				continue
+			}
+			if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
+				s.log.Error("persistence: fsync failed", "err", err)
+			}
+		}
+	}
+}
+
+// waitDurable holds c's replies until the batches they may reveal are on
+// disk (appendfsync always). false: they never will be; the caller must
+// drop the replies.
+func (c *Client) waitDurable() bool {
+	if c.syncTo == 0 || c.srv.store == nil || c.srv.store.Synced(c.syncTo) {
+		return true
+	}
+	if err := c.srv.store.Sync(c.syncTo); err != nil {
+		c.srv.log.Error("persistence: replies dropped, their effects could not be synced", "id", c.id, "err", err)
+		return false
+	}
+	return true
+}
+
+// writesDenied is Redis's MISCONF reply while the disk is failing, or "".
+func (s *Server) writesDenied() string {
+	if s.store == nil {
+		return ""
+	}
+	if err := s.store.Err(); err != nil {
+		return misconfPrefix + persist.Strerror(err)
+	}
+	return ""
+}
+
+// saveNow makes everything durable and flushes the memtable: the snapshot.
+func (s *Server) saveNow() error {
+	dirty := s.totalDirty()
+	if err := s.store.SyncAll(); err != nil {
+		return err
+	}
+	if err := s.store.Save(); err != nil {
+		return err
+	}
+	s.lastSave.Store(time.Now().Unix())
+	s.dirtyAtSave.Store(dirty)
+	s.saves.Add(1)
+	return nil
+}
+
+// totalDirty sums the shards' write counters (Redis's server.dirty), one
+// shard lock at a time: a consistent total is not needed.
+func (s *Server) totalDirty() int64 {
+	var n int64
+	for d := range s.ks.dbs {
+		for i := range s.ks.dbs[d].shards {
+			sh := &s.ks.dbs[d].shards[i]
+			sh.mu.Lock()
+			n += sh.dirty
+			sh.mu.Unlock()
+		}
+	}
+	return n
+}

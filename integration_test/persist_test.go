@@ -1,0 +1,374 @@
+package integration_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Persistence: the built binary is written to, stopped (SIGTERM) or killed
+// (SIGKILL), restarted on the same --dir and read back.
+
+// cellOnDir starts cellserver with its data in dataDir; its output goes to
+// a directory of its own, so restarts keep every log.
+func cellOnDir(t *testing.T, dataDir string, args ...string) *process {
+	t.Helper()
+	p, err := startCellOnDir(dataDir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+func startCellOnDir(dataDir string, args ...string) (*process, error) {
+	return startProcess("cellserver", harness.binary, func(port int, _ string) []string {
+		return append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dataDir}, args...)
+	})
+}
+
+// kill ends p with SIGKILL: no shutdown, no final sync.
+func (p *process) kill() {
+	p.cmd.Process.Kill()
+	<-p.exited
+}
+
+func mustDial(t *testing.T, p *process) *respConn {
+	t.Helper()
+	c, err := dialRESP(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// ints reads the integers of a reply: ":5\r\n" or an array of them.
+func ints(r string) []int64 {
+	var out []int64
+	for _, line := range strings.Split(r, "\r\n") {
+		if strings.HasPrefix(line, ":") {
+			n, _ := strconv.ParseInt(line[1:], 10, 64)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// throttleArgs: a limiter whose remaining count drops by one per call and
+// does not refill during a test (one token an hour), so the count says
+// exactly how many calls the server kept. CL.PROBE answers what the next
+// call would: one less than the last call's remaining count.
+func throttleArgs(key string) []string {
+	return []string{"CL.THROTTLE", key, strconv.Itoa(burst), "1", "3600"}
+}
+
+func probeArgs(key string) []string {
+	return []string{"CL.PROBE", key, strconv.Itoa(burst), "1", "3600"}
+}
+
+// burst is the limiter's max_burst: a fresh key's first call leaves burst.
+const burst = 100000
+
+// remaining is the remaining count of a CL.THROTTLE or CL.PROBE reply.
+func remaining(r string) int64 {
+	if v := ints(r); len(v) == 5 {
+		return v[2]
+	}
+	return -1
+}
+
+// TestPersistRestart: SIGTERM, restart on the same --dir: strings, hashes,
+// lists and sorted sets read back the same, expiries stay absolute, and the limiter
+// continues exactly where it stopped, in every database.
+func TestPersistRestart(t *testing.T) {
+	cellserverBinary(t)
+	dir := t.TempDir()
+	p := cellOnDir(t, dir)
+	c := mustDial(t, p)
+	var want []int64
+	for db := range 16 {
+		mustDo(t, c, "SELECT", strconv.Itoa(db))
+		for range db + 1 {
+			want = append(want, remaining(mustDo(t, c, throttleArgs("limit\x00\xff")...)))
+		}
+	}
+	// Every type, absolute expiries and binary data, read back with the
+	// same commands after the restart.
+	mustDo(t, c, "SELECT", "5")
+	pxat := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	for _, cmd := range [][]string{
+		{"SET", "s\x00", "v\r\n\x00", "PXAT", pxat}, {"INCRBY", "n", "42"},
+		{"HSET", "h", "f1", "v1", "f2", "", "f3", "v3"}, {"HDEL", "h", "f2"}, {"PEXPIREAT", "h", pxat},
+		{"RPUSH", "l", "a", "b", "c"}, {"LPUSH", "l", "z"}, {"LREM", "l", "1", "b"},
+		{"SET", "gone", "x"}, {"DEL", "gone"}, {"SET", "short", "x", "PX", "1"},
+		{"ZADD", "win", "1", "a", "2", "b\x00", "3", "c"}, {"ZREMRANGEBYSCORE", "win", "-inf", "1"}, {"PEXPIREAT", "win", pxat},
+	} {
+		mustDo(t, c, cmd...)
+	}
+	reads := [][]string{
+		{"GET", "s\x00"}, {"PEXPIRETIME", "s\x00"}, {"GET", "n"}, {"HGETALL", "h"}, {"PEXPIRETIME", "h"},
+		{"LRANGE", "l", "0", "-1"}, {"EXISTS", "gone", "short"}, {"DBSIZE"},
+		{"ZRANGE", "win", "0", "-1", "WITHSCORES"}, {"PEXPIRETIME", "win"},
+	}
+	time.Sleep(5 * time.Millisecond) // "short" expires
+	var before []string
+	for _, r := range reads {
+		before = append(before, mustDo(t, c, r...))
+	}
+	p.stop()
+	if p.waitErr != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", p.waitErr, p.logTail(20))
+	}
+	p2 := cellOnDir(t, dir)
+	c2 := mustDial(t, p2)
+	mustDo(t, c2, "SELECT", "5")
+	for i, r := range reads {
+		if got := mustDo(t, c2, r...); got != before[i] {
+			t.Errorf("%v after restart: %q, before: %q", r, got, before[i])
+		}
+	}
+	for db := range 16 {
+		mustDo(t, c2, "SELECT", strconv.Itoa(db))
+		got := remaining(mustDo(t, c2, probeArgs("limit\x00\xff")...))
+		if w := want[(db+1)*(db+2)/2-1] - 1; got != w {
+			t.Errorf("db %d: remaining %d after restart, want %d", db, got, w)
+		}
+		if r := remaining(mustDo(t, c2, throttleArgs("limit\x00\xff")...)); r != want[(db+1)*(db+2)/2-1]-1 {
+			t.Errorf("db %d: the next call left %d", db, r)
+		}
+	}
+}
+
+// TestPersistCrash: 50 connections write (CL.THROTTLE, INCR, SET) under
+// appendfsync always while the server is SIGKILLed, ten times on one
+// --dir. Every time the server starts again,
+// and every acknowledged write is there.
+func TestPersistCrash(t *testing.T) {
+	writeThenStop(t, 20, "always", (*process).kill)
+}
+
+// TestPersistSigtermUnderLoad: SIGTERM while 50 connections write, under
+// appendfsync everysec. The server finishes the commands in flight, sends
+// their replies, syncs and exits 0; every acknowledged write is there after
+// the restart.
+func TestPersistSigtermUnderLoad(t *testing.T) {
+	writeThenStop(t, 5, "everysec", func(p *process) {
+		p.stop()
+		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("exit code %d after SIGTERM, want 0", code)
+		}
+	})
+}
+
+// writeThenStop runs rounds of: 50 connections doing CL.THROTTLE, INCR and
+// SET on keys of their own, stop (kill or SIGTERM) at a random moment,
+// restart on the same --dir, and check that every acknowledged write was
+// kept, plus at most the one in flight.
+func writeThenStop(t *testing.T, rounds int, fsync string, stop func(*process)) {
+	cellserverBinary(t)
+	dir := t.TempDir()
+	const conns = 50
+	// acked[g] is what connection g's last acknowledged writes left.
+	type state struct{ remaining, incr, set int64 }
+	acked := make([]state, conns)
+	for g := range acked {
+		acked[g] = state{remaining: burst + 1, incr: 0, set: -1}
+	}
+	for round := range rounds {
+		p := cellOnDir(t, dir, "--appendfsync", fsync)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for g := range conns {
+			c, err := dialRESP(p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				for i := 0; ; i++ {
+					r, err := c.Do(throttleArgs(fmt.Sprintf("t:%d", g))...)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					acked[g].remaining = remaining(string(r))
+					mu.Unlock()
+					if r, err = c.Do("INCR", fmt.Sprintf("n:%d", g)); err != nil {
+						return
+					}
+					mu.Lock()
+					acked[g].incr = ints(string(r))[0]
+					mu.Unlock()
+					seq := acked[g].set + 1
+					if _, err = c.Do("SET", fmt.Sprintf("s:%d", g), strconv.FormatInt(seq, 10)); err != nil {
+						return
+					}
+					mu.Lock()
+					acked[g].set = seq
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(100+rand.IntN(200)) * time.Millisecond)
+		stop(p)
+		wg.Wait()
+
+		p2 := cellOnDir(t, dir, "--appendfsync", fsync)
+		c := mustDial(t, p2)
+		for g := range conns {
+			// At most one more write than acknowledged: the one in flight
+			// when the server died may or may not have been kept.
+			got := remaining(mustDo(t, c, probeArgs(fmt.Sprintf("t:%d", g))...)) + 1
+			if got > acked[g].remaining || got < acked[g].remaining-1 {
+				t.Fatalf("round %d conn %d: remaining %d, acknowledged %d", round, g, got, acked[g].remaining)
+			}
+			acked[g].remaining = got
+			// The same for the counter and the SET sequence.
+			v := mustDo(t, c, "GET", fmt.Sprintf("n:%d", g))
+			cnt := int64(0)
+			if !strings.HasPrefix(v, "$-1") {
+				cnt, _ = strconv.ParseInt(strings.Split(v, "\r\n")[1], 10, 64)
+			}
+			if cnt < acked[g].incr || cnt > acked[g].incr+1 {
+				t.Fatalf("round %d conn %d: counter %d, acknowledged %d", round, g, cnt, acked[g].incr)
+			}
+			acked[g].incr = cnt
+			v = mustDo(t, c, "GET", fmt.Sprintf("s:%d", g))
+			set := int64(-1)
+			if !strings.HasPrefix(v, "$-1") {
+				set, _ = strconv.ParseInt(strings.Split(v, "\r\n")[1], 10, 64)
+			}
+			if set < acked[g].set || set > acked[g].set+1 {
+				t.Fatalf("round %d conn %d: SET value %d, acknowledged %d", round, g, set, acked[g].set)
+			}
+			acked[g].set = set
+		}
+		p2.stop()
+	}
+	spent := int64(0)
+	for _, a := range acked {
+		spent += burst + 1 - a.remaining
+	}
+	t.Logf("%d rounds, %d CL.THROTTLE calls (and as many INCR and SET) kept", rounds, spent)
+}
+
+// newestWAL is the newest log file of the store in dataDir.
+func newestWAL(t *testing.T, dataDir string) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "cellserver.db", "*.log"))
+	if len(logs) == 0 {
+		t.Fatal("no log file")
+	}
+	sort.Strings(logs)
+	return logs[len(logs)-1]
+}
+
+// TestPersistTornWAL: the newest log is cut in the middle of a record
+// after a crash; the server starts, says so, and keeps a prefix of the
+// writes: every write before the cut, none after it.
+func TestPersistTornWAL(t *testing.T) {
+	cellserverBinary(t)
+	for _, cut := range []string{"tail", "middle"} {
+		t.Run(cut, func(t *testing.T) {
+			dir := t.TempDir()
+			p := cellOnDir(t, dir, "--appendfsync", "always")
+			c := mustDial(t, p)
+			const n = 200
+			for i := range n {
+				mustDo(t, c, throttleArgs(fmt.Sprintf("k%03d", i))...)
+			}
+			p.kill()
+			path := newestWAL(t, dir)
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := st.Size() - 3
+			if cut == "middle" {
+				size = st.Size() / 2
+			}
+			if err := os.Truncate(path, size); err != nil {
+				t.Fatal(err)
+			}
+			p2 := cellOnDir(t, dir, "--appendfsync", "always")
+			c2 := mustDial(t, p2)
+			kept := 0
+			for i := range n {
+				r := remaining(mustDo(t, c2, probeArgs(fmt.Sprintf("k%03d", i))...))
+				switch {
+				case r == burst-1 && kept == i:
+					kept++
+				case r == burst-1:
+					t.Fatalf("k%03d kept after a lost key", i)
+				case r != burst:
+					t.Fatalf("k%03d: remaining %d", i, r)
+				}
+			}
+			if cut == "tail" && kept < n-1 {
+				t.Fatalf("kept %d of %d writes after cutting 3 bytes", kept, n)
+			}
+			if cut == "middle" && (kept == 0 || kept == n) {
+				t.Fatalf("kept %d of %d writes after cutting the log in half", kept, n)
+			}
+			out, _ := os.ReadFile(p2.logPath)
+			if !bytes.Contains(out, []byte("cut the torn tail")) {
+				t.Fatalf("no log line about the cut:\n%s", out)
+			}
+			t.Logf("cut at %d of %d bytes: kept %d of %d writes", size, st.Size(), kept, n)
+		})
+	}
+}
+
+// TestPersistSecondServer: a second server on the same --dir refuses to
+// start, saying why.
+func TestPersistSecondServer(t *testing.T) {
+	cellserverBinary(t)
+	dir := t.TempDir()
+	cellOnDir(t, dir)
+	p, err := startCellOnDir(dir)
+	if err == nil {
+		p.stop()
+		t.Fatal("a second server started on the same --dir")
+	}
+	if !strings.Contains(err.Error(), "in use by another cellserver") {
+		t.Fatalf("the refusal does not say why: %v", err)
+	}
+}
+
+// TestPersistShutdownCommand: SHUTDOWN saves and SHUTDOWN NOSAVE still
+// syncs the log: either way the writes are there after a restart.
+func TestPersistShutdownCommand(t *testing.T) {
+	cellserverBinary(t)
+	dir := t.TempDir()
+	for i, mode := range [][]string{{"SHUTDOWN"}, {"SHUTDOWN", "NOSAVE"}, {"SHUTDOWN", "SAVE"}} {
+		p := cellOnDir(t, dir)
+		c := mustDial(t, p)
+		if i > 0 {
+			if got := mustDo(t, c, "GET", "n"); got != fmt.Sprintf("$1\r\n%d\r\n", i) {
+				t.Fatalf("after %v: GET n = %q", mode, got)
+			}
+		}
+		mustDo(t, c, "INCR", "n")
+		c.Send(mode...)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: the server did not exit", mode)
+		}
+	}
+	p := cellOnDir(t, dir)
+	if got := mustDo(t, mustDial(t, p), "GET", "n"); got != "$1\r\n3\r\n" {
+		t.Fatalf("GET n = %q", got)
+	}
+}

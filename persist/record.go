@@ -1,0 +1,241 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// Kind is the type tag of a stored value. The tags are part of the on-disk
+// format: never renumber them, only add.
+type Kind byte
+
+const (
+	KindString Kind = 's' // Str holds the bytes
+	KindList   Kind = 'l' // Items holds the elements, head first
+	KindHash   Kind = 'h' // Items holds field, value, field, value, ...
+	// KindZSet is a sorted set in one record: Items holds member, score,
+	// member, score, ... with each score the 8 bytes of EncodeScore.
+	KindZSet Kind = 'z'
+	// KindZSetWide is the head record of a sorted set stored as one record
+	// per member (AppendMemberKey), so that the sliding-window changes
+	// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) could cost one
+	// record per member touched instead of a rewrite of the whole set.
+	// Decode returns the head with no Items; Store.Load gathers the member
+	// records into Items as KindZSet has them. The server writes this form
+	// only for values that ask for it (cell's wideValue), which none does
+	// yet: it is the layout for large sets once the sorted-set commands log
+	// member-level changes.
+	KindZSetWide Kind = 'w'
+)
+
+// Value is one key's stored state: its kind, its absolute expiry in Unix ms
+// (0: none) and its contents. Decoded values alias the bytes they were
+// decoded from.
+type Value struct {
+	Kind  Kind
+	Exp   int64
+	Str   []byte
+	Items [][]byte
+}
+
+// Record layout.
+//
+// A key record's Pebble key is
+//
+//	nsKey | uvarint(db) | uvarint(len(key)) | key
+//
+// The length prefix makes every key record prefix-free among key records,
+// so the records that belong to one Redis key (the head, and for sorted
+// sets its members) are exactly the Pebble keys that start with the head's
+// key: a range delete of [head, PrefixEnd(head)) removes the key and
+// nothing else, and a range delete of one db's prefix empties that db.
+//
+// A member record's key is head | member; its value is EncodeScore(score)
+// (sorted sets in the KindZSetWide form).
+//
+// A value is
+//
+//	kind byte | uvarint(exp) | payload
+//
+// payload: a string's bytes as they are; a list's, hash's or sorted set's
+// uvarint(count) then count items, each uvarint(len) | bytes; nothing for
+// a KindZSetWide head.
+const (
+	nsMeta byte = 0x00 // format version and other server metadata
+	nsKey  byte = 0x01 // the keyspace
+)
+
+// ErrCorrupt is returned for a record that does not decode. Recovery
+// reports it with the record's key and refuses nothing else.
+var ErrCorrupt = errors.New("persist: corrupt record")
+
+// AppendKey appends the Pebble key of db's key to dst.
+func AppendKey(dst []byte, db int, key []byte) []byte {
+	dst = append(dst, nsKey)
+	dst = binary.AppendUvarint(dst, uint64(db))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	return append(dst, key...)
+}
+
+// AppendDBPrefix appends the prefix every key record of db starts with.
+func AppendDBPrefix(dst []byte, db int) []byte {
+	dst = append(dst, nsKey)
+	return binary.AppendUvarint(dst, uint64(db))
+}
+
+// AppendMemberKey appends the Pebble key of a sorted-set member of the set
+// whose key record is head.
+func AppendMemberKey(dst, head, member []byte) []byte {
+	dst = append(dst, head...)
+	return append(dst, member...)
+}
+
+// DecodeKey splits a key record's Pebble key into its db, its Redis key and
+// the member suffix (empty for a head). The slices alias k.
+func DecodeKey(k []byte) (db int, key, member []byte, err error) {
+	if len(k) == 0 || k[0] != nsKey {
+		return 0, nil, nil, ErrCorrupt
+	}
+	k = k[1:]
+	d, n := binary.Uvarint(k)
+	if n <= 0 || d > 1<<31 {
+		return 0, nil, nil, ErrCorrupt
+	}
+	k = k[n:]
+	l, n := binary.Uvarint(k)
+	if n <= 0 || l > uint64(len(k)-n) {
+		return 0, nil, nil, ErrCorrupt
+	}
+	k = k[n:]
+	return int(d), k[:l], k[l:], nil
+}
+
+// PrefixEnd returns the smallest key greater than every key starting with
+// p, the exclusive end of a range delete over p. p must not be all 0xff
+// bytes (ours start with a namespace byte below 0xff).
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// AppendString appends the encoding of a string value; it is the hot path
+// (counters, CL.THROTTLE state) and allocates nothing.
+func AppendString(dst []byte, exp int64, s []byte) []byte {
+	dst = append(dst, byte(KindString))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	return append(dst, s...)
+}
+
+// AppendValue appends the encoding of v.
+func AppendValue(dst []byte, v Value) []byte {
+	switch v.Kind {
+	case KindString:
+		return AppendString(dst, v.Exp, v.Str)
+	case KindList, KindHash, KindZSet:
+		dst = AppendAggregate(dst, v.Kind, v.Exp, len(v.Items))
+		for _, it := range v.Items {
+			dst = AppendItem(dst, it)
+		}
+		return dst
+	default: // KindZSetWide: the members are records of their own
+		dst = append(dst, byte(v.Kind))
+		return binary.AppendUvarint(dst, uint64(v.Exp))
+	}
+}
+
+// AppendAggregate starts the encoding of a list or hash of count items;
+// AppendItem then appends each. Types that hold their items in their own
+// form (string fields, ring buffers) encode without building a Value.
+func AppendAggregate(dst []byte, kind Kind, exp int64, count int) []byte {
+	dst = append(dst, byte(kind))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	return binary.AppendUvarint(dst, uint64(count))
+}
+
+// AppendItem appends one item of a list or hash.
+func AppendItem[T string | []byte](dst []byte, item T) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(item)))
+	return append(dst, item...)
+}
+
+// Decode reads a value. It checks every length against the input, so a
+// corrupt record gives ErrCorrupt, never a panic or a huge allocation.
+func Decode(b []byte) (Value, error) {
+	if len(b) == 0 {
+		return Value{}, ErrCorrupt
+	}
+	v := Value{Kind: Kind(b[0])}
+	exp, n := binary.Uvarint(b[1:])
+	if n <= 0 || exp > 1<<62 {
+		return Value{}, ErrCorrupt
+	}
+	v.Exp = int64(exp)
+	b = b[1+n:]
+	switch v.Kind {
+	case KindString:
+		v.Str = b
+		return v, nil
+	case KindZSetWide:
+		if len(b) != 0 {
+			return Value{}, ErrCorrupt
+		}
+		return v, nil
+	case KindList, KindHash, KindZSet:
+	default:
+		return Value{}, ErrCorrupt
+	}
+	count, n := binary.Uvarint(b)
+	// Every item takes at least its one length byte: a count beyond the
+	// remaining bytes is corrupt, and checking it first bounds the
+	// allocation below by the record's size.
+	if n <= 0 || count > uint64(len(b)-n) {
+		return Value{}, ErrCorrupt
+	}
+	if (v.Kind == KindHash || v.Kind == KindZSet) && count%2 != 0 {
+		return Value{}, ErrCorrupt
+	}
+	b = b[n:]
+	v.Items = make([][]byte, count)
+	for i := range v.Items {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return Value{}, ErrCorrupt
+		}
+		v.Items[i] = b[n : n+int(l) : n+int(l)]
+		b = b[n+int(l):]
+	}
+	if len(b) != 0 {
+		return Value{}, ErrCorrupt
+	}
+	if v.Kind == KindZSet {
+		for i := 1; i < len(v.Items); i += 2 {
+			if len(v.Items[i]) != 8 {
+				return Value{}, ErrCorrupt
+			}
+		}
+	}
+	return v, nil
+}
+
+// EncodeScore is a sorted-set member record's value: the score's IEEE 754
+// bits, big-endian.
+func EncodeScore(score float64) [8]byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], math.Float64bits(score))
+	return b
+}
+
+// DecodeScore reads EncodeScore's bytes.
+func DecodeScore(b []byte) (float64, error) {
+	if len(b) != 8 {
+		return 0, ErrCorrupt
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+}

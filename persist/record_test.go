@@ -1,0 +1,191 @@
+package persist
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+)
+
+func TestKeyRoundTrip(t *testing.T) {
+	tests := []struct {
+		name   string
+		db     int
+		key    []byte
+		member []byte
+	}{
+		{"plain", 0, []byte("user:42"), nil},
+		{"empty key", 3, []byte{}, nil},
+		{"binary key", 15, []byte{0, 0xff, '\r', '\n', 1}, nil},
+		{"big db", 1 << 20, []byte("k"), nil},
+		{"member", 2, []byte("window"), []byte("1700000000000-1")},
+		{"long key", 7, bytes.Repeat([]byte("x"), 300), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := AppendKey(nil, tt.db, tt.key)
+			if tt.member != nil {
+				k = AppendMemberKey(nil, k, tt.member)
+			}
+			db, key, member, err := DecodeKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if db != tt.db || !bytes.Equal(key, tt.key) || !bytes.Equal(member, tt.member) {
+				t.Fatalf("got db %d key %q member %q", db, key, member)
+			}
+			if !bytes.HasPrefix(k, AppendDBPrefix(nil, tt.db)) {
+				t.Fatal("key record outside its db's prefix")
+			}
+		})
+	}
+}
+
+// TestKeyPrefixFree: one key's records never fall inside another key's
+// range-delete span, or another db's.
+func TestKeyPrefixFree(t *testing.T) {
+	keys := [][]byte{[]byte("a"), []byte("ab"), []byte(""), []byte("a\x00"), bytes.Repeat([]byte("a"), 128), bytes.Repeat([]byte("a"), 129)}
+	for _, db := range []int{0, 1, 127, 128} {
+		for _, a := range keys {
+			head := AppendKey(nil, db, a)
+			end := PrefixEnd(head)
+			for _, db2 := range []int{0, 1, 127, 128} {
+				for _, b := range keys {
+					if db == db2 && bytes.Equal(a, b) {
+						continue
+					}
+					other := AppendMemberKey(nil, AppendKey(nil, db2, b), []byte("m"))
+					if bytes.Compare(other, head) >= 0 && bytes.Compare(other, end) < 0 {
+						t.Fatalf("db %d key %q: record of db %d key %q falls in its span", db, a, db2, b)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	tests := []struct{ in, want []byte }{
+		{[]byte{1, 2}, []byte{1, 3}},
+		{[]byte{1, 0xff}, []byte{2}},
+		{[]byte{1, 0xff, 0xff}, []byte{2}},
+	}
+	for _, tt := range tests {
+		if got := PrefixEnd(tt.in); !bytes.Equal(got, tt.want) {
+			t.Errorf("PrefixEnd(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestValueRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		v    Value
+	}{
+		{"string", Value{Kind: KindString, Str: []byte("hello")}},
+		{"empty string", Value{Kind: KindString, Str: []byte{}}},
+		{"string with ttl", Value{Kind: KindString, Exp: 1_900_000_000_123, Str: []byte("1700000000000000000")}},
+		{"binary string", Value{Kind: KindString, Str: []byte{0, 1, 0xff, '\n'}}},
+		{"list", Value{Kind: KindList, Items: [][]byte{[]byte("a"), {}, []byte("ccc")}}},
+		{"empty list", Value{Kind: KindList, Items: [][]byte{}}},
+		{"hash", Value{Kind: KindHash, Exp: 5, Items: [][]byte{[]byte("f"), []byte("v"), []byte("g"), {}}}},
+		{"zset head", Value{Kind: KindZSetWide, Exp: 9}},
+		{"zset", Value{Kind: KindZSet, Exp: 9, Items: [][]byte{[]byte("m"), enc(1.5), {}, enc(-2)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := AppendValue(nil, tt.v)
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.v) {
+				t.Fatalf("got %+v, want %+v", got, tt.v)
+			}
+			if tt.v.Kind == KindString && !bytes.Equal(AppendString(nil, tt.v.Exp, tt.v.Str), b) {
+				t.Fatal("AppendString and AppendValue differ")
+			}
+		})
+	}
+}
+
+func TestDecodeCorrupt(t *testing.T) {
+	good := AppendValue(nil, Value{Kind: KindHash, Items: [][]byte{[]byte("f"), []byte("v")}})
+	tests := []struct {
+		name string
+		b    []byte
+	}{
+		{"empty", nil},
+		{"unknown kind", []byte{'?', 0}},
+		{"no expiry", []byte{'s'}},
+		{"overlong expiry", []byte{'s', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+		{"truncated hash", good[:len(good)-1]},
+		{"trailing bytes", append(append([]byte(nil), good...), 'x')},
+		{"count beyond input", []byte{'l', 0, 0xff, 0xff, 0xff, 0xff, 0x0f}},
+		{"odd hash", AppendValue(nil, Value{Kind: KindList, Items: [][]byte{[]byte("f")}})},
+		{"item beyond input", []byte{'l', 0, 1, 5, 'a'}},
+		{"zset head with payload", []byte{'w', 0, 1}},
+		{"zset score of 7 bytes", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), make([]byte, 7)}})},
+		{"zset odd", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m")}})},
+	}
+	tests[7].b[0] = byte(KindHash)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Decode(tt.b); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Decode(%q) = %v, want ErrCorrupt", tt.b, err)
+			}
+		})
+	}
+	for _, k := range [][]byte{nil, {nsMeta, 1}, {nsKey}, {nsKey, 0}, {nsKey, 0, 5, 'a'}, {nsKey, 0xff}} {
+		if _, _, _, err := DecodeKey(k); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("DecodeKey(%v) = %v, want ErrCorrupt", k, err)
+		}
+	}
+}
+
+func enc(f float64) []byte {
+	b := EncodeScore(f)
+	return b[:]
+}
+
+func TestScore(t *testing.T) {
+	for _, f := range []float64{0, -1.5, math.Inf(1), math.Inf(-1), 1700000000000, math.SmallestNonzeroFloat64} {
+		b := EncodeScore(f)
+		got, err := DecodeScore(b[:])
+		if err != nil || got != f {
+			t.Fatalf("score %v: got %v, %v", f, got, err)
+		}
+	}
+	if _, err := DecodeScore([]byte{1, 2}); err == nil {
+		t.Fatal("short score decoded")
+	}
+}
+
+// FuzzDecode: whatever the bytes, decoding gives a value or ErrCorrupt,
+// never a panic; a decoded value encodes to bytes that decode to it again.
+func FuzzDecode(f *testing.F) {
+	f.Add(AppendString(nil, 0, []byte("v")))
+	f.Add(AppendValue(nil, Value{Kind: KindHash, Exp: 1, Items: [][]byte{[]byte("f"), []byte("v")}}))
+	f.Add(AppendValue(nil, Value{Kind: KindList, Items: [][]byte{[]byte("a")}}))
+	f.Add(AppendValue(nil, Value{Kind: KindZSetWide}))
+	f.Add(AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), enc(1)}}))
+	f.Add(AppendKey(nil, 3, []byte("key")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		DecodeKey(b)
+		v, err := Decode(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		again, err := Decode(AppendValue(nil, v))
+		if err != nil {
+			t.Fatalf("re-encoded value does not decode: %v", err)
+		}
+		if again.Kind != v.Kind || again.Exp != v.Exp || !bytes.Equal(again.Str, v.Str) || len(again.Items) != len(v.Items) {
+			t.Fatalf("round trip changed %+v into %+v", v, again)
+		}
+	})
+}
