@@ -326,6 +326,14 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
+	if write {
+		// While the disk fails, a script's writes get MISCONF as Redis's
+		// scriptVerifyWriteCommandAllow gives them.
+		if msg := x.srv.writesDenied(); msg != "" {
+			refuse(cmd, msg)
+			return
+		}
+	}
 	if x.srv.clusterOn {
 		holds := r.holds
 		if r.allowAll {
