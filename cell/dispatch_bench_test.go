@@ -38,3 +38,29 @@ func BenchmarkDispatchSetGetCluster(b *testing.B) {
 		c.w.Reset()
 	}
 }
+
+// BenchmarkDispatchPing is the fixed cost of a command: dispatch's checks,
+// the clock reads and the stats that record keeps.
+func BenchmarkDispatchPing(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	ping := [][]byte{[]byte("PING")}
+	for b.Loop() {
+		c.dispatch(ping)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchThrottle is CL.THROTTLE on one existing key: the stored
+// TAT is parsed and rewritten on every call.
+func BenchmarkDispatchThrottle(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	th := [][]byte{[]byte("CL.THROTTLE"), []byte("rate:user:1234"), []byte("1000000"), []byte("1000000"), []byte("1")}
+	for b.Loop() {
+		c.dispatch(th)
+		c.w.Reset()
+	}
+}
