@@ -145,12 +145,7 @@ func (c *Client) serve() {
 			}
 			continue
 		}
-		c.running.Store(true)
-		mark := c.startReply()
-		c.dispatch(args)
-		c.endReply(mark)
-		c.publish()
-		c.running.Store(false)
+		c.run(args)
 		if c.closeAfter {
 			c.flush()
 			return
@@ -159,6 +154,17 @@ func (c *Client) serve() {
 			return
 		}
 	}
+}
+
+// run runs one command read from the connection, with what surrounds it
+// in serve: the running flag, CLIENT REPLY and CLIENT LIST's copy.
+func (c *Client) run(args [][]byte) {
+	c.running.Store(true)
+	mark := c.startReply()
+	c.dispatch(args)
+	c.endReply(mark)
+	c.publish()
+	c.running.Store(false)
 }
 
 func (c *Client) flush() bool {

@@ -165,7 +165,9 @@ func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duratio
 		cmd.stats.failed.Add(1)
 	}
 	c.ncmds.Add(1)
-	c.lastCmd.Store(cmd)
+	if c.lastCmd.Load() != cmd { // single writer: see publish
+		c.lastCmd.Store(cmd)
+	}
 	if int64(d) >= c.srv.obs.gate.Load() {
 		c.observe(cmd, args, d)
 	}

@@ -64,3 +64,16 @@ func BenchmarkDispatchThrottle(b *testing.B) {
 		c.w.Reset()
 	}
 }
+
+// BenchmarkRunPing is PING with what serve does around every command
+// (run): the running flag, CLIENT REPLY, CLIENT LIST's copy.
+func BenchmarkRunPing(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	ping := [][]byte{[]byte("PING")}
+	for b.Loop() {
+		c.run(ping)
+		c.w.Reset()
+	}
+}
