@@ -39,6 +39,13 @@ type Client struct {
 	txLocks lockSet // the shards of a running EXEC
 	keyIdx  []int
 
+	// The last command name looked up, as the client sent it, and what it
+	// resolved to: a pipeline repeats one command, and comparing a few
+	// bytes is cheaper than lower-casing and a map lookup. The tables are
+	// fixed once the server is built (rename-command is a startup option).
+	lastName   []byte
+	lastLookup *Command
+
 	// The effects of the running execution, for the store (persist.go).
 	dirty    []dirtyKey
 	dirtyBuf []byte

@@ -29,7 +29,14 @@ func (c *Client) dispatch(args [][]byte) {
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
 	}
-	cmd := c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
+	cmd := c.lastLookup
+	if cmd == nil || string(args[0]) != string(c.lastName) {
+		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
+		if cmd != nil {
+			c.lastName = append(c.lastName[:0], args[0]...)
+			c.lastLookup = cmd
+		}
+	}
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return

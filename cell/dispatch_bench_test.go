@@ -1,6 +1,9 @@
 package cell
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // BenchmarkDispatchSetGet is the command path of SET and GET on one
 // connection, without the network: what cluster mode's check must not slow
@@ -74,6 +77,32 @@ func BenchmarkRunPing(b *testing.B) {
 	ping := [][]byte{[]byte("PING")}
 	for b.Loop() {
 		c.run(ping)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchThrottleKeys is CL.THROTTLE over 100,000 existing keys,
+// as the bench's throttle workload: each call misses the caches.
+func BenchmarkDispatchThrottleKeys(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	const n = 100000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("rate:user:" + strconv.Itoa(i))
+	}
+	th := [][]byte{[]byte("CL.THROTTLE"), nil, []byte("1000000"), []byte("1000000"), []byte("1")}
+	for _, k := range keys {
+		th[1] = k
+		c.dispatch(th)
+		c.w.Reset()
+	}
+	i := 0
+	for b.Loop() {
+		th[1] = keys[i%n]
+		i++
+		c.dispatch(th)
 		c.w.Reset()
 	}
 }
