@@ -39,6 +39,13 @@ type Client struct {
 	txLocks lockSet // the shards of a running EXEC
 	keyIdx  []int
 
+	// The last command name looked up, as the client sent it, and what it
+	// resolved to: a pipeline repeats one command, and comparing a few
+	// bytes is cheaper than lower-casing and a map lookup. The tables are
+	// fixed once the server is built (rename-command is a startup option).
+	lastName   []byte
+	lastLookup *Command
+
 	// The effects of the running execution, for the store (persist.go).
 	dirty    []dirtyKey
 	dirtyBuf []byte
@@ -145,12 +152,7 @@ func (c *Client) serve() {
 			}
 			continue
 		}
-		c.running.Store(true)
-		mark := c.startReply()
-		c.dispatch(args)
-		c.endReply(mark)
-		c.publish()
-		c.running.Store(false)
+		c.run(args)
 		if c.closeAfter {
 			c.flush()
 			return
@@ -159,6 +161,17 @@ func (c *Client) serve() {
 			return
 		}
 	}
+}
+
+// run runs one command read from the connection, with what surrounds it
+// in serve: the running flag, CLIENT REPLY and CLIENT LIST's copy.
+func (c *Client) run(args [][]byte) {
+	c.running.Store(true)
+	mark := c.startReply()
+	c.dispatch(args)
+	c.endReply(mark)
+	c.publish()
+	c.running.Store(false)
 }
 
 func (c *Client) flush() bool {

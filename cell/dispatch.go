@@ -18,9 +18,25 @@ import (
 //  7. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
+//
+// The clock is read once here, for lastActive and as the start of call;
+// it is read again only after a check that may have waited (eviction,
+// CLIENT PAUSE), so that the wait is not counted as the command's time.
 func (c *Client) dispatch(args [][]byte) {
-	c.lastActive.Store(time.Now().UnixMilli())
-	cmd := c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
+	start := time.Now()
+	if ms := start.UnixMilli(); c.lastActive.Load() != ms {
+		// A plain load first: an atomic store is a full barrier on amd64,
+		// and most commands of a pipeline land in the same millisecond.
+		c.lastActive.Store(ms)
+	}
+	cmd := c.lastLookup
+	if cmd == nil || string(args[0]) != string(c.lastName) {
+		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
+		if cmd != nil {
+			c.lastName = append(c.lastName[:0], args[0]...)
+			c.lastLookup = cmd
+		}
+	}
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
@@ -63,6 +79,7 @@ func (c *Client) dispatch(args [][]byte) {
 			c.reject(cmd, msg)
 			return
 		}
+		start = time.Now()
 	}
 	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
@@ -75,13 +92,14 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
+		start = time.Now()
 	}
 	if c.multi != nil && cmd.Flags&flagTxn == 0 {
 		c.multi.add(cmd, args)
 		c.w.Status("QUEUED")
 		return
 	}
-	c.call(cmd, args)
+	c.call(cmd, args, start)
 }
 
 // reject answers a command that failed dispatch's checks.
@@ -108,9 +126,10 @@ func (c *Client) reject(cmd *Command, msg string) {
 	}
 }
 
-// call locks the command's shards, runs it and records its stats.
-func (c *Client) call(cmd *Command, args [][]byte) {
-	start := time.Now()
+// call locks the command's shards, runs it and records its stats. start
+// is the time dispatch read: the command's clock (x.now) and the start of
+// its duration.
+func (c *Client) call(cmd *Command, args [][]byte, start time.Time) {
 	x := &c.ctx
 	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
 	c.lockFor(&c.locks, cmd, args, c.db)
@@ -153,7 +172,9 @@ func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duratio
 		cmd.stats.failed.Add(1)
 	}
 	c.ncmds.Add(1)
-	c.lastCmd.Store(cmd)
+	if c.lastCmd.Load() != cmd { // single writer: see publish
+		c.lastCmd.Store(cmd)
+	}
 	if int64(d) >= c.srv.obs.gate.Load() {
 		c.observe(cmd, args, d)
 	}

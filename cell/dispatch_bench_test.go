@@ -1,6 +1,9 @@
 package cell
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // BenchmarkDispatchSetGet is the command path of SET and GET on one
 // connection, without the network: what cluster mode's check must not slow
@@ -35,6 +38,71 @@ func BenchmarkDispatchSetGetCluster(b *testing.B) {
 	for b.Loop() {
 		c.dispatch(set)
 		c.dispatch(get)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchPing is the fixed cost of a command: dispatch's checks,
+// the clock reads and the stats that record keeps.
+func BenchmarkDispatchPing(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	ping := [][]byte{[]byte("PING")}
+	for b.Loop() {
+		c.dispatch(ping)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchThrottle is CL.THROTTLE on one existing key: the stored
+// TAT is parsed and rewritten on every call.
+func BenchmarkDispatchThrottle(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	th := [][]byte{[]byte("CL.THROTTLE"), []byte("rate:user:1234"), []byte("1000000"), []byte("1000000"), []byte("1")}
+	for b.Loop() {
+		c.dispatch(th)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkRunPing is PING with what serve does around every command
+// (run): the running flag, CLIENT REPLY, CLIENT LIST's copy.
+func BenchmarkRunPing(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	ping := [][]byte{[]byte("PING")}
+	for b.Loop() {
+		c.run(ping)
+		c.w.Reset()
+	}
+}
+
+// BenchmarkDispatchThrottleKeys is CL.THROTTLE over 100,000 existing keys,
+// as the bench's throttle workload: each call misses the caches.
+func BenchmarkDispatchThrottleKeys(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	const n = 100000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("rate:user:" + strconv.Itoa(i))
+	}
+	th := [][]byte{[]byte("CL.THROTTLE"), nil, []byte("1000000"), []byte("1000000"), []byte("1")}
+	for _, k := range keys {
+		th[1] = k
+		c.dispatch(th)
+		c.w.Reset()
+	}
+	i := 0
+	for b.Loop() {
+		th[1] = keys[i%n]
+		i++
+		c.dispatch(th)
 		c.w.Reset()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchmarkPersistSetCall: the cost persistence adds to one SET-like
@@ -30,7 +31,7 @@ func BenchmarkPersistSetCall(b *testing.B) {
 				i := 0
 				for pb.Next() {
 					args[1] = strconv.AppendInt(args[1][:0], int64(i%10000), 10)
-					c.call(cmd, args)
+					c.call(cmd, args, time.Now())
 					i++
 				}
 			})

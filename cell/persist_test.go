@@ -63,7 +63,7 @@ func write(srv *Server, db int, key string, fn func(x *Ctx, key []byte)) {
 	c.db = db
 	cmd := &Command{Name: "test.write", Arity: 2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
 		Handler: func(x *Ctx) { fn(x, x.Args[1]) }}
-	c.call(cmd, [][]byte{[]byte("test.write"), []byte(key)})
+	c.call(cmd, [][]byte{[]byte("test.write"), []byte(key)}, time.Now())
 }
 
 func setKey(srv *Server, db int, key, val string, exp int64) {

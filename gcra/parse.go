@@ -92,11 +92,26 @@ func ParseTAT(b []byte) (uint64, error) {
 }
 
 // parseDigits parses one or more ASCII digits into a value at most limit.
+//
+// Up to 19 digits cannot overflow a uint64 (10^19-1 < MaxUint64), so they
+// are parsed without the per-digit overflow check and compared with limit
+// once at the end: a stored TAT is 19 digits, and CL.THROTTLE parses it on
+// every call.
 func parseDigits(b []byte, limit uint64) (uint64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
 	var n uint64
+	if len(b) <= 19 {
+		for _, c := range b {
+			d := uint64(c - '0')
+			if d > 9 {
+				return 0, false
+			}
+			n = n*10 + d
+		}
+		return n, n <= limit
+	}
 	for _, c := range b {
 		d := uint64(c - '0')
 		if d > 9 || n > (limit-d)/10 {

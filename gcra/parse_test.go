@@ -153,3 +153,14 @@ func TestParseTAT(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseTAT is the stored TAT CL.THROTTLE parses on every call:
+// 19 digits, nanoseconds since the epoch.
+func BenchmarkParseTAT(b *testing.B) {
+	tat := []byte("1763861234567890123")
+	for b.Loop() {
+		if _, err := ParseTAT(tat); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

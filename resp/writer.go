@@ -66,11 +66,7 @@ func appendLine(b []byte, s string) []byte {
 }
 
 // Int writes :n.
-func (w *Writer) Int(n int64) {
-	w.buf = append(w.buf, ':')
-	w.buf = strconv.AppendInt(w.buf, n, 10)
-	w.buf = append(w.buf, '\r', '\n')
-}
+func (w *Writer) Int(n int64) { w.header(':', n) }
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
@@ -115,29 +111,38 @@ func (w *Writer) NullArray() {
 }
 
 // Array writes the header of an array of n elements.
-func (w *Writer) Array(n int) { w.header('*', n) }
+func (w *Writer) Array(n int) { w.header('*', int64(n)) }
 
 // Map writes the header of a map of n pairs; RESP2 gets a flat array.
 func (w *Writer) Map(n int) {
 	if w.proto == 3 {
-		w.header('%', n)
+		w.header('%', int64(n))
 		return
 	}
-	w.header('*', 2*n)
+	w.header('*', int64(2*n))
 }
 
 // Set writes the header of a set of n elements; RESP2 gets an array.
 func (w *Writer) Set(n int) {
 	if w.proto == 3 {
-		w.header('~', n)
+		w.header('~', int64(n))
 		return
 	}
-	w.header('*', n)
+	w.header('*', int64(n))
 }
 
-func (w *Writer) header(kind byte, n int) {
+// header writes kind, n and CRLF: integers and aggregate headers.
+//
+// Single digits, most array lengths and many integer replies (CL.THROTTLE's
+// limited flag, its zero counts), take one append of four bytes instead of
+// three appends and a call to strconv.
+func (w *Writer) header(kind byte, n int64) {
+	if uint64(n) < 10 {
+		w.buf = append(w.buf, kind, '0'+byte(n), '\r', '\n')
+		return
+	}
 	w.buf = append(w.buf, kind)
-	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+	w.buf = strconv.AppendInt(w.buf, n, 10)
 	w.buf = append(w.buf, '\r', '\n')
 }
 

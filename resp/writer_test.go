@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -36,6 +37,39 @@ func TestWriter(t *testing.T) {
 			tc.write(w)
 			if got := string(w.Bytes()); got != want {
 				t.Errorf("%s RESP%d: got %q, want %q", tc.name, proto, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkWriterThrottleReply is CL.THROTTLE's reply: an array of five
+// integers, most of them small.
+func BenchmarkWriterThrottleReply(b *testing.B) {
+	w := NewWriter()
+	for b.Loop() {
+		w.Array(5)
+		for _, v := range [5]int64{0, 1000001, 999999, -1, 0} {
+			w.Int(v)
+		}
+		w.Reset()
+	}
+}
+
+// TestWriterIntRange checks Int and the headers against strconv around
+// the boundaries of their formatting.
+func TestWriterIntRange(t *testing.T) {
+	vals := []int64{math.MinInt64, math.MinInt64 + 1, -1000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 1 << 40, math.MaxInt64}
+	for _, v := range vals {
+		w := NewWriter()
+		w.Int(v)
+		if want := ":" + strconv.FormatInt(v, 10) + "\r\n"; string(w.buf) != want {
+			t.Errorf("Int(%d) = %q, want %q", v, w.buf, want)
+		}
+		if v >= -1 && v <= math.MaxInt32 {
+			w := NewWriter()
+			w.Array(int(v))
+			if want := "*" + strconv.FormatInt(v, 10) + "\r\n"; string(w.buf) != want {
+				t.Errorf("Array(%d) = %q, want %q", v, w.buf, want)
 			}
 		}
 	}
