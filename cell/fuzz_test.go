@@ -55,28 +55,40 @@ func FuzzCommands(f *testing.F) {
 	}
 	srv := New(fuzzConfig())
 	f.Fuzz(func(t *testing.T, script string) {
-		c, peer := pipeClient(srv)
-		defer peer.Close()
-		defer c.close()
-		for _, line := range strings.Split(script, "\n") {
-			args, ok := resp.SplitArgs([]byte(line), nil)
-			if !ok || len(args) == 0 {
-				continue
-			}
-			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor" || cmd.Name == "migrate") {
-				continue // these act on connections or the network, not data
-			}
-			if hugeRandomCount(args) {
-				continue
-			}
-			c.dispatch(args)
-			checkRESP(t, c.w.Bytes(), line)
+		runFuzzScript(t, srv, script, func(args [][]byte, reply []byte, line string) {
 			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "cl.throttle" || cmd.Name == "cl.probe") {
-				checkThrottleReply(t, string(c.w.Bytes()), line)
+				checkThrottleReply(t, string(reply), line)
 			}
-			c.w.Reset()
-		}
+		})
 	})
+}
+
+// runFuzzScript dispatches each line of script on a fresh connection to
+// srv, checks that every reply is well-formed RESP, and hands it to check.
+// Lines that act on connections or the network rather than data, and
+// random-pick counts whose legitimate replies are huge, are skipped.
+func runFuzzScript(t *testing.T, srv *Server, script string, check func(args [][]byte, reply []byte, line string)) {
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	defer c.close()
+	for _, line := range strings.Split(script, "\n") {
+		args, ok := resp.SplitArgs([]byte(line), nil)
+		if !ok || len(args) == 0 {
+			continue
+		}
+		if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor" || cmd.Name == "migrate") {
+			continue
+		}
+		if hugeRandomCount(args) {
+			continue
+		}
+		c.dispatch(args)
+		checkRESP(t, c.w.Bytes(), line)
+		if check != nil {
+			check(args, c.w.Bytes(), line)
+		}
+		c.w.Reset()
+	}
 }
 
 func fuzzConfig() Config {

@@ -1,10 +1,7 @@
 package cell
 
 import (
-	"strings"
 	"testing"
-
-	"github.com/cellserver/cellserver/resp"
 )
 
 // FuzzHashList feeds random sequences of hash and list commands to
@@ -24,22 +21,9 @@ func FuzzHashList(f *testing.F) {
 	}
 	srv := New(fuzzConfig())
 	f.Fuzz(func(t *testing.T, script string) {
-		c, peer := pipeClient(srv)
-		defer peer.Close()
-		defer c.close()
-		for _, line := range strings.Split(script, "\n") {
-			args, ok := resp.SplitArgs([]byte(line), nil)
-			if !ok || len(args) == 0 {
-				continue
-			}
-			if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client") {
-				continue
-			}
-			c.dispatch(args)
-			checkRESP(t, c.w.Bytes(), line)
-			c.w.Reset()
+		runFuzzScript(t, srv, script, func(_ [][]byte, _ []byte, line string) {
 			checkNoEmptyAggregates(t, srv, line)
-		}
+		})
 	})
 }
 
