@@ -1,9 +1,17 @@
 package integration_test
 
 import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The rate-limiting workloads through cluster clients: each client runs
@@ -86,5 +94,146 @@ func TestClusterIoredis(t *testing.T) {
 	compareLines(t, "ioredis Cluster", "one node", one.Lines, many.Lines)
 	// 30 users x (W1, W2, W3, W4) keys, less the throttle key DEL'd and
 	// made again: 120.
+	requireSpread(t, cc, 25, 120)
+}
+
+// goRedisSession is W1-W4 and W8 as a Go service runs them with go-redis,
+// the same session as node/ioredis_cluster.js: 30 users, each making 3 to 7
+// requests, decisions recorded per user. forEachMaster visits the nodes
+// that hold keys (ClusterClient.ForEachMaster, or the one client).
+func goRedisSession(t *testing.T, c redis.UniversalClient, forEachMaster func(context.Context, func(context.Context, *redis.Client) error) error) []string {
+	t.Helper()
+	ctx := context.Background()
+	var lines []string
+	note := func(label string, v any) { lines = append(lines, fmt.Sprintf("%s -> %v", label, v)) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const users, base = 30, int64(1700000000000)
+	requests := func(u int) int { return 3 + u%5 }
+	decide := func(n, limit int64) string {
+		if n <= limit {
+			return "allow"
+		}
+		return fmt.Sprintf("deny:%d", n)
+	}
+
+	note("ping", c.Ping(ctx).Val())
+	info, err := c.Info(ctx, "server").Result()
+	must(err)
+	note("INFO server has redis_version:7.0.15", strings.Contains(info, "redis_version:7.0.15\r\n"))
+	note("config get maxclients", c.ConfigGet(ctx, "maxclients").Val())
+
+	// W1: TxPipelined (MULTI ... EXEC in one round trip).
+	for u := 0; u < users; u++ {
+		key := fmt.Sprintf("limit:u%d:login", u)
+		var decisions []string
+		for i := 0; i < requests(u); i++ {
+			now := base + int64(i)*250
+			if i == 2 {
+				now -= 250 // the third call shares the second's ms
+			}
+			var card *redis.IntCmd
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.ZAdd(ctx, key, redis.Z{Score: float64(now), Member: now})
+				p.ZRemRangeByScore(ctx, key, "0", strconv.FormatInt(now-1000, 10))
+				card = p.ZCard(ctx, key)
+				p.Expire(ctx, key, time.Minute)
+				return nil
+			})
+			must(err)
+			decisions = append(decisions, decide(card.Val(), 3))
+		}
+		note("W1 "+key, decisions)
+	}
+	// W2: redis.Script runs EVALSHA, and EVAL on NOSCRIPT.
+	window := redis.NewScript(testScript(t, "w2_window.lua"))
+	for u := 0; u < users; u++ {
+		key := fmt.Sprintf("limit:u%d:w2", u)
+		var decisions []string
+		for i := 0; i < requests(u); i++ {
+			now := base + int64(i)*300
+			n, err := window.Run(ctx, c, []string{key}, now, now-1000, 60).Int64()
+			must(err)
+			decisions = append(decisions, decide(n, 3))
+		}
+		note("W2 "+key, decisions)
+	}
+	// W3: INCR and EXPIRE NX in MULTI.
+	for u := 0; u < users; u++ {
+		key := fmt.Sprintf("rl:u%d:1700000000", u)
+		var decisions []string
+		for i := 0; i < requests(u); i++ {
+			var n *redis.IntCmd
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				n = p.Incr(ctx, key)
+				p.ExpireNX(ctx, key, time.Minute)
+				return nil
+			})
+			must(err)
+			decisions = append(decisions, decide(n.Val(), 4))
+		}
+		ttl := c.TTL(ctx, key).Val()
+		note("W3 "+key, fmt.Sprint(decisions, " ttl59to60:", ttl >= 59*time.Second && ttl <= time.Minute))
+	}
+	// W4: CL.THROTTLE, burst 3, 10 per minute; the first three fields.
+	for u := 0; u < users; u++ {
+		key := fmt.Sprintf("throttle:{tenant%d}:api", u)
+		var replies []any
+		for i := 0; i < requests(u); i++ {
+			v, err := c.Do(ctx, "CL.THROTTLE", key, 3, 10, 60).Slice()
+			must(err)
+			replies = append(replies, v[:3])
+		}
+		note("W4 "+key, replies)
+	}
+	// W8: count, list, look at a throttle key, reset a user.
+	note("dbsize", c.DBSize(ctx).Val())
+	var mu sync.Mutex
+	var found []string
+	must(forEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		it := m.Scan(ctx, 0, "limit:*", 100).Iterator()
+		for it.Next(ctx) {
+			mu.Lock()
+			found = append(found, it.Val())
+			mu.Unlock()
+		}
+		return it.Err()
+	}))
+	sort.Strings(found)
+	note("scan limit:*", found)
+	tk := "throttle:{tenant7}:api"
+	v, _ := c.Get(ctx, tk).Result()
+	note("get a throttle key is a TAT in ns", regexp.MustCompile(`^[0-9]{19}$`).MatchString(v))
+	pttl := c.PTTL(ctx, tk).Val()
+	note("pttl of a throttle key is set", pttl > 0 && pttl <= time.Minute)
+	note("del (reset a user)", c.Del(ctx, tk).Val())
+	note("exists after del", c.Exists(ctx, tk).Val())
+	after, err := c.Do(ctx, "CL.THROTTLE", tk, 3, 10, 60).Slice()
+	must(err)
+	note("CL.THROTTLE after the reset", after[:3])
+	note("type of a window", c.Type(ctx, "limit:u3:login").Val())
+	note("zcard of a window", c.ZCard(ctx, "limit:u3:login").Val())
+	return lines
+}
+
+// TestClusterGoRedis: go-redis's ClusterClient runs goRedisSession against
+// 3 nodes and records what a Client records against one node.
+func TestClusterGoRedis(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	single := freshSingle(t)
+	cc := startCellCluster(t, evenRanges(3))
+	one := redis.NewClient(&redis.Options{Addr: single.addr})
+	defer one.Close()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{cc.addrs[2]}})
+	defer cl.Close()
+	want := goRedisSession(t, one, func(ctx context.Context, fn func(context.Context, *redis.Client) error) error { return fn(ctx, one) })
+	got := goRedisSession(t, cl, cl.ForEachMaster)
+	compareLines(t, "go-redis ClusterClient", "one node", want, got)
 	requireSpread(t, cc, 25, 120)
 }
