@@ -281,8 +281,8 @@ func TestClusterDownLikeRedis(t *testing.T) {
 }
 
 // TestClusterClients drives a 3-node cellserver cluster with go-redis's
-// ClusterClient (strings, hash tags, CROSSSLOT, the topology commands),
-// redis-cli -c and redis-py's RedisCluster, and checks that keys spread over
+// ClusterClient (strings, hash tags, CROSSSLOT, the topology commands) and
+// redis-cli -c, and checks that keys spread over
 // every node. The rate-limiting workloads through each client are in
 // cluster_workloads_test.go.
 func TestClusterClients(t *testing.T) {
@@ -363,33 +363,7 @@ func TestClusterClients(t *testing.T) {
 			t.Errorf("redis-cli --cluster check:\n%s", out)
 		}
 	})
-
-	t.Run("redis-py", func(t *testing.T) {
-		python := debianPython(t)
-		out, err := exec.Command(python, "-c", redisPyClusterScript, "127.0.0.1", portOf(cc.addrs[2])).CombinedOutput()
-		if err != nil {
-			t.Fatalf("redis-py RedisCluster: %v\n%s", err, out)
-		}
-		want := "True\nb'bar'\n[1, 2, 3]\n[0, 6, 5, -1, 6]\n[b'1', b'2']\n42\n"
-		if string(out) != want {
-			t.Errorf("redis-py RedisCluster:\n%s\nwant\n%s", out, want)
-		}
-	})
 }
-
-const redisPyClusterScript = `
-import sys
-from redis.cluster import RedisCluster
-r = RedisCluster(host=sys.argv[1], port=int(sys.argv[2]))
-print(r.set("py:foo", "bar"))
-print(r.get("py:foo"))
-print([r.incr("py:n") for _ in range(3)])
-print(r.execute_command("CL.THROTTLE", "py:{user}", 5, 10, 60))
-p = r.pipeline()
-p.set("py:{t}a", 1); p.set("py:{t}b", 2); p.get("py:{t}a"); p.get("py:{t}b")
-print(p.execute()[2:])
-print(int(r.get("s:42")))
-`
 
 // TestClusterMigrate moves a slot holding counters, TTLs and CL.THROTTLE
 // state from node 0 to node 1 with cellserver migrate while a go-redis

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
@@ -236,4 +237,100 @@ func TestClusterGoRedis(t *testing.T) {
 	got := goRedisSession(t, cl, cl.ForEachMaster)
 	compareLines(t, "go-redis ClusterClient", "one node", want, got)
 	requireSpread(t, cc, 25, 120)
+}
+
+// TestClusterRedisPy: redis-py's RedisCluster runs python/redis_py_cluster.py
+// (W1-W4, W8) against 3 nodes and prints what redis.Redis prints against
+// one node.
+func TestClusterRedisPy(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	python := debianPython(t)
+	single := freshSingle(t)
+	cc := startCellCluster(t, evenRanges(3))
+	session := func(addr, mode string) scriptOutput {
+		t.Helper()
+		out, err := runScript(exec.Command(python, "python/redis_py_cluster.py", "127.0.0.1", portOf(addr), mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	one := session(single.addr, "single")
+	if len(one.Lines) < 120 {
+		t.Fatalf("the session against one node recorded %d lines:\n%s", len(one.Lines), strings.Join(one.Lines, "\n"))
+	}
+	compareLines(t, "redis-py RedisCluster", "one node", one.Lines, session(cc.addrs[0], "cluster").Lines)
+	requireSpread(t, cc, 25, 120)
+}
+
+// redisCliSession is W1-W4 and W8 typed into redis-cli, for users 0..n-1.
+// Each user's first command is one that names the user's key, so that
+// redis-cli -c, which follows MOVED and stays on the node it was sent to,
+// runs the user's MULTI on the key's node (a MOVED inside MULTI would
+// abort the transaction, as in Redis Cluster).
+func redisCliSession(n int) string {
+	var b strings.Builder
+	const base = 1700000000000
+	b.WriteString("PING\nCONFIG GET maxclients\n")
+	for u := 0; u < n; u++ {
+		key := fmt.Sprintf("limit:u%d:login", u)
+		fmt.Fprintf(&b, "ZCARD %s\n", key)
+		for i := 0; i < 3+u%5; i++ {
+			now := base + i*250
+			fmt.Fprintf(&b, "MULTI\nZADD %s %d %d\nZREMRANGEBYSCORE %s 0 %d\nZCARD %s\nEXPIRE %s 60\nEXEC\n", key, now, now, key, now-1000, key, key)
+		}
+		w2 := fmt.Sprintf("limit:u%d:w2", u)
+		for i := 0; i < 3+u%5; i++ {
+			now := base + i*300
+			fmt.Fprintf(&b, "EVAL \"%s\" 1 %s %d %d 60\n", w2Inline, w2, now, now-1000)
+		}
+		w3 := fmt.Sprintf("rl:u%d:1700000000", u)
+		fmt.Fprintf(&b, "GET %s\n", w3)
+		for i := 0; i < 3+u%5; i++ {
+			fmt.Fprintf(&b, "MULTI\nINCR %s\nEXPIRE %s 60 NX\nEXEC\n", w3, w3)
+		}
+		fmt.Fprintf(&b, "TTL %s\n", w3)
+		w4 := fmt.Sprintf("throttle:{tenant%d}:api", u)
+		for i := 0; i < 3+u%5; i++ {
+			fmt.Fprintf(&b, "CL.THROTTLE %s 3 10 60\n", w4)
+		}
+		// W8: look at a limiter's keys, reset a user.
+		fmt.Fprintf(&b, "TYPE %s\nTTL %s\nGET %s\nDEL %s\nEXISTS %s\nCL.THROTTLE %s 3 10 60\n", key, w4, w4, w4, w4, w4)
+	}
+	return b.String()
+}
+
+// w2Inline is W2's window script on one line, as typed at redis-cli.
+const w2Inline = "redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[1]) " +
+	"local c = redis.call('ZCARD', KEYS[1]) " +
+	"redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[2])) " +
+	"redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3])) return c"
+
+// TestClusterRedisCli: redis-cli -c types W1-W4 and W8 at a 3-node cluster,
+// following MOVED, and prints what plain redis-cli prints against one node.
+func TestClusterRedisCli(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	requirePeer(t, "redis-cli")
+	single := freshSingle(t)
+	cc := startCellCluster(t, evenRanges(3))
+	session := redisCliSession(12)
+	// The TATs (ns) differ between the two runs; their shape does not.
+	tat := regexp.MustCompile(`(?m)^1[0-9]{18}$`)
+	one := tat.ReplaceAllString(cli(t, single.addr, session), "<tat>")
+	out := cli(t, cc.addrs[0], session, "-c")
+	redirects := regexp.MustCompile(`-> Redirected to slot \[\d+\] located at 127.0.0.1:\d+\n`)
+	if n := len(redirects.FindAllString(out, -1)); n < 10 {
+		t.Errorf("redis-cli -c was redirected %d times, want 10 or more:\n%s", n, out)
+	}
+	many := tat.ReplaceAllString(redirects.ReplaceAllString(out, ""), "<tat>")
+	if !strings.Contains(one, "<tat>") || !strings.Contains(one, "QUEUED") || strings.Contains(one, "ERR") {
+		t.Fatalf("the session against one node:\n%s", one)
+	}
+	compareLines(t, "redis-cli -c", "one node", strings.Split(one, "\n"), strings.Split(many, "\n"))
+	// 12 users x (W1, W2, W3, W4) keys.
+	requireSpread(t, cc, 10, 48)
 }
