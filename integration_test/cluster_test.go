@@ -368,7 +368,9 @@ func TestClusterClients(t *testing.T) {
 // TestClusterMigrate moves a slot holding counters, TTLs and CL.THROTTLE
 // state from node 0 to node 1 with cellserver migrate while a go-redis
 // ClusterClient keeps incrementing one of its keys, then reloads a topology
-// file with SIGHUP.
+// file with SIGHUP. After the move, the ClusterClient (whose slot map still
+// names node 0) and redis-cli -c follow the MOVED and find the keys, TTLs
+// and limiter state where they were.
 func TestClusterMigrate(t *testing.T) {
 	if selfTest() {
 		t.Skip("self-test mode has no cellserver cluster")
@@ -453,6 +455,10 @@ func TestClusterMigrate(t *testing.T) {
 		if want := "MOVED 3443 " + cc.addrs[1]; i != 1 && (err == nil || err.Error() != want) {
 			t.Errorf("node %d: GET after the move: %v, want %s", i, err, want)
 		}
+	}
+	// redis-cli -c, sent to the old owner, follows the MOVED to the new.
+	if out := cli(t, cc.addrs[0], "GET "+tag+":k7\nTTL "+tag+":k7\n", "-c"); out != "-> Redirected to slot [3443] located at "+cc.addrs[1]+"\n7\n3600\n" && out != "-> Redirected to slot [3443] located at "+cc.addrs[1]+"\n7\n3599\n" {
+		t.Errorf("redis-cli -c after the move:\n%s", out)
 	}
 	n1 := redis.NewClient(&redis.Options{Addr: cc.addrs[1]})
 	defer n1.Close()
