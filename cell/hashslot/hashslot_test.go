@@ -1,4 +1,4 @@
-package cell
+package hashslot
 
 import (
 	"math/rand/v2"
@@ -20,8 +20,8 @@ func TestCRC16Vectors(t *testing.T) {
 	}
 }
 
-// TestKeySlot: slots Redis 7.0.15's CLUSTER KEYSLOT gives for the same keys.
-func TestKeySlot(t *testing.T) {
+// TestOf: slots Redis 7.0.15's CLUSTER KEYSLOT gives for the same keys.
+func TestOf(t *testing.T) {
 	for _, tc := range []struct {
 		key  string
 		want int
@@ -41,16 +41,16 @@ func TestKeySlot(t *testing.T) {
 		{"{{b}}", 6215},
 		{"x{}{b}", 10463}, // the first '{' decides, and its tag is empty
 	} {
-		if got := KeySlot([]byte(tc.key)); got != tc.want {
-			t.Errorf("KeySlot(%q) = %d, want %d", tc.key, got, tc.want)
+		if got := Of([]byte(tc.key)); got != tc.want {
+			t.Errorf("Of(%q) = %d, want %d", tc.key, got, tc.want)
 		}
 	}
 }
 
-func BenchmarkKeySlot(b *testing.B) {
+func BenchmarkOf(b *testing.B) {
 	k := []byte("rate:user:1234567:api")
 	for b.Loop() {
-		KeySlot(k)
+		Of(k)
 	}
 }
 
