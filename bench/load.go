@@ -50,24 +50,36 @@ type measurement struct {
 	connectFails error
 }
 
-// runLoad drives addr with gen from cfg.conns connections, each keeping one
-// batch of cfg.depth operations in flight: write the batch, read all its
-// replies, repeat. Latency is per batch (one round trip), from before the
-// write to the last reply read.
-func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (measurement, error) {
+// target is one server a load goes to and the generator of the operations
+// it gets. A cluster run has one per node, each generator drawing only
+// keys of that node's slots, as a cluster client routes them.
+type target struct {
+	addr string
+	gen  generator
+}
+
+// runLoad drives the targets from cfg.conns connections, spread over them
+// in turn, each keeping one batch of cfg.depth operations in flight: write
+// the batch, read all its replies, repeat. Latency is per batch (one round
+// trip), from before the write to the last reply read. Server CPU and RSS
+// are the sums over pids.
+func runLoad(targets []target, pids []int, w *workload, cfg loadConfig) (measurement, error) {
 	var m measurement
 	conns := make([]net.Conn, 0, cfg.conns)
+	gens := make([]generator, 0, cfg.conns)
 	defer func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	}()
-	for range cfg.conns {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	for i := range cfg.conns {
+		t := targets[i%len(targets)]
+		c, err := net.DialTimeout("tcp", t.addr, 5*time.Second)
 		if err != nil {
-			return m, fmt.Errorf("connecting to %s: %v", addr, err)
+			return m, fmt.Errorf("connecting to %s: %v", t.addr, err)
 		}
 		conns = append(conns, c)
+		gens = append(gens, t.gen)
 	}
 
 	var phase atomic.Int32
@@ -77,11 +89,11 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 		st := &loadStats{}
 		stats[i] = st
 		seed := uint64(time.Now().UnixNano()) + uint64(i)*0x9e3779b97f4a7c15
-		wg.Go(func() { worker(c, w, gen, cfg.depth, &phase, st, seed) })
+		wg.Go(func() { worker(c, w, gens[i], cfg.depth, &phase, st, seed) })
 	}
 
 	time.Sleep(cfg.warmup)
-	cpu0, err0 := readCPU(pid)
+	cpu0, err0 := readCPUs(pids)
 	self0, _ := readCPU(os.Getpid())
 	busy0, _ := readMachineBusy()
 	start := time.Now()
@@ -89,10 +101,13 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 	time.Sleep(cfg.duration)
 	phase.Store(phaseStop)
 	m.elapsed = time.Since(start)
-	cpu1, err1 := readCPU(pid)
+	cpu1, err1 := readCPUs(pids)
 	self1, _ := readCPU(os.Getpid())
 	busy1, _ := readMachineBusy()
-	m.rss, _ = readRSS(pid)
+	for _, pid := range pids {
+		rss, _ := readRSS(pid)
+		m.rss += rss
+	}
 	// A batch in flight finishes within one round trip; a stuck server
 	// does not hang the run: deadlines on the sockets end it.
 	for _, c := range conns {
@@ -102,7 +117,7 @@ func runLoad(addr string, pid int, w *workload, gen generator, cfg loadConfig) (
 	if err := errors.Join(err0, err1); err != nil {
 		return m, fmt.Errorf("reading server CPU: %v", err)
 	}
-	m.serverTicks = cpu1.ticks() - cpu0.ticks()
+	m.serverTicks = cpu1 - cpu0
 	m.clientTicks = self1.ticks() - self0.ticks()
 	if busy1 > busy0 {
 		m.otherTicks = max(0, int64(busy1-busy0)-int64(m.serverTicks)-int64(m.clientTicks))

@@ -70,6 +70,19 @@ func readCPU(pid int) (procCPU, error) {
 	return parseStat(data)
 }
 
+// readCPUs is the CPU ticks of several processes, summed.
+func readCPUs(pids []int) (uint64, error) {
+	var sum uint64
+	for _, pid := range pids {
+		c, err := readCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += c.ticks()
+	}
+	return sum, nil
+}
+
 func readRSS(pid int) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -212,7 +212,7 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 			perf, r.Profile = nil, ""
 		}
 	}
-	m, err := runLoad(s.addr, s.pid(), w, gen, loadConfig{conns: b.o.conns, depth: depth, warmup: b.o.warmup, duration: b.o.duration})
+	m, err := runLoad([]target{{s.addr, gen}}, []int{s.pid()}, w, b.loadConfig(depth))
 	if perf != nil {
 		perf.Wait()
 		writePerfReport(r.Profile, b.log)
@@ -223,11 +223,21 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 	if err != nil {
 		return err
 	}
+	return r.record(m, b.o.duration)
+}
+
+// loadConfig is the load of one row at depth.
+func (b *bench) loadConfig(depth int) loadConfig {
+	return loadConfig{conns: b.o.conns, depth: depth, warmup: b.o.warmup, duration: b.o.duration}
+}
+
+// record fills r from a measurement, or says why it measured nothing.
+func (r *row) record(m measurement, d time.Duration) error {
 	if m.connectFails != nil {
 		return fmt.Errorf("connection lost during the run: %v", m.connectFails)
 	}
 	if m.ops == 0 {
-		return fmt.Errorf("no operation completed in %v (server hung?)", b.o.duration)
+		return fmt.Errorf("no operation completed in %v (server hung?)", d)
 	}
 	tick := 1e6 / float64(clockTicks())
 	r.Ops = m.ops

@@ -56,9 +56,20 @@ func topologyText(ports []int, ranges [][]string) string {
 	var b strings.Builder
 	b.WriteString("# cellserver test cluster\n")
 	for i, p := range ports {
-		fmt.Fprintf(&b, "%s 127.0.0.1:%d@%d master - 0 0 %d connected %s\n", nodeID(i), p, p+10000, i+1, strings.Join(ranges[i], " "))
+		fmt.Fprintf(&b, "%s 127.0.0.1:%d@%d master - 0 0 %d connected %s\n", nodeID(i), p, busPort(p), i+1, strings.Join(ranges[i], " "))
 	}
 	return b.String()
+}
+
+// busPort is the bus port a topology line prints for port: Redis's
+// port+10000 while that is a port, else port-10000 (free ports come from
+// the ephemeral range, up to 60999, and a node refuses a bus port above
+// 65535).
+func busPort(port int) int {
+	if port+10000 > 65535 {
+		return port - 10000
+	}
+	return port + 10000
 }
 
 // evenRanges is splitSlots as topology file ranges.
