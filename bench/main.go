@@ -39,6 +39,8 @@ type options struct {
 	memMaxElem int
 	memSettle  time.Duration // pause after loading, before reading memory
 	profileDir string
+	// clusterNodes are the cluster sizes of cluster mode; empty: off.
+	clusterNodes []int
 }
 
 func main() {
@@ -68,6 +70,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
+	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\n"+
 			"Builds cellserver, starts it and redis-server on free 127.0.0.1 ports, drives the\n"+
@@ -107,8 +110,19 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.depths = append(o.depths, n)
 	}
 	var err error
+	if o.clusterNodes, err = parseClusterNodes(*clusterNodes); err != nil {
+		return nil, err
+	}
+	if len(o.clusterNodes) > 0 && *wl == "all" {
+		*wl = "throttle,w1"
+	}
 	if o.workloads, err = selectWorkloads(*wl); err != nil {
 		return nil, err
+	}
+	for _, w := range o.workloads {
+		if why := routable(w); why != "" && len(o.clusterNodes) > 0 {
+			return nil, fmt.Errorf("-cluster-nodes: workload %s cannot be routed by slot: %s", w.name, why)
+		}
 	}
 	if *servers != "all" && *servers != "" {
 		o.only = map[serverKind]bool{}
@@ -172,9 +186,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var rep report
-	if o.mem {
+	switch {
+	case o.mem:
 		rep, err = b.runMem()
-	} else {
+	case len(o.clusterNodes) > 0:
+		rep, err = b.runCluster()
+	default:
 		rep, err = b.runThroughput()
 	}
 	if err != nil {
