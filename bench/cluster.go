@@ -170,16 +170,7 @@ func (b *bench) runCluster() (report, error) {
 		fmt.Fprintf(b.log, "bench: %s: pids %s\n", clusterName(n), strings.Join(pids, ", "))
 	}
 	for _, w := range b.o.workloads {
-		nkeys := w.keys
-		if nkeys < 0 {
-			nkeys = b.o.keys
-		}
-		prefix, suffix := keyPrefix(w)
-		keys := newKeyTable(prefix, suffix, nkeys)
-		sha := ""
-		if w.script != "" {
-			sha = scriptSHA(w.script)
-		}
+		keys, sha := b.workloadKeys(w)
 		// Per cluster: each node's keys, its generator, and the skip
 		// reason if a node refuses the probe.
 		targets := make([][]target, len(clusters))

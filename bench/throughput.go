@@ -70,17 +70,8 @@ func (b *bench) runThroughput() (report, error) {
 		}
 	}
 	for _, w := range b.o.workloads {
-		nkeys := w.keys
-		if nkeys < 0 {
-			nkeys = b.o.keys
-		}
-		prefix, suffix := keyPrefix(w)
-		keys := newKeyTable(prefix, suffix, nkeys)
-		sha := ""
-		if w.script != "" {
-			sha = scriptSHA(w.script)
-		}
-		rep.Benchmarks = append(rep.Benchmarks, benchmarkLines(w, b.o, nkeys, sha)...)
+		keys, sha := b.workloadKeys(w)
+		rep.Benchmarks = append(rep.Benchmarks, benchmarkLines(w, b.o, keys.len(), sha)...)
 		skips := map[serverKind]string{}
 		for _, k := range b.kinds() {
 			if w.module && k == kindRedis {
@@ -139,6 +130,21 @@ func (b *bench) runThroughput() (report, error) {
 	}
 	setLuaRatios(rep.Rows)
 	return rep, nil
+}
+
+// workloadKeys is w's key table (-keys keys, or w's own count) and the
+// SHA1 of its script, if it has one.
+func (b *bench) workloadKeys(w *workload) (*keyTable, string) {
+	nkeys := w.keys
+	if nkeys < 0 {
+		nkeys = b.o.keys
+	}
+	prefix, suffix := keyPrefix(w)
+	sha := ""
+	if w.script != "" {
+		sha = scriptSHA(w.script)
+	}
+	return newKeyTable(prefix, suffix, nkeys), sha
 }
 
 // prepare readies s for w: an empty keyspace, the script loaded, the keys

@@ -71,6 +71,29 @@ func requireSpread(t *testing.T, c *cluster, min, want int) {
 	}
 }
 
+// compareClusterSession runs a client's session script in mode "single"
+// against the standalone cellserver and in mode "cluster" against a 3-node
+// cluster, requires the same transcript, and the keys (120: 30 users x
+// W1, W2, W3, W4) on every node.
+func compareClusterSession(t *testing.T, what string, command func(addr, mode string) *exec.Cmd) {
+	t.Helper()
+	single := freshSingle(t)
+	cc := startCellCluster(t, evenRanges(3))
+	one, err := runScript(command(single.addr, "single"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := runScript(command(cc.addrs[1], "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Lines) < 120 {
+		t.Fatalf("the session against one node recorded %d lines:\n%s", len(one.Lines), strings.Join(one.Lines, "\n"))
+	}
+	compareLines(t, what, "one node", one.Lines, many.Lines)
+	requireSpread(t, cc, 25, 120)
+}
+
 // TestClusterIoredis: ioredis's Cluster client runs W1, W2, W3, W4 and W8
 // (node/ioredis_cluster.js) against 3 nodes and gets the transcript of the
 // same session against one node.
@@ -79,23 +102,9 @@ func TestClusterIoredis(t *testing.T) {
 		t.Skip("self-test mode has no cellserver cluster")
 	}
 	node := requireNode(t)
-	single := freshSingle(t)
-	cc := startCellCluster(t, evenRanges(3))
-	one, err := runScript(nodeCommand(node, "ioredis_cluster.js", []string{"single"})(single.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	many, err := runScript(nodeCommand(node, "ioredis_cluster.js", []string{"cluster"})(cc.addrs[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(one.Lines) < 120 {
-		t.Fatalf("the session against one node recorded %d lines:\n%s", len(one.Lines), strings.Join(one.Lines, "\n"))
-	}
-	compareLines(t, "ioredis Cluster", "one node", one.Lines, many.Lines)
-	// 30 users x (W1, W2, W3, W4) keys, less the throttle key DEL'd and
-	// made again: 120.
-	requireSpread(t, cc, 25, 120)
+	compareClusterSession(t, "ioredis Cluster", func(addr, mode string) *exec.Cmd {
+		return nodeCommand(node, "ioredis_cluster.js", []string{mode})(addr)
+	})
 }
 
 // goRedisSession is W1-W4 and W8 as a Go service runs them with go-redis,
@@ -247,22 +256,9 @@ func TestClusterRedisPy(t *testing.T) {
 		t.Skip("self-test mode has no cellserver cluster")
 	}
 	python := debianPython(t)
-	single := freshSingle(t)
-	cc := startCellCluster(t, evenRanges(3))
-	session := func(addr, mode string) scriptOutput {
-		t.Helper()
-		out, err := runScript(exec.Command(python, "python/redis_py_cluster.py", "127.0.0.1", portOf(addr), mode))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	one := session(single.addr, "single")
-	if len(one.Lines) < 120 {
-		t.Fatalf("the session against one node recorded %d lines:\n%s", len(one.Lines), strings.Join(one.Lines, "\n"))
-	}
-	compareLines(t, "redis-py RedisCluster", "one node", one.Lines, session(cc.addrs[0], "cluster").Lines)
-	requireSpread(t, cc, 25, 120)
+	compareClusterSession(t, "redis-py RedisCluster", func(addr, mode string) *exec.Cmd {
+		return exec.Command(python, "python/redis_py_cluster.py", "127.0.0.1", portOf(addr), mode)
+	})
 }
 
 // redisCliSession is W1-W4 and W8 typed into redis-cli, for users 0..n-1.
