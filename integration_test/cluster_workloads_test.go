@@ -305,7 +305,8 @@ const w2Inline = "redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[1]) " +
 	"redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3])) return c"
 
 // TestClusterRedisCli: redis-cli -c types W1-W4 and W8 at a 3-node cluster,
-// following MOVED, and prints what plain redis-cli prints against one node.
+// following MOVED, and prints what plain redis-cli prints against one node;
+// redis-cli --cluster call counts the keys of every node.
 func TestClusterRedisCli(t *testing.T) {
 	if selfTest() {
 		t.Skip("self-test mode has no cellserver cluster")
@@ -329,4 +330,17 @@ func TestClusterRedisCli(t *testing.T) {
 	compareLines(t, "redis-cli -c", "one node", strings.Split(one, "\n"), strings.Split(many, "\n"))
 	// 12 users x (W1, W2, W3, W4) keys.
 	requireSpread(t, cc, 10, 48)
+
+	// W8 over the whole cluster: redis-cli --cluster call runs a command on
+	// every node; the DBSIZEs add up to the one node's.
+	calls := cli(t, cc.addrs[0], "", "--cluster", "call", cc.addrs[0], "DBSIZE")
+	sizes := regexp.MustCompile(`(?m)^127\.0\.0\.1:\d+: (\d+)$`).FindAllStringSubmatch(calls, -1)
+	total := 0
+	for _, m := range sizes {
+		n, _ := strconv.Atoi(m[1])
+		total += n
+	}
+	if single := strings.TrimSpace(cli(t, single.addr, "DBSIZE\n")); len(sizes) != 3 || strconv.Itoa(total) != single {
+		t.Errorf("redis-cli --cluster call DBSIZE (sum %d, one node %s):\n%s", total, single, calls)
+	}
 }
