@@ -26,6 +26,9 @@ type cluster struct {
 	addrs []string
 	ids   []string
 	file  string // the topology file (cellserver only)
+	// relaunch starts node i again with its arguments, port and --dir
+	// (cellserver only).
+	relaunch []func() (*process, error)
 }
 
 // splitSlots divides the 16384 slots among n nodes as redis-cli --cluster
@@ -125,11 +128,13 @@ func launchCellCluster(bin string, ranges [][]string, extra ...string) (*cluster
 		os.MkdirAll(nd, 0o755)
 		args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", nd,
 			"--cluster-enabled", "yes", "--cluster-config-file", c.file, "--cluster-node-id", nodeID(i)}, extra...)
-		p, err := launch(fmt.Sprintf("cellserver node %d", i), bin, args, nd, port)
+		start := func() (*process, error) { return launch(fmt.Sprintf("cellserver node %d", i), bin, args, nd, port) }
+		p, err := start()
 		if err != nil {
 			c.stop()
 			return nil, err
 		}
+		c.relaunch = append(c.relaunch, start)
 		c.procs = append(c.procs, p)
 		c.addrs = append(c.addrs, p.addr)
 		c.ids = append(c.ids, nodeID(i))
