@@ -6,6 +6,7 @@
 //	go run ./bench -workloads throttle,w1 -depths 16 -json-file out.json
 //	go run ./bench -mem            # bytes per key and per element
 //	go run ./bench -redis-module /path/to/libredis_cell.so
+//	go run ./bench -cluster-nodes 1,2,3   # cellserver as 1-, 2-, 3-node clusters
 //
 // It builds ./cmd/cellserver into a temporary directory, starts it and a
 // redis-server (and, with -redis-module, a second redis-server with that
@@ -59,6 +60,15 @@
 // elements per size) into a fresh server each, and reports the growth of
 // INFO used_memory (where the server has it) and of RSS per key and per
 // element.
+//
+// Cluster mode (-cluster-nodes 1,2,3) runs cellserver alone, as clusters
+// of each given size on this machine (--cluster-enabled, one topology file
+// splitting the slots evenly), and routes every connection's keys to its
+// node by slot with cell/hashslot, the server's own code, as a cluster
+// client does: no request is redirected. Rows give ops/s, latency, and the
+// server CPU per operation and RSS summed over the nodes (default
+// workloads: throttle and w1; w3 cannot be routed, its key changes with
+// the window). bench/results/cluster.md says what bounds it on 2 cores.
 //
 // With -profile DIR, perf records cellserver during its rows (perf's own
 // overhead skews those rows) and perf report's text lands in DIR.
