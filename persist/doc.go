@@ -16,21 +16,24 @@
 //
 // The server commits one Batch per command, EXEC or expiry pass, holding
 // the final state of every key the execution changed, while the shards of
-// those keys are still locked. Commits apply in call order, so the order
-// of effects on one key on disk is the order of its lock holders in
-// memory, and replay needs no command semantics at all: a batch is a set
-// of final values. Expiries are absolute Unix milliseconds, so a record
-// means the same thing whenever it is read; Load hands expired records to
-// the caller, which drops them.
+// those keys are still locked. Commit merges the batch into a pending
+// group in call order, so the order of effects on one key on disk is the
+// order of its lock holders in memory, and replay needs no command
+// semantics at all: a batch is a set of final values. The group keeps one
+// record per key and reaches Pebble as one batch (group.go). Expiries are
+// absolute Unix milliseconds, so a record means the same thing whenever it
+// is read; Load hands expired records to the caller, which drops them.
 //
 // # Durability
 //
-// Commit never waits for the disk. Sync(n) returns once batch n is durable;
-// it writes an empty log record with Pebble's Sync option, and since the
-// log is sequential that syncs every earlier batch too. Pebble's log
-// writer serves all sync requests queued during one fsync with the next
-// fsync, so concurrent Syncs from many connections share fsyncs: the group
-// commit that appendfsync always needs, without a goroutine of our own.
+// Commit never waits for the disk. Sync(n) returns once batch n is durable:
+// it commits the pending group if batch n is still in it, then writes an
+// empty log record with Pebble's Sync option, and since the log is
+// sequential that syncs every earlier batch too. Pebble's log writer
+// serves all sync requests queued during one fsync with the next fsync, so
+// concurrent Syncs from many connections share fsyncs: the group commit
+// that appendfsync always needs, without a goroutine of our own. A group
+// nobody syncs is committed within a second (group.go).
 //
 // # Recovery
 //
