@@ -49,19 +49,12 @@ type dirtyKey struct {
 	wide bool
 }
 
-// wideValue is implemented by values stored as a head record plus one
-// record per member (persist.KindZSetWide). Deleting such a key is a range
-// delete; writing one rewrites the head and every member.
-//
-// No type implements it yet: sorted sets are stored as one record, like
-// hashes and lists, which costs the set's size per write but no range
-// tombstone. Extension point for large sets: have the sorted-set commands
-// note the members they touch (beside dirtyKey) and log only those
-// (persist.Batch.PutMember, DeleteMember), so that the window pattern
-// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) costs one record per
-// member touched; a set switching between the forms must be written with
-// a range delete first, which the wide flag of dirtyKey already carries.
+// wideValue is implemented by values that may be stored as a head record
+// plus one record per member (persist.KindZSetWide): large sorted sets
+// (zset_persist.go). Deleting or replacing such a key is a range delete,
+// which the wide flag of dirtyKey carries to the commit.
 type wideValue interface {
+	storedWide() bool
 	eachMember(fn func(member []byte, score float64))
 }
 
@@ -105,8 +98,8 @@ func isWide(e *Entry) bool {
 	if e == nil || e.Obj == nil {
 		return false
 	}
-	_, ok := e.Obj.(wideValue)
-	return ok
+	w, ok := e.Obj.(wideValue)
+	return ok && w.storedWide()
 }
 
 // noteDirty records that key of db, in shard s, changed.
@@ -206,15 +199,16 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 		}
 		return
 	}
-	if wasWide || isWide(e) {
+	if z, ok := e.Obj.(*ZSet); ok {
+		storeZSet(b, db, key, z, e.Exp, wasWide)
+		return
+	}
+	if wasWide {
 		b.DeleteKey(db, key)
 	}
 	switch v := e.Obj.(type) {
 	case nil:
 		b.PutString(db, key, e.Exp, e.Str)
-	case wideValue:
-		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
-		v.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
@@ -274,6 +268,9 @@ func (s *Server) loadStore() error {
 			s.log.Warn("persistence: skipping a key of a type this build does not know",
 				"db", db, "key", fmt.Sprintf("%q", key), "type", string(rune(v.Kind)))
 			return nil
+		}
+		if z, ok := e.Obj.(*ZSet); ok && v.Wide {
+			z.setStoredWide(db, key)
 		}
 		sh := s.ks.shardOf(db, key)
 		sh.keys[string(key)] = e

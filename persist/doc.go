@@ -3,11 +3,10 @@
 // # Design
 //
 // Pebble holds a mirror of the keyspace: one record per Redis key (its
-// type, absolute expiry and value). The layout also has a form for sorted
-// sets with a head record plus one record per member (KindZSetWide), for
-// when the server logs member-level changes of large sets. Nothing else is
-// stored: no command log, no
-// separate snapshot file. Pebble's own write-ahead log is therefore the
+// type, absolute expiry and value), except large sorted sets, stored as a
+// head record plus one record per member (KindZSetWide) so that a write to
+// a big sliding window costs the members it changed. Nothing else is
+// stored: no command log, no separate snapshot file. Pebble's own write-ahead log is therefore the
 // effect log, and its memtable flushes and compactions are the snapshots:
 // a restart replays at most the log since the last flush (bounded by the
 // memtable size), and the disk holds about one copy of the live data

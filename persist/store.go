@@ -215,7 +215,7 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 		if v.Kind == KindZSetWide {
 			head = append(head[:0], k...)
 			headDB, headKey = db, append([]byte(nil), key...)
-			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp}, true
+			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp, Wide: true}, true
 			continue
 		}
 		if err := fn(db, key, v); err != nil {
@@ -495,3 +495,6 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.log.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	os.Exit(1)
 }
+
+// Len is the number of records in the batch.
+func (b *Batch) Len() int { return len(b.recs) }
