@@ -39,6 +39,11 @@ type options struct {
 	memMaxElem int
 	memSettle  time.Duration // pause after loading, before reading memory
 	profileDir string
+	// -restart: restart time and disk use (restart.go)
+	restart          bool
+	restartKeys      int
+	restartWindows   int
+	restartWindowLen int
 }
 
 func main() {
@@ -66,6 +71,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.mem, "mem", false, "memory mode: bytes per key and per element instead of throughput")
 	fs.IntVar(&o.memKeys, "mem-keys", 100000, "memory mode: throttle keys and windows per size")
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
+	fs.BoolVar(&o.restart, "restart", false, "restart mode: restart time and disk use with -persist (default everysec here) instead of throughput")
+	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")
+	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
+	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	fs.Usage = func() {
@@ -98,6 +107,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if !set["mem-max-elements"] {
 			o.memMaxElem = 200000
 		}
+		if !set["restart-keys"] {
+			o.restartKeys = 20000
+		}
+		if !set["restart-windows"] {
+			o.restartWindows = 2000
+		}
 	}
 	for d := range strings.SplitSeq(*depths, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(d))
@@ -121,6 +136,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.persist = persistence(*persist)
+	if o.restart && !setFlags(fs)["persist"] {
+		o.persist = "everysec"
+	}
 	switch {
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
@@ -134,6 +152,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-duration must be positive and -warmup not negative")
 	case o.memKeys < 1 || o.memMaxElem < 10:
 		return nil, fmt.Errorf("-mem-keys and -mem-max-elements must be positive")
+	case o.restartKeys < 0 || o.restartWindows < 0 || o.restartWindowLen < 1:
+		return nil, fmt.Errorf("-restart-keys and -restart-windows must not be negative, -restart-window positive")
 	}
 	return o, nil
 }
@@ -172,9 +192,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var rep report
-	if o.mem {
+	switch {
+	case o.mem:
 		rep, err = b.runMem()
-	} else {
+	case o.restart:
+		rep, err = b.runRestart()
+	default:
 		rep, err = b.runThroughput()
 	}
 	if err != nil {
@@ -357,4 +380,11 @@ func profileArgs(pid int, out string, d time.Duration) []string {
 // profileName is a file name for one row's profile.
 func profileName(dir, workload string, depth int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-P%d", workload, depth))
+}
+
+// setFlags names the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
