@@ -498,3 +498,33 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 
 // Len is the number of records in the batch.
 func (b *Batch) Len() int { return len(b.recs) }
+
+// metaKey is the Pebble key of server metadata name.
+func metaKey(name string) []byte { return append([]byte{nsMeta, 'm', ':'}, name...) }
+
+// PutMeta stores server metadata beside the keyspace, such as a hint for
+// the next load; it is committed with the next sync or save. Recovery must
+// never depend on it: it may be older than the data.
+func (s *Store) PutMeta(name string, val []byte) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.Set(metaKey(name), val, pebble.NoSync)
+}
+
+// Meta returns the metadata PutMeta stored under name.
+func (s *Store) Meta(name string) ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, false
+	}
+	v, closer, err := s.db.Get(metaKey(name))
+	if err != nil {
+		return nil, false
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), true
+}
