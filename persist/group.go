@@ -59,10 +59,12 @@ const (
 )
 
 // rec is one record of a Batch or group: its key is buf[k0:k1] and its
-// value buf[k1:v1].
+// value buf[k1:v1]; h is the key's hash for coalescing, computed when the
+// record is added so that the merge under the group's mutex does not.
 type rec struct {
 	op         opKind
 	k0, k1, v1 uint32
+	h          uint64
 }
 
 // records is a list of records over one byte buffer.
@@ -72,11 +74,19 @@ type records struct {
 }
 
 func (r *records) add(op opKind, key, val []byte) {
+	var h uint64
+	if op != opDeleteRange {
+		h = maphash.Bytes(groupSeed, key)
+	}
+	r.addHashed(op, key, val, h)
+}
+
+func (r *records) addHashed(op opKind, key, val []byte, h uint64) {
 	k0 := len(r.buf)
 	r.buf = append(r.buf, key...)
 	k1 := len(r.buf)
 	r.buf = append(r.buf, val...)
-	r.recs = append(r.recs, rec{op, uint32(k0), uint32(k1), uint32(len(r.buf))})
+	r.recs = append(r.recs, rec{op, uint32(k0), uint32(k1), uint32(len(r.buf)), h})
 }
 
 func (r *records) reset() { r.buf, r.recs = r.buf[:0], r.recs[:0] }
@@ -105,20 +115,19 @@ func (g *group) merge(o *records) {
 		key, val := o.key(x), o.val(x)
 		if x.op == opDeleteRange {
 			clear(g.index)
-			g.add(x.op, key, val)
+			g.addHashed(x.op, key, val, 0)
 			continue
 		}
-		h := maphash.Bytes(groupSeed, key)
-		if i, ok := g.index[h]; ok && bytes.Equal(g.key(g.recs[i]), key) {
+		if i, ok := g.index[x.h]; ok && bytes.Equal(g.key(g.recs[i]), key) {
 			k0 := len(g.buf)
 			g.buf = append(g.buf, key...)
 			k1 := len(g.buf)
 			g.buf = append(g.buf, val...)
-			g.recs[i] = rec{x.op, uint32(k0), uint32(k1), uint32(len(g.buf))}
+			g.recs[i] = rec{x.op, uint32(k0), uint32(k1), uint32(len(g.buf)), x.h}
 			continue
 		}
-		g.index[h] = int32(len(g.recs))
-		g.add(x.op, key, val)
+		g.index[x.h] = int32(len(g.recs))
+		g.addHashed(x.op, key, val, x.h)
 	}
 }
 
