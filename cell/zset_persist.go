@@ -27,11 +27,13 @@ import (
 
 const (
 	// wideMinEntries is the size from which a set is stored member by
-	// member; below wideMaxPackedEntries a wide set goes back to one
-	// record. The gap keeps a set that hovers around one size from being
-	// rewritten whole at every write.
-	wideMinEntries       = 256
-	wideMaxPackedEntries = 128
+	// member: zset-max-listpack-entries' default, from where the set in
+	// memory is a tree, which is slow to serialise whole. Below
+	// wideMaxPackedEntries a wide set goes back to one record; the gap
+	// keeps a set that hovers around one size from being rewritten whole
+	// at every write.
+	wideMinEntries       = 128
+	wideMaxPackedEntries = 64
 )
 
 // zsetDisk is the stored state of a set in the wide form.

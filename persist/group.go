@@ -103,22 +103,34 @@ type group struct {
 	// coalesced: the later record is appended after the earlier one.
 	index map[uint64]int32
 	last  uint64 // the number of the last batch merged
+	// live is the bytes of buf that records still use; the rest is what
+	// replaced records left behind.
+	live int
 }
 
 var groupSeed = maphash.MakeSeed()
 
 func newGroup() *group { return &group{index: map[uint64]int32{}} }
 
-// merge appends o's records to g, each replacing g's record of its key.
+// merge appends o's records to g, each replacing g's record of its key:
+// in place when the new value fits in the old one's room, else appended.
 func (g *group) merge(o *records) {
 	for _, x := range o.recs {
 		key, val := o.key(x), o.val(x)
+		g.live += len(key) + len(val)
 		if x.op == opDeleteRange {
 			clear(g.index)
 			g.addHashed(x.op, key, val, 0)
 			continue
 		}
 		if i, ok := g.index[x.h]; ok && bytes.Equal(g.key(g.recs[i]), key) {
+			old := g.recs[i]
+			g.live -= int(old.v1 - old.k0)
+			if room := g.buf[old.k1:cap(g.buf)]; int(old.v1-old.k1) >= len(val) && len(room) >= len(val) {
+				copy(room, val)
+				g.recs[i] = rec{x.op, old.k0, old.k1, old.k1 + uint32(len(val)), x.h}
+				continue
+			}
 			k0 := len(g.buf)
 			g.buf = append(g.buf, key...)
 			k1 := len(g.buf)
@@ -131,9 +143,31 @@ func (g *group) merge(o *records) {
 	}
 }
 
+// full reports whether the group should be committed now to bound its
+// memory; a buffer that is mostly the leftovers of replaced records is
+// compacted instead, so that a few hot keys rewritten with large values
+// (sorted sets) do not commit the group many times a second.
+func (g *group) full() bool {
+	if len(g.buf) < groupMaxBytes {
+		return false
+	}
+	if g.live >= groupMaxBytes/2 {
+		return true
+	}
+	buf := make([]byte, 0, max(2*g.live, 64<<10))
+	for i, x := range g.recs {
+		k0 := len(buf)
+		buf = append(buf, g.buf[x.k0:x.v1]...)
+		g.recs[i] = rec{x.op, uint32(k0), uint32(k0) + x.k1 - x.k0, uint32(len(buf)), x.h}
+	}
+	g.buf = buf
+	return false
+}
+
 func (g *group) reset() {
 	g.records.reset()
 	clear(g.index)
+	g.live = 0
 }
 
 // commitLoop is the committer goroutine: woken by the first record of a

@@ -83,3 +83,36 @@ func TestStoreGroupOrder(t *testing.T) {
 		t.Fatalf("after reopen: %s", got)
 	}
 }
+
+// TestGroupFull: a group whose buffer is mostly replaced records is
+// compacted, not committed; one that holds that much live data is full.
+func TestGroupFull(t *testing.T) {
+	g := newGroup()
+	put := func(key string, size int) {
+		var r records
+		r.add(opSet, []byte(key), []byte(strings.Repeat("v", size)+key))
+		g.merge(&r)
+	}
+	// A hot key whose value grows: every write appends a new copy.
+	for i := 0; len(g.buf) < groupMaxBytes; i++ {
+		put("hot", 1000+i)
+	}
+	if g.full() {
+		t.Fatal("a group of one live record is full")
+	}
+	if len(g.buf) >= groupMaxBytes || len(g.recs) != 1 || !strings.HasSuffix(string(g.val(g.recs[0])), "vhot") {
+		t.Fatalf("after compaction: %d bytes, %d records", len(g.buf), len(g.recs))
+	}
+	// Smaller values overwrite in place.
+	n := len(g.buf)
+	put("hot", 10)
+	if len(g.buf) != n || string(g.val(g.recs[0])) != strings.Repeat("v", 10)+"hot" {
+		t.Fatalf("a smaller value was not written in place: %d -> %d bytes", n, len(g.buf))
+	}
+	for i := 0; len(g.buf) < groupMaxBytes; i++ {
+		put(fmt.Sprintf("k%d", i), 1000)
+	}
+	if !g.full() {
+		t.Fatal("a group of 4 MB of live records is not full")
+	}
+}

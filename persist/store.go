@@ -327,7 +327,7 @@ func (s *Store) Commit(b *Batch) (uint64, error) {
 	s.pend.merge(&b.records)
 	n := s.appended.Add(1)
 	s.pend.last = n
-	full := len(s.pend.buf) >= groupMaxBytes
+	full := s.pend.full()
 	s.pendMu.Unlock()
 	b.reset()
 	if first || full {
