@@ -146,15 +146,19 @@ func (z *ZSet) PopMax(count int, fn zsetlite.Visitor) int {
 }
 
 // notingVisitor wraps fn to record the members it is shown. A pop removes
-// its count members even if fn stops the visit early; the pop callers
-// never stop early.
+// its count members even if fn stops early, so the wrapper goes on
+// visiting (and recording) them, without calling fn again.
 func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
 	if z.disk == nil {
 		return fn
 	}
+	stopped := false
 	return func(m []byte, score float64) bool {
 		z.disk.note(m)
-		return fn(m, score)
+		if !stopped && !fn(m, score) {
+			stopped = true
+		}
+		return true
 	}
 }
 

@@ -109,3 +109,22 @@ func TestStoreZSetDelta(t *testing.T) {
 		t.Fatalf("under another key: %d records, want the whole set", b.Len())
 	}
 }
+
+// TestZSetPopNotesEveryMember: a pop whose visitor stops early still
+// records every member it removed.
+func TestZSetPopNotesEveryMember(t *testing.T) {
+	z := newZSet(zsetlite.Config{MaxListpackEntries: 128, MaxListpackValue: 64})
+	for i := range 200 {
+		z.Put([]byte(strconv.Itoa(1000+i)), float64(i))
+	}
+	z.setStoredWide(0, []byte("z"))
+	seen := 0
+	if n := z.PopMin(5, func([]byte, float64) bool { seen++; return false }); n != 5 || seen != 1 {
+		t.Fatalf("PopMin = %d, visitor called %d times", n, seen)
+	}
+	b := &persist.Batch{}
+	storeZSet(b, 0, []byte("z"), z, 0, false)
+	if b.Len() != 6 { // head and five member deletes
+		t.Fatalf("%d records, want 6", b.Len())
+	}
+}
