@@ -70,6 +70,13 @@
 // workloads: throttle and w1; w3 cannot be routed, its key changes with
 // the window). bench/results/cluster.md says what bounds it on 2 cores.
 //
+// Restart mode (-restart, persistence everysec unless -persist says
+// otherwise) loads -restart-keys throttle keys and -restart-windows W1
+// windows into each server, stops it (cellserver by SIGTERM and by
+// SIGKILL; redis by SIGTERM with its AOF, and again from an RDB SAVE) and
+// reports the disk each used and the time from the restart's exec until it
+// answers PING with loading:0 (restart.go).
+//
 // With -profile DIR, perf records cellserver during its rows (perf's own
 // overhead skews those rows) and perf report's text lands in DIR.
 package main

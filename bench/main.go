@@ -41,6 +41,11 @@ type options struct {
 	profileDir string
 	// clusterNodes are the cluster sizes of cluster mode; empty: off.
 	clusterNodes []int
+	// -restart: restart time and disk use (restart.go)
+	restart          bool
+	restartKeys      int
+	restartWindows   int
+	restartWindowLen int
 }
 
 func main() {
@@ -68,6 +73,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.mem, "mem", false, "memory mode: bytes per key and per element instead of throughput")
 	fs.IntVar(&o.memKeys, "mem-keys", 100000, "memory mode: throttle keys and windows per size")
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
+	fs.BoolVar(&o.restart, "restart", false, "restart mode: restart time and disk use with -persist (default everysec here) instead of throughput")
+	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")
+	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
+	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")
@@ -100,6 +109,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 		if !set["mem-max-elements"] {
 			o.memMaxElem = 200000
+		}
+		if !set["restart-keys"] {
+			o.restartKeys = 20000
+		}
+		if !set["restart-windows"] {
+			o.restartWindows = 2000
 		}
 	}
 	for d := range strings.SplitSeq(*depths, ",") {
@@ -135,7 +150,18 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.persist = persistence(*persist)
+	if o.restart && !setFlags(fs)["persist"] {
+		o.persist = "everysec"
+	}
+	modes := 0
+	for _, on := range []bool{o.mem, o.restart, len(o.clusterNodes) > 0} {
+		if on {
+			modes++
+		}
+	}
 	switch {
+	case modes > 1:
+		return nil, fmt.Errorf("-mem, -restart and -cluster-nodes are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
 	case o.rounds < 1:
@@ -148,6 +174,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-duration must be positive and -warmup not negative")
 	case o.memKeys < 1 || o.memMaxElem < 10:
 		return nil, fmt.Errorf("-mem-keys and -mem-max-elements must be positive")
+	case o.restartKeys < 0 || o.restartWindows < 0 || o.restartWindowLen < 1:
+		return nil, fmt.Errorf("-restart-keys and -restart-windows must not be negative, -restart-window positive")
 	}
 	return o, nil
 }
@@ -191,6 +219,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = b.runMem()
 	case len(o.clusterNodes) > 0:
 		rep, err = b.runCluster()
+	case o.restart:
+		rep, err = b.runRestart()
 	default:
 		rep, err = b.runThroughput()
 	}
@@ -374,4 +404,11 @@ func profileArgs(pid int, out string, d time.Duration) []string {
 // profileName is a file name for one row's profile.
 func profileName(dir, workload string, depth int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-P%d", workload, depth))
+}
+
+// setFlags names the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }

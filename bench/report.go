@@ -10,12 +10,13 @@ import (
 // report is everything one run measured, printed as markdown and
 // optionally as JSON.
 type report struct {
-	Env        environment `json:"environment"`
-	Mode       string      `json:"mode"`
-	Rows       []row       `json:"rows,omitempty"`
-	Mem        []memRow    `json:"memory,omitempty"`
-	Benchmarks []string    `json:"redis_benchmark,omitempty"`
-	Notes      []string    `json:"notes,omitempty"`
+	Env        environment  `json:"environment"`
+	Mode       string       `json:"mode"`
+	Rows       []row        `json:"rows,omitempty"`
+	Mem        []memRow     `json:"memory,omitempty"`
+	Restart    []restartRow `json:"restart,omitempty"`
+	Benchmarks []string     `json:"redis_benchmark,omitempty"`
+	Notes      []string     `json:"notes,omitempty"`
 }
 
 func (rep *report) writeMarkdown(w io.Writer) {
@@ -24,9 +25,13 @@ func (rep *report) writeMarkdown(w io.Writer) {
 		e.Date, e.Cores, e.CPU, e.Kernel, e.Go, e.Redis, e.Cellserver)
 	fmt.Fprintf(w, "Command: `%s`\n\n", strings.TrimSpace(e.Command))
 	fmt.Fprintf(w, "Persistence: %s; %s.\n\n", e.Persistence, e.CellPersist)
-	if rep.Mode == "memory" {
+	switch rep.Mode {
+	case "memory":
 		writeMemTable(w, rep.Mem)
-	} else {
+	case "restart":
+		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
+		writeRestartTable(w, rep.Restart)
+	default:
 		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s), random keys over %d; load average at start %s.\n"+
 			"Latency is %s. CPU is the server process's utime+stime from /proc per operation;\n"+
 			"others' CPU is what every other process on the machine used meanwhile, in %% of one core.\n\n",

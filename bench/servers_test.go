@@ -130,6 +130,32 @@ func TestMemoryEndToEnd(t *testing.T) {
 	}
 }
 
+// TestRestartEndToEnd: the restart mode loads both servers, restarts them
+// on their directories and finds every key again.
+func TestRestartEndToEnd(t *testing.T) {
+	b := smallBench(t, "-restart", "-restart-keys", "300", "-restart-windows", "50", "-restart-window", "120")
+	if b.o.persist != "everysec" {
+		t.Fatalf("-restart persistence %q, want everysec by default", b.o.persist)
+	}
+	rep, err := b.runRestart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Restart) != 4 {
+		t.Fatalf("%d rows, want 4: %+v", len(rep.Restart), rep.Restart)
+	}
+	for _, r := range rep.Restart {
+		if r.KeysAfter != 350 || r.Keys != 350 || r.Elements != 6000 || r.DiskBytes <= 0 || r.RestartSecs <= 0 {
+			t.Errorf("%s (%s): %+v", r.Server, r.Stop, r)
+		}
+	}
+	var out bytes.Buffer
+	rep.writeMarkdown(&out)
+	if !strings.Contains(out.String(), "| cellserver | SIGKILL 1 s after the load | 350 | 6000 |") {
+		t.Errorf("restart table:\n%s", out.String())
+	}
+}
+
 // TestGCRAScript checks the Lua GCRA against CL.THROTTLE's recorded
 // vectors (spec/cl-throttle.md) on a real redis-server.
 func TestGCRAScript(t *testing.T) {

@@ -15,6 +15,9 @@ import (
 // removes its last member removes the key.
 type ZSet struct {
 	zsetlite.Set
+	// disk is set while the set is stored member by member
+	// (zset_persist.go); nil without persistence.
+	disk *zsetDisk
 }
 
 // newZSet returns an empty set with the thresholds in force.

@@ -3,11 +3,10 @@
 // # Design
 //
 // Pebble holds a mirror of the keyspace: one record per Redis key (its
-// type, absolute expiry and value). The layout also has a form for sorted
-// sets with a head record plus one record per member (KindZSetWide), for
-// when the server logs member-level changes of large sets. Nothing else is
-// stored: no command log, no
-// separate snapshot file. Pebble's own write-ahead log is therefore the
+// type, absolute expiry and value), except large sorted sets, stored as a
+// head record plus one record per member (KindZSetWide) so that a write to
+// a big sliding window costs the members it changed. Nothing else is
+// stored: no command log, no separate snapshot file. Pebble's own write-ahead log is therefore the
 // effect log, and its memtable flushes and compactions are the snapshots:
 // a restart replays at most the log since the last flush (bounded by the
 // memtable size), and the disk holds about one copy of the live data
@@ -16,21 +15,24 @@
 //
 // The server commits one Batch per command, EXEC or expiry pass, holding
 // the final state of every key the execution changed, while the shards of
-// those keys are still locked. Commits apply in call order, so the order
-// of effects on one key on disk is the order of its lock holders in
-// memory, and replay needs no command semantics at all: a batch is a set
-// of final values. Expiries are absolute Unix milliseconds, so a record
-// means the same thing whenever it is read; Load hands expired records to
-// the caller, which drops them.
+// those keys are still locked. Commit merges the batch into a pending
+// group in call order, so the order of effects on one key on disk is the
+// order of its lock holders in memory, and replay needs no command
+// semantics at all: a batch is a set of final values. The group keeps one
+// record per key and reaches Pebble as one batch (group.go). Expiries are
+// absolute Unix milliseconds, so a record means the same thing whenever it
+// is read; Load hands expired records to the caller, which drops them.
 //
 // # Durability
 //
-// Commit never waits for the disk. Sync(n) returns once batch n is durable;
-// it writes an empty log record with Pebble's Sync option, and since the
-// log is sequential that syncs every earlier batch too. Pebble's log
-// writer serves all sync requests queued during one fsync with the next
-// fsync, so concurrent Syncs from many connections share fsyncs: the group
-// commit that appendfsync always needs, without a goroutine of our own.
+// Commit never waits for the disk. Sync(n) returns once batch n is durable:
+// it commits the pending group if batch n is still in it, then writes an
+// empty log record with Pebble's Sync option, and since the log is
+// sequential that syncs every earlier batch too. Pebble's log writer
+// serves all sync requests queued during one fsync with the next fsync, so
+// concurrent Syncs from many connections share fsyncs: the group commit
+// that appendfsync always needs, without a goroutine of our own. A group
+// nobody syncs is committed within a second (group.go).
 //
 // # Recovery
 //

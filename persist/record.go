@@ -19,13 +19,11 @@ const (
 	KindZSet Kind = 'z'
 	// KindZSetWide is the head record of a sorted set stored as one record
 	// per member (AppendMemberKey), so that the sliding-window changes
-	// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) could cost one
-	// record per member touched instead of a rewrite of the whole set.
-	// Decode returns the head with no Items; Store.Load gathers the member
-	// records into Items as KindZSet has them. The server writes this form
-	// only for values that ask for it (cell's wideValue), which none does
-	// yet: it is the layout for large sets once the sorted-set commands log
-	// member-level changes.
+	// (ZADD at the tail, ZREMRANGEBYSCORE of a prefix) cost one record per
+	// member touched instead of a rewrite of the whole set. Decode returns
+	// the head with no Items; Store.Load gathers the member records into
+	// Items as KindZSet has them (with Value.Wide set). The server uses
+	// this form for large sets (cell/zset_persist.go).
 	KindZSetWide Kind = 'w'
 )
 
@@ -37,6 +35,9 @@ type Value struct {
 	Exp   int64
 	Str   []byte
 	Items [][]byte
+	// Wide: a KindZSet that Load gathered from a KindZSetWide head and
+	// its member records, so a delete of the key must be a range delete.
+	Wide bool
 }
 
 // Record layout.

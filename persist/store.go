@@ -49,8 +49,21 @@ type Store struct {
 	closed  bool
 	closing atomic.Bool
 
-	committed atomic.Uint64 // batches committed
+	appended  atomic.Uint64 // batches handed to Commit
+	committed atomic.Uint64 // batches committed to Pebble
 	synced    atomic.Uint64 // batches known to be on disk
+
+	// The group commit (group.go): pend is the group being formed (under
+	// pendMu), spare the one being committed or ready for reuse; pb is the
+	// Pebble batch groups are committed with (under commitMu).
+	pendMu      sync.Mutex
+	pend, spare *group
+	commitMu    sync.Mutex
+	pb          *pebble.Batch
+	wake        chan bool // true: the group is full
+	stop        chan struct{}
+	loopDone    chan struct{}
+	stopOnce    sync.Once
 
 	failMu  sync.Mutex
 	failure error // the disk error being retried, nil when healthy
@@ -97,6 +110,9 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("opening %s: %w", s.path, err)
 	}
 	s.db, s.lock = db, lock
+	s.pend, s.spare, s.pb = newGroup(), newGroup(), db.NewBatch()
+	s.wake, s.stop, s.loopDone = make(chan bool, 1), make(chan struct{}), make(chan struct{})
+	go s.commitLoop()
 	if err := s.checkVersion(); err != nil {
 		s.Close()
 		return nil, err
@@ -128,6 +144,17 @@ func (s *Store) Path() string { return s.path }
 // into Items. Values alias a buffer that is
 // only valid during the call. An error from fn stops Load and is returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
+	// What was committed but is still in the pending group is loaded too.
+	s.mu.RLock()
+	if s.closed {
+		err = ErrClosed
+	} else {
+		err = s.commitPending(s.appended.Load())
+	}
+	s.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
 	if err != nil {
 		return 0, err
@@ -188,7 +215,7 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 		if v.Kind == KindZSetWide {
 			head = append(head[:0], k...)
 			headDB, headKey = db, append([]byte(nil), key...)
-			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp}, true
+			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp, Wide: true}, true
 			continue
 		}
 		if err := fn(db, key, v); err != nil {
@@ -204,22 +231,22 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 // Batch collects the effects of one command, EXEC or expiry cycle. It is
 // reused: Commit empties it.
 type Batch struct {
-	b   *pebble.Batch
+	records
 	key []byte
 	val []byte
 }
 
 // NewBatch makes an empty batch for s.
-func (s *Store) NewBatch() *Batch { return &Batch{b: s.db.NewBatch()} }
+func (s *Store) NewBatch() *Batch { return &Batch{} }
 
 // Empty reports whether the batch holds nothing to commit.
-func (b *Batch) Empty() bool { return b.b.Empty() }
+func (b *Batch) Empty() bool { return len(b.recs) == 0 }
 
 // PutString stores db's key as a string value.
 func (b *Batch) PutString(db int, key []byte, exp int64, val []byte) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.val = AppendString(b.val[:0], exp, val)
-	b.b.Set(b.key, b.val, nil)
+	b.add(opSet, b.key, b.val)
 }
 
 // Put stores db's key as v. For a KindZSetWide head, the caller also
@@ -228,7 +255,7 @@ func (b *Batch) PutString(db int, key []byte, exp int64, val []byte) {
 func (b *Batch) Put(db int, key []byte, v Value) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.val = AppendValue(b.val[:0], v)
-	b.b.Set(b.key, b.val, nil)
+	b.add(opSet, b.key, b.val)
 }
 
 // Scratch returns the batch's value buffer, emptied, for an encoding that
@@ -240,7 +267,7 @@ func (b *Batch) Scratch() []byte { return b.val[:0] }
 func (b *Batch) PutEncoded(db int, key, val []byte) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.val = val
-	b.b.Set(b.key, val, nil)
+	b.add(opSet, b.key, val)
 }
 
 // PutMember stores one member of the sorted set db's key.
@@ -248,70 +275,81 @@ func (b *Batch) PutMember(db int, key, member []byte, score float64) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.key = append(b.key, member...)
 	sc := EncodeScore(score)
-	b.b.Set(b.key, sc[:], nil)
+	b.add(opSet, b.key, sc[:])
 }
 
 // DeleteMember removes one member of the sorted set db's key.
 func (b *Batch) DeleteMember(db int, key, member []byte) {
 	b.key = AppendKey(b.key[:0], db, key)
 	b.key = append(b.key, member...)
-	b.b.Delete(b.key, nil)
+	b.add(opDelete, b.key, nil)
 }
 
 // Delete removes db's key when it is known to have one record only (a
 // string, list or hash): a point delete, much cheaper than DeleteKey.
 func (b *Batch) Delete(db int, key []byte) {
 	b.key = AppendKey(b.key[:0], db, key)
-	b.b.Delete(b.key, nil)
+	b.add(opDelete, b.key, nil)
 }
 
 // DeleteKey removes db's key and every member record under it.
 func (b *Batch) DeleteKey(db int, key []byte) {
 	b.key = AppendKey(b.key[:0], db, key)
-	b.b.DeleteRange(b.key, PrefixEnd(b.key), nil)
+	b.add(opDeleteRange, b.key, PrefixEnd(b.key))
 }
 
 // DeleteDB removes every key of db (FLUSHDB, FLUSHALL): one range
 // tombstone, whatever the number of keys.
 func (b *Batch) DeleteDB(db int) {
 	b.key = AppendDBPrefix(b.key[:0], db)
-	b.b.DeleteRange(b.key, PrefixEnd(b.key), nil)
+	b.add(opDeleteRange, b.key, PrefixEnd(b.key))
 }
 
 // ErrClosed is returned by operations on a closed store.
 var ErrClosed = errors.New("persist: store closed")
 
-// Commit writes the batch to the log without waiting for the disk, and
-// empties it. It returns the batch's commit number: Sync(n) waits until
-// that batch is durable. Commits are applied in the order Commit is
-// called, so a caller that commits while holding the locks of the keys it
-// changed gets the lock order on disk too.
+// Commit hands the batch to the log without waiting for the disk, and
+// empties it. It returns the batch's number: Sync(n) waits until that
+// batch is durable. Batches reach the log in the order Commit is called
+// (group.go), so a caller that commits while holding the locks of the
+// keys it changed gets the lock order on disk too.
 func (s *Store) Commit(b *Batch) (uint64, error) {
-	if b.b.Empty() {
-		return s.committed.Load(), nil
+	if b.Empty() {
+		return s.appended.Load(), nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0, ErrClosed
 	}
-	if err := b.b.Commit(pebble.NoSync); err != nil {
-		return 0, err
+	s.pendMu.Lock()
+	first := len(s.pend.recs) == 0
+	s.pend.merge(&b.records)
+	n := s.appended.Add(1)
+	s.pend.last = n
+	full := s.pend.full()
+	s.pendMu.Unlock()
+	b.reset()
+	if first || full {
+		select {
+		case s.wake <- full:
+		default:
+		}
 	}
-	b.b.Reset()
-	return s.committed.Add(1), nil
+	return n, nil
 }
 
-// Committed is the number of the last batch committed.
-func (s *Store) Committed() uint64 { return s.committed.Load() }
+// Committed is the number of the last batch handed to Commit.
+func (s *Store) Committed() uint64 { return s.appended.Load() }
 
 // Synced reports whether batch n is known to be durable.
 func (s *Store) Synced(n uint64) bool { return s.synced.Load() >= n }
 
 // Sync returns once batch n and every batch before it are on disk.
-// Concurrent calls share fsyncs: Pebble's log writer syncs once for all the
-// sync requests queued while the previous fsync ran, which is the group
-// commit `appendfsync always` needs.
+// Concurrent calls share fsyncs: the first commits the pending group for
+// all of them, and Pebble's log writer syncs once for all the sync
+// requests queued while the previous fsync ran, which is the group commit
+// `appendfsync always` needs.
 func (s *Store) Sync(n uint64) error {
 	if s.synced.Load() >= n {
 		return nil
@@ -320,6 +358,9 @@ func (s *Store) Sync(n uint64) error {
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if err := s.commitPending(n); err != nil {
+		return err
 	}
 	// The log is sequential: syncing an empty record written now syncs
 	// every batch committed before it.
@@ -336,7 +377,7 @@ func (s *Store) Sync(n uint64) error {
 }
 
 // SyncAll makes every batch committed so far durable.
-func (s *Store) SyncAll() error { return s.Sync(s.committed.Load()) }
+func (s *Store) SyncAll() error { return s.Sync(s.appended.Load()) }
 
 // Save flushes the memtable into an sstable, which makes the log before it
 // obsolete: this is the snapshot, and it bounds what a restart replays.
@@ -346,6 +387,9 @@ func (s *Store) Save() error {
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if err := s.commitPending(s.appended.Load()); err != nil {
+		return err
 	}
 	return s.db.Flush()
 }
@@ -396,13 +440,19 @@ func (s *Store) recovered(what string) {
 // Close syncs and closes the store. Operations after Close return ErrClosed.
 func (s *Store) Close() error {
 	s.closing.Store(true)
+	// The committer stops first: it takes s.mu itself.
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.loopDone
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
+	err := s.commitPending(s.appended.Load())
 	s.closed = true
-	err := s.db.LogData(nil, pebble.Sync)
+	if lerr := s.db.LogData(nil, pebble.Sync); err == nil {
+		err = lerr
+	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
@@ -444,4 +494,37 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.log.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	os.Exit(1)
+}
+
+// Len is the number of records in the batch.
+func (b *Batch) Len() int { return len(b.recs) }
+
+// metaKey is the Pebble key of server metadata name.
+func metaKey(name string) []byte { return append([]byte{nsMeta, 'm', ':'}, name...) }
+
+// PutMeta stores server metadata beside the keyspace, such as a hint for
+// the next load; it is committed with the next sync or save. Recovery must
+// never depend on it: it may be older than the data.
+func (s *Store) PutMeta(name string, val []byte) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.Set(metaKey(name), val, pebble.NoSync)
+}
+
+// Meta returns the metadata PutMeta stored under name.
+func (s *Store) Meta(name string) ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, false
+	}
+	v, closer, err := s.db.Get(metaKey(name))
+	if err != nil {
+		return nil, false
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), true
 }

@@ -200,9 +200,16 @@ func TestStoreTornTail(t *testing.T) {
 			dir := t.TempDir()
 			s, _ := openTest(t, dir, Options{})
 			for i := range 20 {
-				commit(t, s, func(b *Batch) {
+				n := commit(t, s, func(b *Batch) {
 					b.PutString(0, fmt.Appendf(nil, "k%02d", i), 0, bytes.Repeat([]byte{'v'}, 10))
 				})
+				// One log record per key: commit each group at once.
+				s.mu.RLock()
+				err := s.commitPending(n)
+				s.mu.RUnlock()
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := s.Close(); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,206 @@
+package cell
+
+import (
+	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// How sorted sets reach the store.
+//
+// A small set is one record (persist.KindZSet), rewritten whole on every
+// write: for the sliding windows of a rate limiter that is a few hundred
+// bytes. A large set is stored as a head record plus one record per member
+// (persist.KindZSetWide), and a write logs only the members it changed: a
+// ZADD at the tail of a 1000-entry window costs one member record, a
+// ZREMRANGEBYSCORE of a prefix one delete per member removed, instead of a
+// 15 KB rewrite.
+//
+// A set in the wide form carries a zsetDisk: where it is stored and which
+// members changed since its last commit. The mutating methods below record
+// the members they touch (a range delete visits its range first, which
+// costs what the delete costs); the commit writes each changed member's
+// current state (a record, or a delete) and forgets them. A set stored
+// under another key than the one it is committed for (RENAME, a move
+// within one execution), or over a key that held another value, is
+// rewritten whole, as is a set crossing the thresholds: the form on disk
+// is always either all of a set or nothing of it.
+
+const (
+	// wideMinEntries is the size from which a set is stored member by
+	// member: zset-max-listpack-entries' default, from where the set in
+	// memory is a tree, which is slow to serialise whole. Below
+	// wideMaxPackedEntries a wide set goes back to one record; the gap
+	// keeps a set that hovers around one size from being rewritten whole
+	// at every write.
+	wideMinEntries       = 128
+	wideMaxPackedEntries = 64
+)
+
+// zsetDisk is the stored state of a set in the wide form.
+type zsetDisk struct {
+	db  int
+	key string
+	// changed holds the members changed since the last commit, each as
+	// buf[offs[i]:offs[i+1]]; all: too many to list, rewrite the set.
+	buf  []byte
+	offs []int32
+	all  bool
+}
+
+func (d *zsetDisk) note(member []byte) {
+	if d.all {
+		return
+	}
+	if len(d.offs) == 0 {
+		d.offs = append(d.offs, 0)
+	}
+	d.buf = append(d.buf, member...)
+	d.offs = append(d.offs, int32(len(d.buf)))
+	// A delta as big as a set of wideMinEntries: writing the whole set
+	// costs no more, and the list stops growing.
+	if len(d.offs) > 4*wideMinEntries {
+		d.all = true
+	}
+}
+
+func (d *zsetDisk) reset() {
+	d.buf, d.offs, d.all = d.buf[:0], d.offs[:0], false
+}
+
+// noteChange records a changed member if the set is stored wide.
+func (z *ZSet) noteChange(member []byte) {
+	if z.disk != nil {
+		z.disk.note(member)
+	}
+}
+
+// noteVisit is a visitor that records each member it sees.
+func (z *ZSet) noteVisit(member []byte, _ float64) bool {
+	z.disk.note(member)
+	return true
+}
+
+// eachMember visits every member: wideValue.
+func (z *ZSet) eachMember(fn func(member []byte, score float64)) {
+	z.Range(0, -1, false, func(m []byte, score float64) bool {
+		fn(m, score)
+		return true
+	})
+}
+
+// storedWide reports whether the set is stored member by member (under
+// z.disk's key): wideValue.
+func (z *ZSet) storedWide() bool { return z.disk != nil }
+
+// The mutating methods of zsetlite.Set, recording what they change.
+
+func (z *ZSet) Add(member []byte, score float64, flags zsetlite.AddFlags) (zsetlite.AddResult, float64) {
+	res, sc := z.Set.Add(member, score, flags)
+	z.noteChange(member)
+	return res, sc
+}
+
+func (z *ZSet) Put(member []byte, score float64) bool {
+	z.noteChange(member)
+	return z.Set.Put(member, score)
+}
+
+func (z *ZSet) Delete(member []byte) bool {
+	ok := z.Set.Delete(member)
+	if ok {
+		z.noteChange(member)
+	}
+	return ok
+}
+
+func (z *ZSet) DeleteRangeByScore(r zsetlite.ScoreRange) int {
+	if z.disk != nil {
+		z.Set.RangeByScore(r, false, 0, -1, z.noteVisit)
+	}
+	return z.Set.DeleteRangeByScore(r)
+}
+
+func (z *ZSet) DeleteRangeByLex(r zsetlite.LexRange) int {
+	if z.disk != nil {
+		z.Set.RangeByLex(r, false, 0, -1, z.noteVisit)
+	}
+	return z.Set.DeleteRangeByLex(r)
+}
+
+func (z *ZSet) DeleteRangeByRank(start, stop int) int {
+	if z.disk != nil {
+		lo, hi := zsetlite.RankBounds(start, stop, z.Len())
+		if lo < hi {
+			z.Set.Range(lo, hi-1, false, z.noteVisit)
+		}
+	}
+	return z.Set.DeleteRangeByRank(start, stop)
+}
+
+func (z *ZSet) PopMin(count int, fn zsetlite.Visitor) int {
+	return z.Set.PopMin(count, z.notingVisitor(fn))
+}
+
+func (z *ZSet) PopMax(count int, fn zsetlite.Visitor) int {
+	return z.Set.PopMax(count, z.notingVisitor(fn))
+}
+
+// notingVisitor wraps fn to record the members it is shown. A pop removes
+// its count members even if fn stops early, so the wrapper goes on
+// visiting (and recording) them, without calling fn again.
+func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
+	if z.disk == nil {
+		return fn
+	}
+	stopped := false
+	return func(m []byte, score float64) bool {
+		z.disk.note(m)
+		if !stopped && !fn(m, score) {
+			stopped = true
+		}
+		return true
+	}
+}
+
+// storeZSet adds to b the records that make db's key hold z. wasWide: the
+// key's stored value during this execution may have been a wide set other
+// than z's current form (the key was replaced or deleted).
+func storeZSet(b *persist.Batch, db int, key []byte, z *ZSet, exp int64, wasWide bool) {
+	n := z.Len()
+	wide := n >= wideMinEntries || (z.disk != nil && n >= wideMaxPackedEntries)
+	here := z.disk != nil && z.disk.db == db && z.disk.key == string(key) && !wasWide
+	switch {
+	case !wide:
+		if wasWide || here {
+			b.DeleteKey(db, key)
+		}
+		z.disk = nil
+		b.PutEncoded(db, key, z.appendStored(b.Scratch(), exp))
+	case here && !z.disk.all:
+		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: exp})
+		d := z.disk
+		for i := 0; i+1 < len(d.offs); i++ {
+			m := d.buf[d.offs[i]:d.offs[i+1]]
+			if sc, ok := z.Score(m); ok {
+				b.PutMember(db, key, m, sc)
+			} else {
+				b.DeleteMember(db, key, m)
+			}
+		}
+		d.reset()
+	default:
+		b.DeleteKey(db, key)
+		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: exp})
+		z.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
+		z.setStoredWide(db, key)
+	}
+}
+
+// setStoredWide notes that z is stored member by member under db's key,
+// with no change pending.
+func (z *ZSet) setStoredWide(db int, key []byte) {
+	if z.disk == nil || z.disk.db != db || z.disk.key != string(key) {
+		z.disk = &zsetDisk{db: db, key: string(key)}
+	}
+	z.disk.reset()
+}

@@ -1,0 +1,130 @@
+package cell
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// TestPersistWideZSets: large sorted sets, stored member by member and
+// written as deltas, come back exactly across restarts, whatever the
+// sequence of writes, conversions and renames before them.
+func TestPersistWideZSets(t *testing.T) {
+	// window appends n members at the tail of key from start and trims
+	// the head below start-keep, as a sliding window does.
+	window := func(key string, start, n, keep int) [][]string {
+		var out [][]string
+		for i := start; i < start+n; i++ {
+			out = append(out, []string{"ZADD", key, strconv.Itoa(i), "m" + strconv.Itoa(i)})
+			out = append(out, []string{"ZREMRANGEBYSCORE", key, "-inf", "(" + strconv.Itoa(i-keep)})
+		}
+		return out
+	}
+	grow := func(key string, n int) []string {
+		cmd := []string{"ZADD", key}
+		for i := range n {
+			cmd = append(cmd, strconv.Itoa(i), fmt.Sprintf("g%04d", i))
+		}
+		return cmd
+	}
+	restart := [][]string{{"restart"}}
+	steps := func(parts ...[][]string) [][]string {
+		var out [][]string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		steps [][]string
+	}{
+		{"a window built by many ZADD and ZREMRANGEBYSCORE", steps(window("w", 0, 1500, 1000), restart,
+			window("w", 1500, 300, 1000), restart)},
+		{"packed to wide to packed to wide", steps([][]string{grow("z", 100)}, restart, [][]string{grow("z", 400)}, restart,
+			[][]string{{"ZREMRANGEBYRANK", "z", "0", "349"}}, restart, [][]string{grow("z", 300)}, restart)},
+		{"every member-changing command on a wide set", steps([][]string{grow("z", 600)}, restart, [][]string{
+			{"ZREM", "z", "g0001", "g0002", "nope"}, {"ZINCRBY", "z", "1000", "g0003"}, {"ZADD", "z", "XX", "CH", "-5", "g0004"},
+			{"ZPOPMIN", "z", "3"}, {"ZPOPMAX", "z", "2"}, {"ZREMRANGEBYLEX", "z", "[g0100", "(g0150"},
+			{"ZREMRANGEBYRANK", "z", "-10", "-5"}, {"ZMPOP", "1", "z", "MIN", "COUNT", "4"}, {"PEXPIRE", "z", "3600000"},
+		}, restart)},
+		{"a wide set deleted, recreated small, grown again", steps([][]string{grow("z", 300)}, restart,
+			[][]string{{"DEL", "z"}, {"ZADD", "z", "1", "only"}}, restart, [][]string{grow("z", 260)}, restart)},
+		{"a wide set replaced by a string and back", steps([][]string{grow("z", 300), {"SET", "z", "str"}}, restart,
+			[][]string{{"DEL", "z"}, grow("z", 280)}, restart)},
+		{"renames, also within one transaction", steps([][]string{grow("a", 300), {"ZADD", "a", "7", "x"}, {"RENAME", "a", "b"},
+			{"ZADD", "b", "8", "y"}}, restart, [][]string{{"MULTI"}, {"RENAME", "b", "c"}, {"ZADD", "c", "9", "z"},
+			{"RENAME", "c", "b"}, {"ZREM", "b", "x"}, {"EXEC"}}, restart, [][]string{grow("a", 256), {"RENAME", "a", "b"}}, restart)},
+		{"a wide set emptied", steps([][]string{grow("z", 300)}, restart, [][]string{{"ZREMRANGEBYRANK", "z", "0", "-1"},
+			{"SET", "z2", "x"}}, restart)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			srv, stop := openServer(t, dir, nil)
+			c := dial(t, srv)
+			for _, cmd := range tt.steps {
+				if cmd[0] != "restart" {
+					if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+						t.Fatalf("%v: %s", cmd, r)
+					}
+					continue
+				}
+				want := dumpKeyspace(srv)
+				stop()
+				srv, stop = openServer(t, dir, nil)
+				sameKeys(t, dumpKeyspace(srv), want)
+				c = dial(t, srv)
+			}
+		})
+	}
+}
+
+// TestStoreZSetDelta: a write to a large set stored member by member logs
+// the members it changed and the head, not the set.
+func TestStoreZSetDelta(t *testing.T) {
+	z := newZSet(zsetlite.Config{MaxListpackEntries: 128, MaxListpackValue: 64})
+	for i := range 1000 {
+		z.Put([]byte(strconv.Itoa(i)), float64(i))
+	}
+	b := &persist.Batch{}
+	storeZSet(b, 0, []byte("w"), z, 0, false)
+	if b.Len() != 1002 { // range delete, head, members
+		t.Fatalf("first write: %d records, want the whole set", b.Len())
+	}
+	b = &persist.Batch{}
+	z.Add([]byte("1000"), 1000, 0)
+	z.DeleteRangeByScore(zsetlite.ScoreRange{Min: 0, Max: 1})
+	storeZSet(b, 0, []byte("w"), z, 0, false)
+	if b.Len() != 4 { // head, one added, two removed
+		t.Fatalf("delta: %d records, want 4", b.Len())
+	}
+	b = &persist.Batch{}
+	storeZSet(b, 0, []byte("other"), z, 0, false)
+	if b.Len() != 1001 {
+		t.Fatalf("under another key: %d records, want the whole set", b.Len())
+	}
+}
+
+// TestZSetPopNotesEveryMember: a pop whose visitor stops early still
+// records every member it removed.
+func TestZSetPopNotesEveryMember(t *testing.T) {
+	z := newZSet(zsetlite.Config{MaxListpackEntries: 128, MaxListpackValue: 64})
+	for i := range 200 {
+		z.Put([]byte(strconv.Itoa(1000+i)), float64(i))
+	}
+	z.setStoredWide(0, []byte("z"))
+	seen := 0
+	if n := z.PopMin(5, func([]byte, float64) bool { seen++; return false }); n != 5 || seen != 1 {
+		t.Fatalf("PopMin = %d, visitor called %d times", n, seen)
+	}
+	b := &persist.Batch{}
+	storeZSet(b, 0, []byte("z"), z, 0, false)
+	if b.Len() != 6 { // head and five member deletes
+		t.Fatalf("%d records, want 6", b.Len())
+	}
+}
