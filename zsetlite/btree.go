@@ -36,7 +36,7 @@ import (
 // drops whole leaves without decoding them when nothing needs to see the
 // removed members.
 const (
-	maxLeaf      = 64
+	maxLeaf      = 32
 	maxLeafBytes = 4096 // keeps memmoves short when members are long
 	maxKids      = 64
 	minFill      = 16 // a child smaller than this is merged with a neighbour that has room
@@ -113,8 +113,18 @@ type pred struct {
 	op     predOp
 	score  float64
 	member []byte
-	sr     *ScoreRange
-	lr     *LexRange
+	// keyInt is member as an integer when it is one (keyIsInt): an entry
+	// with an integer member then matches it without being formatted.
+	keyInt   int64
+	keyIsInt bool
+	sr       *ScoreRange
+	lr       *LexRange
+}
+
+// keyPred is predLess or predLessEq of (score, member).
+func keyPred(op predOp, score float64, member []byte) pred {
+	v, ok := parseCanonicalInt(member)
+	return pred{op: op, score: score, member: member, keyInt: v, keyIsInt: ok}
 }
 
 // needsMember reports whether holds must see the member of an entry with
@@ -153,11 +163,13 @@ func (p *pred) holdsItem(it *item) bool {
 }
 
 func (p *pred) holdsEntry(e *pentry, scratch *[20]byte) bool {
-	var m []byte
-	if p.needsMember(e.score) {
-		m = e.member(scratch)
+	if !p.needsMember(e.score) {
+		return p.holds(e.score, nil)
 	}
-	return p.holds(e.score, m)
+	if e.isInt && p.keyIsInt && e.ival == p.keyInt && p.op <= predLessEq {
+		return p.op == predLessEq // the key itself
+	}
+	return p.holds(e.score, e.member(scratch))
 }
 
 // route returns the child of internal node n whose range holds the boundary
@@ -204,8 +216,13 @@ func (n *node) leafSearch(p *pred) (i, off int) {
 	return i, off
 }
 
-// holdsAt is holdsEntry for the entry at q[off:].
+// holdsAt is holdsEntry for the entry at q[off:], decoding the member only
+// when p must see it.
 func (p *pred) holdsAt(q []byte, off int, scratch *[20]byte) bool {
+	sc, _ := entryScore(q, off)
+	if !p.needsMember(sc) {
+		return p.holds(sc, nil)
+	}
 	e := decode(q, off)
 	return p.holdsEntry(&e, scratch)
 }
@@ -272,7 +289,7 @@ func (t *btree) rank(p *pred) int {
 // leafOf returns the leaf where (score, member) is or would go.
 func (t *btree) leafOf(score float64, member []byte) *node {
 	n := t.root
-	p := pred{op: predLessEq, score: score, member: member}
+	p := keyPred(predLessEq, score, member)
 	for n != nil && !n.leaf() {
 		n = n.in.kids[n.route(&p)]
 	}
@@ -286,7 +303,7 @@ func (t *btree) find(score float64, member []byte) (float64, bool) {
 	if n == nil {
 		return 0, false
 	}
-	p := pred{op: predLess, score: score, member: member}
+	p := keyPred(predLess, score, member)
 	_, off := n.leafSearch(&p)
 	if off == len(n.p) {
 		return 0, false
@@ -356,7 +373,7 @@ func (n *node) overfull() bool {
 // insert adds an entry under n; when n splits it returns the new siblings
 // to its right, in order, and their separators.
 func (n *node) insert(score float64, member []byte, k *memberKey) ([]*node, []item) {
-	p := pred{op: predLess, score: score, member: member}
+	p := keyPred(predLess, score, member)
 	if n.leaf() {
 		i, off := n.leafSearch(&p)
 		skind, iv := leafScoreKind(score)
@@ -515,7 +532,7 @@ func (t *btree) delete(score float64, member []byte) bool {
 }
 
 func (n *node) delete(score float64, member []byte) bool {
-	p := pred{op: predLess, score: score, member: member}
+	p := keyPred(predLess, score, member)
 	if n.leaf() {
 		_, off := n.leafSearch(&p)
 		if off == len(n.p) {

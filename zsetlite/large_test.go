@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -180,5 +181,51 @@ func TestLargeMemberBytes(t *testing.T) {
 	got, _ := collect(func(v Visitor) int { return s.Range(0, -1, true, v) })
 	if !sameEntries(got, sliceOf(m.es, 0, len(m.es), true)) {
 		t.Fatalf("contents differ")
+	}
+}
+
+// TestMemoryBytesMatchesHeap checks MemoryBytes, which MEMORY USAGE and
+// maxmemory accounting use, against the heap the runtime reports for many
+// sets of each shape: packed and large windows, UUID members.
+func TestMemoryBytesMatchesHeap(t *testing.T) {
+	shapes := []struct {
+		name string
+		n    int
+		uuid bool
+	}{{"window of 100", 100, false}, {"window of 1000", 1000, false}, {"UUID window of 1000", 1000, true}}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			members := make([][]byte, sh.n)
+			for i := range members {
+				if sh.uuid {
+					members[i] = []byte(uuidOf(i))
+				} else {
+					members[i] = []byte(fmt.Sprint(ts0 + i))
+				}
+			}
+			sets := make([]*Set, 4_000_000/(sh.n*16)) // megabytes: noise of the runtime's own allocations vanishes
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for k := range sets {
+				s := New(DefaultConfig())
+				for i, m := range members {
+					s.Put(m, float64(ts0+i))
+				}
+				sets[k] = s
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			est := 0
+			for _, s := range sets {
+				est += s.MemoryBytes()
+			}
+			heap := int(after.HeapAlloc - before.HeapAlloc)
+			t.Logf("MemoryBytes %d, heap %d", est, heap)
+			if d := float64(est-heap) / float64(heap); d < -0.1 || d > 0.1 {
+				t.Fatalf("MemoryBytes sums to %d, heap grew %d (%+.0f%%)", est, heap, 100*d)
+			}
+			runtime.KeepAlive(sets)
+		})
 	}
 }

@@ -293,7 +293,7 @@ func (s *Set) Rank(member []byte, reverse bool) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		p := pred{op: predLess, score: sc, member: member}
+		p := keyPred(predLess, sc, member)
 		r = s.big.tree.rank(&p)
 	} else {
 		k := makeMemberKey(member)
