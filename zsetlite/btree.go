@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"strings"
 	"unsafe"
 )
 
@@ -46,17 +45,6 @@ const (
 type item struct {
 	score  float64
 	member string
-}
-
-// cmpItem orders by score, then member bytes. -0 and 0 are equal scores.
-func cmpItem(a, b item) int {
-	if a.score < b.score {
-		return -1
-	}
-	if a.score > b.score {
-		return 1
-	}
-	return strings.Compare(a.member, b.member)
 }
 
 type node struct {
@@ -316,8 +304,8 @@ func (t *btree) find(score float64, member []byte) (float64, bool) {
 	return e.score, true
 }
 
-// at returns the entry of rank r, 0 <= r < t.n, and the leaf holding it.
-func (t *btree) at(r int) (*node, pentry) {
+// at returns the entry of rank r, 0 <= r < t.n.
+func (t *btree) at(r int) pentry {
 	n := t.root
 	for !n.leaf() {
 		i := 0
@@ -327,7 +315,7 @@ func (t *btree) at(r int) (*node, pentry) {
 		}
 		n = n.in.kids[i]
 	}
-	return n, decode(n.p, packedSeek(n.p, r))
+	return decode(n.p, packedSeek(n.p, r))
 }
 
 // insert adds (score, member), known to be absent; k is member's key.

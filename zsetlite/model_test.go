@@ -377,6 +377,17 @@ func checkInvariants(t testing.TB, s *Set) {
 	}
 }
 
+// cmpItem orders by score, then member bytes. -0 and 0 are equal scores.
+func cmpItem(a, b item) int {
+	if a.score < b.score {
+		return -1
+	}
+	if a.score > b.score {
+		return 1
+	}
+	return strings.Compare(a.member, b.member)
+}
+
 type indexPair struct {
 	tag  uint32
 	bits uint64

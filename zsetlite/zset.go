@@ -357,7 +357,7 @@ func (s *Set) At(r int) (member []byte, score float64, ok bool) {
 		return nil, 0, false
 	}
 	if s.big != nil {
-		_, e := s.big.tree.at(r)
+		e := s.big.tree.at(r)
 		if e.isInt {
 			var scratch [20]byte
 			return e.member(&scratch), e.score, true // escapes: one small allocation
@@ -585,9 +585,10 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 	}
 	t := &s.big.tree
 	visited := 0
+	scratch := new([20]byte) // one per call, not per member: fn sees it
 	if count < 0 {
 		for ; visited < -count; visited++ {
-			if !fn(memberAt(t, rnd.IntN(n))) {
+			if !fn(memberAt(t, rnd.IntN(n), scratch)) {
 				return visited + 1
 			}
 		}
@@ -606,7 +607,7 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 			}
 			seen[r] = struct{}{}
 			visited++
-			if !fn(memberAt(t, r)) {
+			if !fn(memberAt(t, r, scratch)) {
 				break
 			}
 		}
@@ -614,7 +615,6 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 	}
 	// Many of many: selection sampling, one ordered pass.
 	need := count
-	var scratch [20]byte
 	t.root.ascend(0, func(m []byte, sc float64) bool {
 		left := n
 		n--
@@ -624,19 +624,15 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 			return fn(m, sc) && need > 0
 		}
 		return true
-	}, &scratch)
+	}, scratch)
 	return visited
 }
 
 // memberAt returns the member and score of rank r, an integer member
-// formatted into a buffer of its own.
-func memberAt(t *btree, r int) ([]byte, float64) {
-	_, e := t.at(r)
-	if e.isInt {
-		var scratch [20]byte
-		return e.member(&scratch), e.score
-	}
-	return e.raw, e.score
+// formatted into scratch.
+func memberAt(t *btree, r int, scratch *[20]byte) ([]byte, float64) {
+	e := t.at(r)
+	return e.member(scratch), e.score
 }
 
 func (s *Set) packedRandom(rnd Rand, count int, fn Visitor) int {
@@ -920,10 +916,6 @@ func allocSize(n int) int {
 		}
 	}
 	return sizeClasses[lo]
-}
-
-func unsafeString(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func unsafeBytes(s string) []byte {
