@@ -368,9 +368,12 @@ func (n *node) insert(score float64, member []byte, k *memberKey) ([]*node, []it
 		sz := entrySize(k, skind)
 		if i == n.n && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
 			// Appending to a full leaf: it stays full, so give back
-			// its spare room, and the entry starts the next leaf.
+			// its spare room, and the entry starts the next leaf,
+			// sized like this one so that filling it takes one
+			// allocation, not a dozen.
 			n.p = trimBytes(n.p)
-			right := &node{p: insertEntry(nil, 0, sz, k, score, skind, iv), n: 1}
+			buf := make([]byte, 0, max(allocSize(len(n.p)), sz))
+			right := &node{p: insertEntry(buf, 0, sz, k, score, skind, iv), n: 1}
 			return []*node{right}, []item{{score, string(member)}}
 		}
 		n.p = insertEntry(n.p, off, sz, k, score, skind, iv)
