@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // collidingHashes are member hashes that force the index's collision paths:
@@ -227,5 +228,13 @@ func TestMemoryBytesMatchesHeap(t *testing.T) {
 			}
 			runtime.KeepAlive(sets)
 		})
+	}
+}
+
+// TestSetStructSize: every sorted-set key pays for one Set; 48 bytes is a
+// Go size class, 56 would round up to 64.
+func TestSetStructSize(t *testing.T) {
+	if n := unsafe.Sizeof(Set{}); n > 48 {
+		t.Fatalf("Set is %d bytes", n)
 	}
 }

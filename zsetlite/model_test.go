@@ -269,7 +269,7 @@ func checkInvariants(t testing.TB, s *Set) {
 			}
 			n++
 		}
-		if n != s.pn {
+		if n != int(s.pn) {
 			t.Fatalf("packed count %d, walked %d", s.pn, n)
 		}
 		return

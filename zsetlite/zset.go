@@ -34,7 +34,7 @@ const (
 // New. A Set is not safe for concurrent use.
 type Set struct {
 	packed     []byte // the packed encoding, while big == nil
-	pn         int    // entries in packed
+	pn         int32  // entries in packed (at most maxEntries); int32 keeps a Set in 48 bytes
 	maxEntries int32
 	maxValue   int32
 	// selfKeyed holds while every packed entry's member is the decimal text
@@ -129,7 +129,7 @@ func (s *Set) Len() int {
 	if s.big != nil {
 		return s.big.tree.n
 	}
-	return s.pn
+	return int(s.pn)
 }
 
 // Encoding returns "listpack" or "skiplist", what Redis 7.0 would report for
@@ -261,7 +261,7 @@ func (s *Set) Put(member []byte, score float64) (added bool) {
 // than MaxListpackValue. k is the member's packed key when packed.
 func (s *Set) insertNew(member []byte, k *memberKey, score float64) {
 	if s.big == nil {
-		if s.pn+1 > int(s.maxEntries) || len(member) > int(s.maxValue) {
+		if s.pn >= s.maxEntries || len(member) > int(s.maxValue) {
 			s.convert()
 		} else {
 			s.packedInsert(k, score)
@@ -637,7 +637,7 @@ func memberAt(t *btree, r int, scratch *[20]byte) ([]byte, float64) {
 
 func (s *Set) packedRandom(rnd Rand, count int, fn Visitor) int {
 	p := s.packed
-	n := s.pn
+	n := int(s.pn)
 	var scratch [20]byte
 	if count < 0 {
 		offs := make([]int, 0, n)
@@ -696,9 +696,9 @@ func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
 	if reverse {
 		// Walk back from the end when hi is in the back half.
 		var end int
-		if hi > s.pn/2 {
+		if hi > int(s.pn)/2 {
 			end = len(p)
-			for i := s.pn; i > hi; i-- {
+			for i := int(s.pn); i > hi; i-- {
 				end = readBacklen(p, end)
 			}
 		} else {
@@ -768,7 +768,7 @@ func (s *Set) deleteRanks(lo, hi int) {
 // and gives memory back when the buffer has become mostly empty.
 func (s *Set) packedRemove(a, z, n int) {
 	s.packed = cutBytes(s.packed, a, z)
-	s.pn -= n
+	s.pn -= int32(n)
 	if s.pn == 0 {
 		s.selfKeyed = true
 	}
@@ -822,7 +822,7 @@ func (k *memberKey) bytes(scratch *[20]byte) []byte {
 func (s *Set) convert() {
 	b := &large{}
 	if !s.selfKeyed {
-		b.idx = newIndex(s.pn + 1)
+		b.idx = newIndex(int(s.pn) + 1)
 	}
 	var scratch [20]byte
 	p := s.packed
