@@ -91,6 +91,7 @@ const (
 	predNotAboveMax                  // score at or below a ScoreRange's maximum
 	predLexBelowMin                  // member below a LexRange's minimum
 	predLexNotAboveMax               // member at or below a LexRange's maximum
+	predAll                          // every entry: the place past the last one
 )
 
 // pred is a monotone predicate over the order: true for a (possibly empty)
@@ -141,9 +142,10 @@ func (p *pred) holds(score float64, member []byte) bool {
 		return score < p.sr.Max || score == p.sr.Max && !p.sr.MaxEx
 	case predLexBelowMin:
 		return p.lr.belowMin(member)
-	default:
+	case predLexNotAboveMax:
 		return p.lr.notAboveMax(member)
 	}
+	return true // predAll
 }
 
 func (p *pred) holdsItem(it *item) bool {
@@ -320,11 +322,39 @@ func (t *btree) at(r int) pentry {
 
 // insert adds (score, member), known to be absent; k is member's key.
 func (t *btree) insert(score float64, member []byte, k *memberKey) {
+	route, place := keyPred(predLessEq, score, member), keyPred(predLess, score, member)
+	t.add(&route, &place, score, member, k)
+}
+
+// push adds (score, member) known to sort after every entry: the window's
+// ZADD of a new newest timestamp, which then compares nothing on the way.
+func (t *btree) push(score float64, member []byte, k *memberKey) {
+	all := pred{op: predAll}
+	t.add(&all, &all, score, member, k)
+}
+
+// maxScore returns the score of the last entry.
+func (t *btree) maxScore() (float64, bool) {
+	n := t.root
+	if n == nil {
+		return 0, false
+	}
+	for !n.leaf() {
+		n = n.in.kids[len(n.in.kids)-1]
+	}
+	sc, _ := entryScore(n.p, lastEntry(n.p))
+	return sc, true
+}
+
+// add inserts the entry under route (which picks children: an entry equal
+// to a separator belongs to the separator's child) and place (which picks
+// the position in the leaf).
+func (t *btree) add(route, place *pred, score float64, member []byte, k *memberKey) {
 	if t.root == nil {
 		t.root = &node{}
 	}
 	t.n++
-	sibs, seps := t.root.insert(score, member, k)
+	sibs, seps := t.root.insert(route, place, score, member, k)
 	if sibs != nil {
 		left := t.root
 		t.root = &node{in: &inner{
@@ -360,10 +390,9 @@ func (n *node) overfull() bool {
 
 // insert adds an entry under n; when n splits it returns the new siblings
 // to its right, in order, and their separators.
-func (n *node) insert(score float64, member []byte, k *memberKey) ([]*node, []item) {
-	p := keyPred(predLess, score, member)
+func (n *node) insert(route, place *pred, score float64, member []byte, k *memberKey) ([]*node, []item) {
 	if n.leaf() {
-		i, off := n.leafSearch(&p)
+		i, off := n.leafSearch(place)
 		skind, iv := leafScoreKind(score)
 		sz := entrySize(k, skind)
 		if i == n.n && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
@@ -383,11 +412,9 @@ func (n *node) insert(score float64, member []byte, k *memberKey) ([]*node, []it
 		}
 		return n.splitLeaf()
 	}
-	// An entry equal to a separator belongs to the separator's child.
-	p.op = predLessEq
 	in := n.in
-	i := n.route(&p)
-	ksibs, kseps := in.kids[i].insert(score, member, k)
+	i := n.route(route)
+	ksibs, kseps := in.kids[i].insert(route, place, score, member, k)
 	in.cnts[i]++
 	if ksibs == nil {
 		return nil, nil

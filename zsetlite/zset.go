@@ -206,6 +206,9 @@ func (s *Set) Add(member []byte, score float64, flags AddFlags) (AddResult, floa
 		k     memberKey
 	)
 	if s.big != nil {
+		if s.big.idx == nil && flags&(AddIncr|AddXX) == 0 && s.big.pushNewest(member, score) {
+			return Added, score
+		}
 		cur, found = s.big.score(member)
 	} else {
 		k = makeMemberKey(member)
@@ -834,6 +837,23 @@ func (s *Set) convert() {
 		off = e.end
 	}
 	s.big, s.packed, s.pn = b, nil, 0
+}
+
+// pushNewest is the window's tail fast path on a self-keyed large set: a
+// member that is the text of a score above every other cannot be there
+// yet (it could only be at its own score), so it is appended at once,
+// without a lookup. It reports whether it did that.
+func (b *large) pushNewest(member []byte, score float64) bool {
+	v, ok := parseCanonicalInt(member)
+	if !ok || float64(v) != score {
+		return false
+	}
+	if last, ok := b.tree.maxScore(); ok && last >= score {
+		return false
+	}
+	k := makeMemberKey(member)
+	b.tree.push(score, member, &k)
+	return true
 }
 
 // add inserts a member known to be absent; k is its key.
