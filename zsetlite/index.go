@@ -32,6 +32,8 @@ type index struct {
 // minIndexSlots is the smallest table: large sets start past 128 members.
 const minIndexSlots = 16
 
+// hashSeed is random per process, so that clients cannot pick members that
+// collide and turn lookups into walks.
 var hashSeed = maphash.MakeSeed()
 
 // memberHash hashes a member for the index. It is a variable so that tests
