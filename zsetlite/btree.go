@@ -35,7 +35,7 @@ import (
 // drops whole leaves without decoding them when nothing needs to see the
 // removed members.
 const (
-	maxLeaf      = 32
+	maxLeaf      = 32 // a leaf is searched by a linear walk (entries have no index): 64 doubled ZSCORE's cost for 1.8 B/element less
 	maxLeafBytes = 4096 // keeps memmoves short when members are long
 	maxKids      = 64
 	minFill      = 16 // a child smaller than this is merged with a neighbour that has room
