@@ -279,34 +279,49 @@ func (t *btree) rank(p *pred) int {
 	return r + i
 }
 
-// leafOf returns the leaf where (score, member) is or would go.
-func (t *btree) leafOf(score float64, member []byte) *node {
-	n := t.root
-	p := keyPred(predLessEq, score, member)
-	for n != nil && !n.leaf() {
-		n = n.in.kids[n.route(&p)]
-	}
-	return n
-}
-
 // find returns the stored score of the entry equal to (score, member): the
 // same value, except that it tells -0 from 0.
 func (t *btree) find(score float64, member []byte) (float64, bool) {
-	n := t.leafOf(score, member)
+	n := t.root
 	if n == nil {
 		return 0, false
 	}
-	p := keyPred(predLess, score, member)
-	_, off := n.leafSearch(&p)
-	if off == len(n.p) {
-		return 0, false
+	p := keyPred(predLessEq, score, member)
+	for !n.leaf() {
+		n = n.in.kids[n.route(&p)]
 	}
-	e := decode(n.p, off)
+	off, _, sc := n.leafFind(&p)
+	return sc, off >= 0
+}
+
+// leafFind returns the offset, end and stored score of the leaf's entry
+// equal to p's key, or a negative offset. It compares scores only until it
+// reaches the key's, and integer members as integers.
+func (n *node) leafFind(p *pred) (int, int, float64) {
+	q := n.p
 	var scratch [20]byte
-	if e.score != score || !bytes.Equal(e.member(&scratch), member) {
-		return 0, false
+	for off := 0; off < len(q); {
+		sc, end := entryScore(q, off)
+		if sc < p.score {
+			off = end
+			continue
+		}
+		if sc > p.score {
+			break
+		}
+		e := decode(q, off)
+		if e.isInt && p.keyIsInt {
+			if e.ival == p.keyInt {
+				return off, end, sc
+			}
+		} else if c := bytes.Compare(e.member(&scratch), p.member); c == 0 {
+			return off, end, sc
+		} else if c > 0 {
+			break
+		}
+		off = end
 	}
-	return e.score, true
+	return -1, 0, 0
 }
 
 // at returns the entry of rank r, 0 <= r < t.n.
@@ -544,7 +559,8 @@ func (t *btree) delete(score float64, member []byte) bool {
 	if t.root == nil {
 		return false
 	}
-	ok := t.root.delete(score, member)
+	p := keyPred(predLessEq, score, member)
+	ok := t.root.delete(&p)
 	if ok {
 		t.n--
 		t.shrinkRoot()
@@ -552,25 +568,20 @@ func (t *btree) delete(score float64, member []byte) bool {
 	return ok
 }
 
-func (n *node) delete(score float64, member []byte) bool {
-	p := keyPred(predLess, score, member)
+// delete removes the entry equal to p's key (a predLessEq key pred, which
+// routes an entry equal to a separator to the separator's child).
+func (n *node) delete(p *pred) bool {
 	if n.leaf() {
-		_, off := n.leafSearch(&p)
-		if off == len(n.p) {
+		off, end, _ := n.leafFind(p)
+		if off < 0 {
 			return false
 		}
-		e := decode(n.p, off)
-		var scratch [20]byte
-		if e.score != score || !bytes.Equal(e.member(&scratch), member) {
-			return false
-		}
-		n.p = cutBytes(n.p, off, e.end)
+		n.p = cutBytes(n.p, off, end)
 		n.n--
 		return true
 	}
-	p.op = predLessEq
-	i := n.route(&p)
-	if !n.in.kids[i].delete(score, member) {
+	i := n.route(p)
+	if !n.in.kids[i].delete(p) {
 		return false
 	}
 	n.in.cnts[i]--
