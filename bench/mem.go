@@ -30,6 +30,7 @@ type memCase struct {
 	kind   serverKind
 	script string // Lua GCRA: EVALSHA instead of CL.THROTTLE
 	window int    // entries per window; 0 for throttle keys
+	uuid   bool   // window members are UUIDs (score still the timestamp)
 }
 
 func (b *bench) memCases() []memCase {
@@ -45,6 +46,9 @@ func (b *bench) memCases() []memCase {
 		for _, k := range []serverKind{kindRedis, kindCell} {
 			cs = append(cs, memCase{what: fmt.Sprintf("W1 window of %d", size), kind: k, window: size})
 		}
+	}
+	for _, k := range []serverKind{kindRedis, kindCell} {
+		cs = append(cs, memCase{what: "W1 window of 1000, UUID members", kind: k, window: 1000, uuid: true})
 	}
 	kinds := b.kinds()
 	return slices.DeleteFunc(cs, func(c memCase) bool { return !slices.Contains(kinds, c.kind) })
@@ -66,8 +70,8 @@ func (b *bench) runMem() (report, error) {
 	rep.Notes = append(rep.Notes,
 		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured "+b.o.memSettle.String()+" after loading.",
 		"Keys carry a TTL as in real use (CL.THROTTLE's own, PX in the Lua script, EXPIRE on windows), so Redis's expires dict is counted.",
-		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them.",
-		"cellserver's used_memory is its Go heap's object bytes, which count garbage not collected yet (loading allocates), and its RSS holds that garbage too: both are upper bounds of what the keys need; Redis's used_memory is jemalloc's exact live count.")
+		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them; the UUID rows use 36-byte UUID text members with timestamp scores.",
+		"Both servers run MEMORY PURGE before each reading: Redis's jemalloc returns dirty pages, cellserver collects garbage and returns free spans, so used_memory is live bytes on both.")
 	return rep, nil
 }
 
@@ -97,6 +101,9 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 		sha = string(rep.bulk)
 	}
 	time.Sleep(200 * time.Millisecond)
+	if err := purge(c); err != nil {
+		return r, err
+	}
 	used0, hasUsed := c.infoField("memory", "used_memory")
 	rss0, err := readRSS(s.pid())
 	if err != nil {
@@ -148,7 +155,11 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 				args := []string{"ZADD", key}
 				for j := from; j < to; j++ {
 					ts := strconv.FormatInt(base+int64(j), 10)
-					args = append(args, ts, ts)
+					m := ts
+					if mc.uuid {
+						m = fakeUUID(i, j)
+					}
+					args = append(args, ts, m)
 				}
 				if e, err := add(encodeCommand(args...)); err != nil || e != "" {
 					return memFail(r, mc.kind, e, err)
@@ -163,6 +174,9 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 		return memFail(r, mc.kind, e, err)
 	}
 	time.Sleep(b.o.memSettle)
+	if err := purge(c); err != nil {
+		return r, err
+	}
 	used1, hasUsed1 := c.infoField("memory", "used_memory")
 	rss1, err := readRSS(s.pid())
 	if err != nil {
@@ -174,6 +188,25 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	}
 	r.RSS = rss1 - rss0
 	return r, nil
+}
+
+// purge runs MEMORY PURGE so that the reading that follows counts live
+// bytes, not garbage (cellserver) or dirty pages (Redis).
+func purge(c *conn) error {
+	rep, err := c.do("MEMORY", "PURGE")
+	if err != nil {
+		return err
+	}
+	if rep.err != "" {
+		return fmt.Errorf("MEMORY PURGE: %s", rep.err)
+	}
+	return nil
+}
+
+// fakeUUID is a UUID-shaped member (36 bytes of hex and dashes), distinct
+// for each (key, entry), as a limiter keyed by request id would store.
+func fakeUUID(key, entry int) string {
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", key, entry&0xffff, key&0xfff, entry&0xfff, uint64(key)<<20|uint64(entry))
 }
 
 func memFail(r memRow, kind serverKind, errReply string, err error) (memRow, error) {

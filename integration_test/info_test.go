@@ -98,3 +98,22 @@ func TestInfoErrorStats(t *testing.T) {
 		c.DoMasked(maskInfo("total_error_replies", "rejected_connections", "expired_keys", "total_commands_processed"), "INFO", "stats")
 	})
 }
+
+// TestMemoryCommand: MEMORY PURGE answers +OK on both (bench -mem relies on
+// it), and MEMORY USAGE agrees on what is not a size: a missing key, and
+// errors for bad SAMPLES. Sizes themselves differ by design.
+func TestMemoryCommand(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("MEMORY", "PURGE")
+		c.Error("MEMORY", "PURGE", "now")
+		c.Error("MEMORY")
+		c.Error("MEMORY", "nosuch")
+		c.Do("MEMORY", "USAGE", "missing")
+		c.Do("MEMORY", "USAGE", "missing", "SAMPLES", "0")
+		c.Do("SET", "k", "v")
+		c.Error("MEMORY", "USAGE", "k", "SAMPLES")
+		c.Error("MEMORY", "USAGE", "k", "SAMPLES", "x")
+		c.Error("MEMORY", "USAGE", "k", "SAMPLES", "-1")
+		c.Error("MEMORY", "USAGE", "k", "BOGUS", "1")
+	})
+}

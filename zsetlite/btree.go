@@ -1,86 +1,178 @@
 package zsetlite
 
 import (
-	"strings"
+	"bytes"
+	"encoding/binary"
+	"math"
 	"unsafe"
 )
 
-// The large encoding's ordered index: a B+tree of (score, member) items that
-// counts the items under every child, so rank, select-by-rank and counting a
-// range are O(log n). Items live only in leaves. An internal node keeps, for
-// each child, a lower bound of that child's items (seps[i], unused for
-// i == 0) and the child's item count (cnts[i]).
+// The large encoding's ordered index: a B+tree whose leaves are packed
+// blocks of entries in the codec of packed.go (a leaf of millisecond
+// timestamps costs 14 bytes an entry, with no pointer for the collector to
+// follow), and whose internal nodes count the entries under every child, so
+// rank, select-by-rank and counting a range are O(log n). An internal node
+// keeps, for each child, a lower bound of that child's entries (seps[i],
+// unused for i == 0, its member a string of its own) and the child's entry
+// count (cnts[i]).
+//
+// Leaves differ from the packed set in one way: a -0 score is stored as a
+// float, not as the integer 0, because a skiplist keeps -0 (ZSCORE says
+// "-0"); see leafScoreKind.
 //
 // Invariants:
 //   - every leaf is at the same depth; no node is empty except an empty root;
-//   - items in kids[i] are >= seps[i] and < seps[i+1] (separators are lower
+//   - entries in kids[i] are >= seps[i] and < seps[i+1] (separators are lower
 //     bounds that may lag behind deletions, never exact minima, which spares
 //     fixing them on delete);
-//   - cnts[i] is the number of items under kids[i].
+//   - cnts[i] is the number of entries under kids[i];
+//   - a leaf holds at most maxLeaf entries and, unless it holds one entry,
+//     at most maxLeafBytes bytes (see splitLeaf).
 //
 // Inserting past the end of a full leaf starts a new leaf instead of halving
-// the full one, so the window pattern (ever-increasing scores) keeps leaves
-// full; deleting a prefix drops whole leaves.
+// the full one (and trims the full one's spare capacity), so the window
+// pattern (ever-increasing scores) keeps leaves full; deleting a prefix
+// drops whole leaves without decoding them when nothing needs to see the
+// removed members.
 const (
-	maxLeaf = 64
-	maxKids = 64
-	minFill = 16 // a child smaller than this is merged with a neighbour that has room
+	// A leaf is searched by a linear walk (its entries have no offsets
+	// table): 64 entries would make every ZSCORE's walk twice as long to
+	// save 1.8 bytes an element.
+	maxLeaf      = 32
+	maxLeafBytes = 4096 // keeps memmoves short when members are long
+	maxKids      = 64
+	minFill      = 16 // a child smaller than this is merged with a neighbour that has room
 )
 
+// item is a separator: a score and a member of its own.
 type item struct {
 	score  float64
 	member string
 }
 
-// cmpItem orders by score, then member bytes. -0 and 0 are equal scores.
-func cmpItem(a, b item) int {
-	if a.score < b.score {
-		return -1
-	}
-	if a.score > b.score {
-		return 1
-	}
-	return strings.Compare(a.member, b.member)
-}
-
 type node struct {
-	items []item  // leaf
-	kids  []*node // internal; nil in a leaf
-	seps  []item  // internal
-	cnts  []int   // internal
+	p  []byte // leaf: the packed entries
+	n  int    // leaf: how many entries p holds
+	in *inner // nil in a leaf
 }
 
-func (n *node) leaf() bool { return n.kids == nil }
+// inner is an internal node's children, kept apart so that a leaf (most
+// nodes) is a small pointer-light struct.
+type inner struct {
+	kids []*node
+	seps []item
+	cnts []int
+}
+
+func (n *node) leaf() bool { return n.in == nil }
 
 func (n *node) size() int {
 	if n.leaf() {
-		return len(n.items)
+		return n.n
 	}
-	return len(n.kids)
+	return len(n.in.kids)
 }
 
 func (n *node) count() int {
 	if n.leaf() {
-		return len(n.items)
+		return n.n
 	}
 	c := 0
-	for _, v := range n.cnts {
+	for _, v := range n.in.cnts {
 		c += v
 	}
 	return c
 }
 
+// predOp names the monotone predicates the tree searches by.
+type predOp uint8
+
+const (
+	predLess           predOp = iota // (score, member) < the key
+	predLessEq                       // (score, member) <= the key
+	predBelowMin                     // score below a ScoreRange's minimum
+	predNotAboveMax                  // score at or below a ScoreRange's maximum
+	predLexBelowMin                  // member below a LexRange's minimum
+	predLexNotAboveMax               // member at or below a LexRange's maximum
+	predAll                          // every entry: the place past the last one
+)
+
 // pred is a monotone predicate over the order: true for a (possibly empty)
-// prefix of the items and false after it.
-type pred func(item) bool
+// prefix of the entries and false after it. It is a value with a method,
+// not a closure, so that members formatted into a caller's stack scratch
+// can be passed to it without escaping to the heap.
+type pred struct {
+	op     predOp
+	score  float64
+	member []byte
+	// keyInt is member as an integer when it is one (keyIsInt): an entry
+	// with an integer member then matches it without being formatted.
+	keyInt   int64
+	keyIsInt bool
+	sr       *ScoreRange
+	lr       *LexRange
+}
+
+// keyPred is predLess or predLessEq of (score, member).
+func keyPred(op predOp, score float64, member []byte) pred {
+	v, ok := parseCanonicalInt(member)
+	return pred{op: op, score: score, member: member, keyInt: v, keyIsInt: ok}
+}
+
+// needsMember reports whether holds must see the member of an entry with
+// this score; integer members then need formatting.
+func (p *pred) needsMember(score float64) bool {
+	switch p.op {
+	case predLess, predLessEq:
+		return score == p.score
+	case predLexBelowMin, predLexNotAboveMax:
+		return true
+	}
+	return false
+}
+
+func (p *pred) holds(score float64, member []byte) bool {
+	switch p.op {
+	case predLess, predLessEq:
+		if score != p.score {
+			return score < p.score
+		}
+		c := bytes.Compare(member, p.member)
+		return c < 0 || c == 0 && p.op == predLessEq
+	case predBelowMin:
+		return score < p.sr.Min || score == p.sr.Min && p.sr.MinEx
+	case predNotAboveMax:
+		return score < p.sr.Max || score == p.sr.Max && !p.sr.MaxEx
+	case predLexBelowMin:
+		return p.lr.belowMin(member)
+	case predLexNotAboveMax:
+		return p.lr.notAboveMax(member)
+	}
+	return true // predAll
+}
+
+func (p *pred) holdsItem(it *item) bool {
+	return p.holds(it.score, unsafeBytes(it.member))
+}
+
+func (p *pred) holdsEntry(e *pentry, scratch *[20]byte) bool {
+	if !p.needsMember(e.score) {
+		return p.holds(e.score, nil)
+	}
+	if e.isInt && p.keyIsInt && e.ival == p.keyInt && p.op <= predLessEq {
+		return p.op == predLessEq // the key itself
+	}
+	return p.holds(e.score, e.member(scratch))
+}
 
 // route returns the child of internal node n whose range holds the boundary
 // of p: the last i >= 1 with p(seps[i]), or 0.
-func (n *node) route(p pred) int {
-	lo, hi := 1, len(n.kids)
+func (n *node) route(p *pred) int {
+	seps := n.in.seps
+	lo, hi := 1, len(seps)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if p(n.seps[m]) {
+		if p.holdsItem(&seps[m]) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -89,17 +181,79 @@ func (n *node) route(p pred) int {
 	return lo - 1
 }
 
-func searchItems(items []item, p pred) int {
-	lo, hi := 0, len(items)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p(items[m]) {
-			lo = m + 1
-		} else {
-			hi = m
+// leafSearch returns how many of the leaf's entries satisfy p and the
+// offset of the first that does not. When the last entry satisfies p all
+// do, which makes appending O(1) in the leaf. The walk reads scores only,
+// and decodes a member only where p must see it.
+func (n *node) leafSearch(p *pred) (i, off int) {
+	if n.n == 0 {
+		return 0, 0
+	}
+	var scratch [20]byte
+	q := n.p
+	if last := lastEntry(q); p.holdsAt(q, last, &scratch) {
+		return n.n, len(q)
+	}
+	for off < len(q) {
+		sc, end := entryScore(q, off)
+		if p.needsMember(sc) {
+			if !p.holdsAt(q, off, &scratch) {
+				break
+			}
+		} else if !p.holds(sc, nil) {
+			break
+		}
+		off = end
+		i++
+	}
+	return i, off
+}
+
+// holdsAt is holdsEntry for the entry at q[off:], decoding the member only
+// when p must see it.
+func (p *pred) holdsAt(q []byte, off int, scratch *[20]byte) bool {
+	sc, _ := entryScore(q, off)
+	if !p.needsMember(sc) {
+		return p.holds(sc, nil)
+	}
+	e := decode(q, off)
+	return p.holdsEntry(&e, scratch)
+}
+
+// memberLen gives, by member descriptor, the member's encoded size where
+// the descriptor alone determines it (all but extended raw members).
+var memberLen = func() (t [64]uint8) {
+	for d := range t {
+		switch {
+		case d <= memRawInline:
+			t[d] = uint8(d)
+		case d > memRawExt:
+			t[d] = uint8(memIntSize[d-memI8])
 		}
 	}
-	return lo
+	return t
+}()
+
+// entryScore reads the score and the end of the entry at off, without
+// decoding the member.
+func entryScore(p []byte, off int) (float64, int) {
+	h := p[off]
+	l := int(entryLen[h])
+	if l == 0 {
+		e := decode(p, off)
+		return e.score, e.end
+	}
+	i := off + 1 + int(memberLen[h&0x3f])
+	switch h & 0xc0 {
+	case scoreI48:
+		return float64(int48(p[i:])), off + l
+	case scoreF64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(p[i:])), off + l
+	case scoreI8:
+		return float64(int8(p[i])), off + l
+	default:
+		return float64(int32(binary.LittleEndian.Uint32(p[i:]))), off + l
+	}
 }
 
 type btree struct {
@@ -107,8 +261,8 @@ type btree struct {
 	n    int
 }
 
-// rank returns how many items satisfy p (the length of p's true prefix).
-func (t *btree) rank(p pred) int {
+// rank returns how many entries satisfy p (the length of p's true prefix).
+func (t *btree) rank(p *pred) int {
 	n := t.root
 	if n == nil {
 		return 0
@@ -116,114 +270,272 @@ func (t *btree) rank(p pred) int {
 	r := 0
 	for !n.leaf() {
 		i := n.route(p)
-		for _, c := range n.cnts[:i] {
+		for _, c := range n.in.cnts[:i] {
 			r += c
 		}
-		n = n.kids[i]
+		n = n.in.kids[i]
 	}
-	return r + searchItems(n.items, p)
+	i, _ := n.leafSearch(p)
+	return r + i
 }
 
-// contains reports whether an item equal to it is in the tree.
-func (t *btree) contains(it item) bool {
+// find returns the stored score of the entry equal to (score, member): the
+// same value, except that it tells -0 from 0.
+func (t *btree) find(score float64, member []byte) (float64, bool) {
 	n := t.root
 	if n == nil {
-		return false
+		return 0, false
 	}
+	p := keyPred(predLessEq, score, member)
 	for !n.leaf() {
-		n = n.kids[n.route(func(x item) bool { return cmpItem(x, it) <= 0 })]
+		n = n.in.kids[n.route(&p)]
 	}
-	i := searchItems(n.items, func(x item) bool { return cmpItem(x, it) < 0 })
-	return i < len(n.items) && cmpItem(n.items[i], it) == 0
+	off, _, sc := n.leafFind(&p)
+	return sc, off >= 0
 }
 
-// at returns the item of rank r, 0 <= r < t.n.
-func (t *btree) at(r int) item {
+// leafFind returns the offset, end and stored score of the leaf's entry
+// equal to p's key, or a negative offset. It compares scores only until it
+// reaches the key's, and integer members as integers.
+func (n *node) leafFind(p *pred) (int, int, float64) {
+	q := n.p
+	var scratch [20]byte
+	for off := 0; off < len(q); {
+		sc, end := entryScore(q, off)
+		if sc < p.score {
+			off = end
+			continue
+		}
+		if sc > p.score {
+			break
+		}
+		e := decode(q, off)
+		if e.isInt && p.keyIsInt {
+			if e.ival == p.keyInt {
+				return off, end, sc
+			}
+		} else if c := bytes.Compare(e.member(&scratch), p.member); c == 0 {
+			return off, end, sc
+		} else if c > 0 {
+			break
+		}
+		off = end
+	}
+	return -1, 0, 0
+}
+
+// at returns the entry of rank r, 0 <= r < t.n.
+func (t *btree) at(r int) pentry {
 	n := t.root
 	for !n.leaf() {
 		i := 0
-		for r >= n.cnts[i] {
-			r -= n.cnts[i]
+		for r >= n.in.cnts[i] {
+			r -= n.in.cnts[i]
 			i++
 		}
-		n = n.kids[i]
+		n = n.in.kids[i]
 	}
-	return n.items[r]
+	return decode(n.p, packedSeek(n.p, r))
 }
 
-func (t *btree) insert(it item) {
+// insert adds (score, member), known to be absent; k is member's key.
+func (t *btree) insert(score float64, member []byte, k *memberKey) {
+	route, place := keyPred(predLessEq, score, member), keyPred(predLess, score, member)
+	t.add(&route, &place, score, member, k)
+}
+
+// push adds (score, member) known to sort after every entry: the window's
+// ZADD of a new newest timestamp, which then compares nothing on the way.
+func (t *btree) push(score float64, member []byte, k *memberKey) {
+	all := pred{op: predAll}
+	t.add(&all, &all, score, member, k)
+}
+
+// maxScore returns the score of the last entry.
+func (t *btree) maxScore() (float64, bool) {
+	n := t.root
+	if n == nil {
+		return 0, false
+	}
+	for !n.leaf() {
+		n = n.in.kids[len(n.in.kids)-1]
+	}
+	sc, _ := entryScore(n.p, lastEntry(n.p))
+	return sc, true
+}
+
+// add inserts the entry under route (which picks children: an entry equal
+// to a separator belongs to the separator's child) and place (which picks
+// the position in the leaf).
+func (t *btree) add(route, place *pred, score float64, member []byte, k *memberKey) {
 	if t.root == nil {
 		t.root = &node{}
 	}
 	t.n++
-	right, sep := t.root.insert(it)
-	if right != nil {
+	sibs, seps := t.root.insert(route, place, score, member, k)
+	if sibs != nil {
 		left := t.root
-		t.root = &node{
-			kids: []*node{left, right},
-			seps: []item{{}, sep},
-			cnts: []int{left.count(), right.count()},
+		t.root = &node{in: &inner{
+			kids: append([]*node{left}, sibs...),
+			seps: append([]item{{}}, seps...),
+			cnts: []int{left.count()},
+		}}
+		for _, r := range sibs {
+			t.root.in.cnts = append(t.root.in.cnts, r.count())
 		}
 	}
 }
 
-// insert adds it under n; when n splits it returns the new right sibling
-// and its separator.
-func (n *node) insert(it item) (*node, item) {
-	less := func(x item) bool { return cmpItem(x, it) < 0 }
+// leafScoreKind is scoreKind for leaves: -0 keeps its sign as a float.
+func leafScoreKind(f float64) (byte, int64) {
+	if f == 0 && 1/f < 0 {
+		return scoreF64, 0
+	}
+	return scoreKind(f)
+}
+
+// firstItem copies the leaf's first entry out as a separator.
+func (n *node) firstItem() item {
+	var scratch [20]byte
+	e := decode(n.p, 0)
+	return item{e.score, string(e.member(&scratch))}
+}
+
+// overfull reports whether a leaf breaks its size limits.
+func (n *node) overfull() bool {
+	return n.n > maxLeaf || n.n > 1 && len(n.p) > maxLeafBytes
+}
+
+// insert adds an entry under n; when n splits it returns the new siblings
+// to its right, in order, and their separators.
+func (n *node) insert(route, place *pred, score float64, member []byte, k *memberKey) ([]*node, []item) {
 	if n.leaf() {
-		i := searchItems(n.items, less)
-		if len(n.items) < maxLeaf {
-			n.items = insertAt(n.items, i, it)
-			return nil, item{}
+		i, off := n.leafSearch(place)
+		skind, iv := leafScoreKind(score)
+		sz := entrySize(k, skind)
+		if i == n.n && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
+			// Appending to a full leaf: it stays full, so give back
+			// its spare room, and the entry starts the next leaf,
+			// sized like this one so that filling it takes one
+			// allocation, not a dozen.
+			n.p = trimBytes(n.p)
+			buf := make([]byte, 0, max(allocSize(len(n.p)), sz))
+			right := &node{p: insertEntry(buf, 0, sz, k, score, skind, iv), n: 1}
+			return []*node{right}, []item{{score, string(member)}}
 		}
-		// Leaves grow by append (1, 2, 4 ... 64 items, each a size
-		// class), so a set just past the threshold and the rightmost
-		// leaf of a growing one do not pay for 64 slots.
-		right := &node{}
-		if i == len(n.items) {
-			right.items = append(right.items, it)
-			return right, it
+		n.p = insertEntry(n.p, off, sz, k, score, skind, iv)
+		n.n++
+		if !n.overfull() {
+			return nil, nil
 		}
-		h := len(n.items) / 2
-		right.items = append(right.items, n.items[h:]...)
-		clear(n.items[h:])
-		n.items = n.items[:h]
-		if i <= h {
-			n.items = insertAt(n.items, i, it)
-		} else {
-			right.items = insertAt(right.items, i-h, it)
+		return n.splitLeaf()
+	}
+	in := n.in
+	i := n.route(route)
+	ksibs, kseps := in.kids[i].insert(route, place, score, member, k)
+	in.cnts[i]++
+	if ksibs == nil {
+		return nil, nil
+	}
+	for j, r := range ksibs {
+		c := r.count()
+		in.cnts[i] -= c
+		in.kids = insertAt(in.kids, i+1+j, r)
+		in.seps = insertAt(in.seps, i+1+j, kseps[j])
+		in.cnts = insertAt(in.cnts, i+1+j, c)
+	}
+	if len(in.kids) <= maxKids {
+		return nil, nil
+	}
+	h := len(in.kids) / 2
+	if i+len(ksibs) == len(in.kids)-1 {
+		h = maxKids // appending: leave this node full
+	}
+	right := &node{in: &inner{
+		kids: append([]*node(nil), in.kids[h:]...),
+		seps: append([]item(nil), in.seps[h:]...),
+		cnts: append([]int(nil), in.cnts[h:]...),
+	}}
+	clear(in.kids[h:])
+	clear(in.seps[h:])
+	in.kids, in.seps, in.cnts = in.kids[:h], in.seps[:h], in.cnts[:h]
+	return []*node{right}, []item{right.in.seps[0]}
+}
+
+// splitLeaf cuts an overfull leaf: in halves when it has one entry too
+// many, else greedily into pieces within the byte budget (a long entry
+// inserted in the middle of a leaf can take three). n keeps the first
+// piece; the others are returned with their separators.
+func (n *node) splitLeaf() ([]*node, []item) {
+	var cuts, counts []int // where each later piece starts, and entries per piece
+	if len(n.p) <= maxLeafBytes {
+		h := n.n / 2
+		cuts, counts = []int{packedSeek(n.p, h)}, []int{h, n.n - h}
+	} else {
+		bytes, c := 0, 0
+		for off := 0; off < len(n.p); {
+			end := skip(n.p, off)
+			if c > 0 && (bytes+end-off > maxLeafBytes || c == maxLeaf) {
+				cuts, counts = append(cuts, off), append(counts, c)
+				bytes, c = 0, 0
+			}
+			bytes += end - off
+			c++
+			off = end
 		}
-		return right, right.items[0]
+		counts = append(counts, c)
 	}
-	// An item equal to a separator belongs to the separator's child.
-	i := n.route(func(x item) bool { return cmpItem(x, it) <= 0 })
-	kr, ksep := n.kids[i].insert(it)
-	n.cnts[i]++
-	if kr == nil {
-		return nil, item{}
+	sibs := make([]*node, len(cuts))
+	seps := make([]item, len(cuts))
+	for j, a := range cuts {
+		z := len(n.p)
+		if j+1 < len(cuts) {
+			z = cuts[j+1]
+		}
+		sibs[j] = &node{p: append(make([]byte, 0, allocSize(z-a)), n.p[a:z]...), n: counts[j+1]}
+		seps[j] = sibs[j].firstItem()
 	}
-	kc := kr.count()
-	n.cnts[i] -= kc
-	n.kids = insertAt(n.kids, i+1, kr)
-	n.seps = insertAt(n.seps, i+1, ksep)
-	n.cnts = insertAt(n.cnts, i+1, kc)
-	if len(n.kids) <= maxKids {
-		return nil, item{}
+	n.p, n.n = trimBytes(n.p[:cuts[0]]), counts[0]
+	return sibs, seps
+}
+
+// insertEntry writes the entry (k, score) of sz bytes at p[off:], moving
+// what follows; it grows p by a quarter when full, so appends are
+// amortised O(1).
+func insertEntry(p []byte, off, sz int, k *memberKey, score float64, skind byte, iv int64) []byte {
+	need := len(p) + sz
+	if need > cap(p) {
+		np := make([]byte, len(p), allocSize(need+need/4))
+		copy(np, p)
+		p = np
 	}
-	h := len(n.kids) / 2
-	if i+1 == len(n.kids)-1 {
-		h = len(n.kids) - 1 // appending: leave this node full
+	p = p[:need]
+	copy(p[off+sz:], p[off:need-sz])
+	putEntry(p[off:off+sz], k, score, skind, iv)
+	return p
+}
+
+// cutBytes removes p[a:z] with one memmove and gives memory back when the
+// buffer has become mostly empty.
+func cutBytes(p []byte, a, z int) []byte {
+	m := copy(p[a:], p[z:])
+	p = p[:a+m]
+	if cap(p) > 2*len(p)+64 {
+		np := make([]byte, len(p), allocSize(len(p)+len(p)/4))
+		copy(np, p)
+		p = np
 	}
-	right := &node{
-		kids: append([]*node(nil), n.kids[h:]...),
-		seps: append([]item(nil), n.seps[h:]...),
-		cnts: append([]int(nil), n.cnts[h:]...),
+	return p
+}
+
+// trimBytes returns p in a buffer of the smallest size class that holds it.
+func trimBytes(p []byte) []byte {
+	if allocSize(cap(p)) <= allocSize(len(p)) {
+		return p
 	}
-	clear(n.kids[h:])
-	clear(n.seps[h:])
-	n.kids, n.seps, n.cnts = n.kids[:h], n.seps[:h], n.cnts[:h]
-	return right, right.seps[0]
+	np := make([]byte, len(p), allocSize(len(p)))
+	copy(np, p)
+	return np
 }
 
 func insertAt[T any](s []T, i int, v T) []T {
@@ -241,125 +553,154 @@ func removeAt[T any](s []T, i int) []T {
 	return s[:len(s)-1]
 }
 
-// delete removes the item equal to it and returns the stored one.
-func (t *btree) delete(it item) (item, bool) {
+// delete removes the entry equal to (score, member) and reports whether it
+// was there.
+func (t *btree) delete(score float64, member []byte) bool {
 	if t.root == nil {
-		return item{}, false
+		return false
 	}
-	old, ok := t.root.delete(it)
+	p := keyPred(predLessEq, score, member)
+	ok := t.root.delete(&p)
 	if ok {
 		t.n--
 		t.shrinkRoot()
 	}
-	return old, ok
+	return ok
 }
 
-func (n *node) delete(it item) (item, bool) {
-	less := func(x item) bool { return cmpItem(x, it) < 0 }
+// delete removes the entry equal to p's key (a predLessEq key pred, which
+// routes an entry equal to a separator to the separator's child).
+func (n *node) delete(p *pred) bool {
 	if n.leaf() {
-		i := searchItems(n.items, less)
-		if i == len(n.items) || cmpItem(n.items[i], it) != 0 {
-			return item{}, false
+		off, end, _ := n.leafFind(p)
+		if off < 0 {
+			return false
 		}
-		old := n.items[i]
-		n.items = removeAt(n.items, i)
-		return old, true
+		n.p = cutBytes(n.p, off, end)
+		n.n--
+		return true
 	}
-	i := n.route(func(x item) bool { return cmpItem(x, it) <= 0 })
-	old, ok := n.kids[i].delete(it)
-	if !ok {
-		return item{}, false
+	i := n.route(p)
+	if !n.in.kids[i].delete(p) {
+		return false
 	}
-	n.cnts[i]--
+	n.in.cnts[i]--
 	n.fix(i)
-	return old, true
+	return true
 }
 
-// fix restores the invariants around kids[i] after items left it: an empty
-// child goes, a small one merges with a neighbour that has room for it.
+// mergeable reports whether nodes a and b fit in one.
+func mergeable(a, b *node) bool {
+	if a.leaf() {
+		return a.n+b.n <= maxLeaf && len(a.p)+len(b.p) <= maxLeafBytes
+	}
+	return len(a.in.kids)+len(b.in.kids) <= maxKids
+}
+
+// fix restores the invariants around kids[i] after entries left it: an
+// empty child goes, a small one merges with a neighbour that has room for
+// it.
 func (n *node) fix(i int) {
-	k := n.kids[i]
-	if n.cnts[i] == 0 {
-		n.kids = removeAt(n.kids, i)
-		n.seps = removeAt(n.seps, i)
-		n.cnts = removeAt(n.cnts, i)
+	in := n.in
+	k := in.kids[i]
+	if in.cnts[i] == 0 {
+		in.kids = removeAt(in.kids, i)
+		in.seps = removeAt(in.seps, i)
+		in.cnts = removeAt(in.cnts, i)
 		return
 	}
 	if k.size() >= minFill {
 		return
 	}
-	limit := maxKids
-	if k.leaf() {
-		limit = maxLeaf
-	}
 	switch {
-	case i+1 < len(n.kids) && k.size()+n.kids[i+1].size() <= limit:
+	case i+1 < len(in.kids) && mergeable(k, in.kids[i+1]):
 		n.merge(i)
-	case i > 0 && n.kids[i-1].size()+k.size() <= limit:
+	case i > 0 && mergeable(in.kids[i-1], k):
 		n.merge(i - 1)
 	}
 }
 
 // merge moves kids[i+1] into kids[i].
 func (n *node) merge(i int) {
-	l, r := n.kids[i], n.kids[i+1]
+	in := n.in
+	l, r := in.kids[i], in.kids[i+1]
 	if l.leaf() {
-		l.items = append(l.items, r.items...)
+		if need := len(l.p) + len(r.p); need > cap(l.p) {
+			np := make([]byte, len(l.p), allocSize(need))
+			copy(np, l.p)
+			l.p = np
+		}
+		l.p = append(l.p, r.p...)
+		l.n += r.n
 	} else {
-		l.kids = append(l.kids, r.kids...)
+		l.in.kids = append(l.in.kids, r.in.kids...)
 		// r's first child is bounded below by r's own separator.
-		l.seps = append(l.seps, n.seps[i+1])
-		l.seps = append(l.seps, r.seps[1:]...)
-		l.cnts = append(l.cnts, r.cnts...)
+		l.in.seps = append(l.in.seps, in.seps[i+1])
+		l.in.seps = append(l.in.seps, r.in.seps[1:]...)
+		l.in.cnts = append(l.in.cnts, r.in.cnts...)
 	}
-	n.cnts[i] += n.cnts[i+1]
-	n.kids = removeAt(n.kids, i+1)
-	n.seps = removeAt(n.seps, i+1)
-	n.cnts = removeAt(n.cnts, i+1)
+	in.cnts[i] += in.cnts[i+1]
+	in.kids = removeAt(in.kids, i+1)
+	in.seps = removeAt(in.seps, i+1)
+	in.cnts = removeAt(in.cnts, i+1)
 }
 
 func (t *btree) shrinkRoot() {
-	for t.root != nil && !t.root.leaf() && len(t.root.kids) == 1 {
-		t.root = t.root.kids[0]
+	for t.root != nil && !t.root.leaf() && len(t.root.in.kids) == 1 {
+		t.root = t.root.in.kids[0]
 	}
 	if t.n == 0 {
 		t.root = nil
 	}
 }
 
-// deleteRange removes ranks [lo, hi), calling gone for each removed item
-// before it is removed.
-func (t *btree) deleteRange(lo, hi int, gone func(item)) {
+// deleteRange removes ranks [lo, hi). gone, when not nil, sees each removed
+// entry before it goes; without it whole leaves are dropped unread.
+func (t *btree) deleteRange(lo, hi int, gone Visitor) {
 	if lo >= hi {
 		return
 	}
-	t.root.deleteRange(lo, hi, gone)
+	var scratch *[20]byte // only gone needs one: none, no allocation
+	if gone != nil {
+		scratch = new([20]byte)
+	}
+	t.root.deleteRange(lo, hi, gone, scratch)
 	t.n -= hi - lo
 	t.shrinkRoot()
 }
 
-func (n *node) deleteRange(lo, hi int, gone func(item)) {
+func (n *node) deleteRange(lo, hi int, gone Visitor, scratch *[20]byte) {
 	if n.leaf() {
-		for _, it := range n.items[lo:hi] {
-			gone(it)
+		a := packedSeek(n.p, lo)
+		z := a
+		for range hi - lo {
+			if gone != nil {
+				e := decode(n.p, z)
+				gone(e.member(scratch), e.score)
+				z = e.end
+			} else {
+				z = skip(n.p, z)
+			}
 		}
-		m := copy(n.items[lo:], n.items[hi:])
-		clear(n.items[lo+m:])
-		n.items = n.items[:lo+m]
+		n.p = cutBytes(n.p, a, z)
+		n.n -= hi - lo
 		return
 	}
+	in := n.in
 	first, last := -1, -1
 	off := 0
-	for i := 0; i < len(n.kids) && off < hi; i++ {
-		c := n.cnts[i]
+	for i := 0; i < len(in.kids) && off < hi; i++ {
+		c := in.cnts[i]
 		if off+c > lo {
 			a, b := max(lo-off, 0), min(hi-off, c)
 			if a == 0 && b == c {
-				n.kids[i].each(gone)
+				if gone != nil {
+					in.kids[i].ascend(0, gone, scratch)
+				}
 			} else {
-				n.kids[i].deleteRange(a, b, gone)
+				in.kids[i].deleteRange(a, b, gone, scratch)
 			}
-			n.cnts[i] -= b - a
+			in.cnts[i] -= b - a
 			if first < 0 {
 				first = i
 			}
@@ -370,52 +711,42 @@ func (n *node) deleteRange(lo, hi int, gone func(item)) {
 	// Drop emptied children, then mend the (at most two) partial ones.
 	w := first
 	for i := first; i <= last; i++ {
-		if n.cnts[i] > 0 {
-			n.kids[w], n.seps[w], n.cnts[w] = n.kids[i], n.seps[i], n.cnts[i]
+		if in.cnts[i] > 0 {
+			in.kids[w], in.seps[w], in.cnts[w] = in.kids[i], in.seps[i], in.cnts[i]
 			w++
 		}
 	}
-	k := copy(n.kids[w:], n.kids[last+1:])
-	copy(n.seps[w:], n.seps[last+1:])
-	copy(n.cnts[w:], n.cnts[last+1:])
-	clear(n.kids[w+k:])
-	clear(n.seps[w+k:])
-	n.kids, n.seps, n.cnts = n.kids[:w+k], n.seps[:w+k], n.cnts[:w+k]
-	for i := min(w, len(n.kids)-1); i >= max(first-1, 0) && i < len(n.kids); i-- {
+	k := copy(in.kids[w:], in.kids[last+1:])
+	copy(in.seps[w:], in.seps[last+1:])
+	copy(in.cnts[w:], in.cnts[last+1:])
+	clear(in.kids[w+k:])
+	clear(in.seps[w+k:])
+	in.kids, in.seps, in.cnts = in.kids[:w+k], in.seps[:w+k], in.cnts[:w+k]
+	for i := min(w, len(in.kids)-1); i >= max(first-1, 0) && i < len(in.kids); i-- {
 		n.fix(i)
 	}
 }
 
-// each calls fn for every item under n, in order.
-func (n *node) each(fn func(item)) {
+// ascend calls fn for the entries of rank >= from under n, in order, until
+// fn returns false; it reports whether fn never did. Integer members are
+// formatted into scratch.
+func (n *node) ascend(from int, fn Visitor, scratch *[20]byte) bool {
 	if n.leaf() {
-		for _, it := range n.items {
-			fn(it)
-		}
-		return
-	}
-	for _, k := range n.kids {
-		k.each(fn)
-	}
-}
-
-// ascend calls fn for the items of rank >= from under n, in order, until fn
-// returns false; it reports whether fn never did.
-func (n *node) ascend(from int, fn func(item) bool) bool {
-	if n.leaf() {
-		for _, it := range n.items[from:] {
-			if !fn(it) {
+		for off := packedSeek(n.p, from); off < len(n.p); {
+			e := decode(n.p, off)
+			if !fn(e.member(scratch), e.score) {
 				return false
 			}
+			off = e.end
 		}
 		return true
 	}
-	for i, c := range n.cnts {
+	for i, c := range n.in.cnts {
 		if from >= c {
 			from -= c
 			continue
 		}
-		if !n.kids[i].ascend(from, fn) {
+		if !n.in.kids[i].ascend(from, fn, scratch) {
 			return false
 		}
 		from = 0
@@ -423,27 +754,33 @@ func (n *node) ascend(from int, fn func(item) bool) bool {
 	return true
 }
 
-// descend calls fn for the items of rank <= from under n, in reverse order.
-func (n *node) descend(from int, fn func(item) bool) bool {
+// descend calls fn for the entries of rank <= from under n, in reverse
+// order.
+func (n *node) descend(from int, fn Visitor, scratch *[20]byte) bool {
 	if n.leaf() {
-		for i := from; i >= 0; i-- {
-			if !fn(n.items[i]) {
+		end := packedSeek(n.p, from+1)
+		for end > 0 {
+			off := readBacklen(n.p, end)
+			e := decode(n.p, off)
+			if !fn(e.member(scratch), e.score) {
 				return false
 			}
+			end = off
 		}
 		return true
 	}
+	in := n.in
 	i := 0
-	for from >= n.cnts[i] {
-		from -= n.cnts[i]
+	for from >= in.cnts[i] {
+		from -= in.cnts[i]
 		i++
 	}
 	for ; i >= 0; i-- {
-		if !n.kids[i].descend(from, fn) {
+		if !in.kids[i].descend(from, fn, scratch) {
 			return false
 		}
 		if i > 0 {
-			from = n.cnts[i-1] - 1
+			from = in.cnts[i-1] - 1
 		}
 	}
 	return true
@@ -451,12 +788,17 @@ func (n *node) descend(from int, fn func(item) bool) bool {
 
 // memory estimates the heap bytes of the nodes.
 func (n *node) memory() int {
-	b := allocSize(int(unsafe.Sizeof(*n))) + allocSize(cap(n.items)*int(unsafe.Sizeof(item{})))
+	b := allocSize(int(unsafe.Sizeof(*n)))
 	if n.leaf() {
-		return b
+		return b + allocSize(cap(n.p))
 	}
-	b += allocSize(cap(n.kids)*8) + allocSize(cap(n.seps)*int(unsafe.Sizeof(item{}))) + allocSize(cap(n.cnts)*8)
-	for _, k := range n.kids {
+	in := n.in
+	b += allocSize(int(unsafe.Sizeof(*in))) + allocSize(cap(in.kids)*8) +
+		allocSize(cap(in.seps)*int(unsafe.Sizeof(item{}))) + allocSize(cap(in.cnts)*8)
+	for i, k := range in.kids {
+		if i > 0 {
+			b += allocSize(len(in.seps[i].member))
+		}
 		b += k.memory()
 	}
 	return b

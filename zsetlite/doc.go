@@ -21,17 +21,22 @@
 // trailing back-length per entry gives O(1) access to the last entry.
 //
 // The insert that would break a threshold converts the set, exactly where
-// Redis converts listpack to skiplist, to a counted B+tree of (score,
-// member) items plus a map from member to score; tree and map share each
-// member's string. Counts in internal nodes make rank, select-by-rank and
-// counting a score or lex range O(log n). As in Redis, nothing converts back.
+// Redis converts listpack to skiplist, to a counted B+tree whose leaves are
+// packed blocks of up to 32 entries in the same codec (btree.go): a
+// timestamp entry still takes 14 bytes, and a leaf is one pointer-free
+// allocation. Counts in internal nodes make rank, select-by-rank and
+// counting a score or lex range O(log n). As in Redis, nothing converts
+// back.
 //
 // Self-keyed sets, where every member is the decimal text of its score (ZADD
 // k now now, the usual window), get two more savings. A packed one knows a
 // member past its last entry is new without scanning for it, so ZADD at the
-// tail is O(1). A large one keeps no map at all, since a member's score is
-// its own value: the tree alone answers ZSCORE in O(log n). The first member
-// or update that breaks the rule builds the map, once.
+// tail is O(1). A large one keeps no index at all, since a member's score is
+// its own value: the tree alone answers ZSCORE in O(log n). Other large sets
+// keep an index (index.go) of (member hash, score) pairs, 12 bytes a slot
+// and no copy of the member: a lookup takes each candidate score and asks
+// the tree. The first member or update that breaks self-keying builds it,
+// once.
 //
 // # The window fast paths
 //
@@ -41,7 +46,8 @@
 //     as in Redis, but a scan of descriptor bytes, not of decoded members.)
 //   - Removing a score prefix finds its end by walking the k removed entries
 //     and closes the gap with one memmove. In the B+tree it drops whole leaves
-//     and subtrees: O(k + log n), with one map delete per member.
+//     and subtrees: O(log n) plus the one partial leaf when self-keyed, and
+//     one index removal per member otherwise.
 //   - Appending to a B+tree fills leaves completely instead of splitting them
 //     in half, so append-only sets are dense.
 //   - Len is a field in both encodings.

@@ -269,14 +269,14 @@ func checkInvariants(t testing.TB, s *Set) {
 			}
 			n++
 		}
-		if n != s.pn {
+		if n != int(s.pn) {
 			t.Fatalf("packed count %d, walked %d", s.pn, n)
 		}
 		return
 	}
 	b := s.big
-	if b.dict != nil && len(b.dict) != b.tree.n {
-		t.Fatalf("map has %d, tree %d", len(b.dict), b.tree.n)
+	if b.idx != nil && b.idx.n != b.tree.n {
+		t.Fatalf("index has %d, tree %d", b.idx.n, b.tree.n)
 	}
 	if b.tree.n == 0 {
 		if b.tree.root != nil {
@@ -286,6 +286,27 @@ func checkInvariants(t testing.TB, s *Set) {
 	}
 	depth := -1
 	var prev *item
+	var pairs map[indexPair]int // the index's pairs, to tick off one per member
+	if b.idx != nil {
+		pairs = map[indexPair]int{}
+		live := 0
+		for i, tag := range b.idx.tags {
+			if tag != 0 {
+				pairs[indexPair{tag, math.Float64bits(b.idx.scores[i])}]++
+				live++
+				// Every pair is reachable from its home slot.
+				mask := len(b.idx.tags) - 1
+				for j := int(tag) & mask; j != i; j = (j + 1) & mask {
+					if b.idx.tags[j] == 0 {
+						t.Fatalf("index pair at %d cut off from its home by an empty slot", i)
+					}
+				}
+			}
+		}
+		if live != b.idx.n {
+			t.Fatalf("index counts %d, holds %d", b.idx.n, live)
+		}
+	}
 	var walk func(n *node, d int, lower *item) int
 	walk = func(n *node, d int, lower *item) int {
 		if n.leaf() {
@@ -294,40 +315,58 @@ func checkInvariants(t testing.TB, s *Set) {
 			} else if depth != d {
 				t.Fatalf("leaves at depths %d and %d", depth, d)
 			}
-			if len(n.items) == 0 {
+			if n.n == 0 {
 				t.Fatalf("empty leaf")
 			}
-			for i := range n.items {
-				it := n.items[i]
+			if n.n > maxLeaf || n.n > 1 && len(n.p) > maxLeafBytes {
+				t.Fatalf("leaf of %d entries, %d bytes", n.n, len(n.p))
+			}
+			c := 0
+			for off := 0; off < len(n.p); c++ {
+				var scratch [20]byte
+				e := decode(n.p, off)
+				if readBacklen(n.p, e.end) != off {
+					t.Fatalf("backlen of leaf entry at %d is wrong", off)
+				}
+				it := item{e.score, string(e.member(&scratch))}
 				if lower != nil && cmpItem(it, *lower) < 0 {
-					t.Fatalf("item below its separator")
+					t.Fatalf("entry below its separator")
 				}
 				if prev != nil && cmpItem(*prev, it) >= 0 {
-					t.Fatalf("items out of order")
+					t.Fatalf("entries out of order")
 				}
-				if b.dict == nil {
+				if b.idx == nil {
 					if !selfKeyedPair([]byte(it.member), it.score) {
-						t.Fatalf("no map, but %q is not self-keyed", it.member)
+						t.Fatalf("no index, but %q is not self-keyed", it.member)
 					}
-				} else if sc, ok := b.dict[it.member]; !ok || !sameFloat(sc, it.score) {
-					t.Fatalf("map disagrees on %q", it.member)
+				} else {
+					k := indexPair{tagOf([]byte(it.member)), math.Float64bits(it.score)}
+					if pairs[k] == 0 {
+						t.Fatalf("index lacks %q at %v", it.member, it.score)
+					}
+					pairs[k]--
 				}
-				prev = &n.items[i]
+				prev = &it
+				off = e.end
 			}
-			return len(n.items)
+			if c != n.n {
+				t.Fatalf("leaf counts %d, holds %d", n.n, c)
+			}
+			return c
 		}
-		if len(n.kids) == 0 || len(n.kids) != len(n.seps) || len(n.kids) != len(n.cnts) {
-			t.Fatalf("internal node shape %d/%d/%d", len(n.kids), len(n.seps), len(n.cnts))
+		in := n.in
+		if len(in.kids) == 0 || len(in.kids) != len(in.seps) || len(in.kids) != len(in.cnts) {
+			t.Fatalf("internal node shape %d/%d/%d", len(in.kids), len(in.seps), len(in.cnts))
 		}
 		total := 0
-		for i, k := range n.kids {
+		for i, k := range in.kids {
 			lb := lower
 			if i > 0 {
-				lb = &n.seps[i]
+				lb = &in.seps[i]
 			}
 			c := walk(k, d+1, lb)
-			if c != n.cnts[i] {
-				t.Fatalf("count %d, subtree has %d", n.cnts[i], c)
+			if c != in.cnts[i] {
+				t.Fatalf("count %d, subtree has %d", in.cnts[i], c)
 			}
 			total += c
 		}
@@ -336,6 +375,22 @@ func checkInvariants(t testing.TB, s *Set) {
 	if c := walk(b.tree.root, 0, nil); c != b.tree.n {
 		t.Fatalf("tree n %d, walked %d", b.tree.n, c)
 	}
+}
+
+// cmpItem orders by score, then member bytes. -0 and 0 are equal scores.
+func cmpItem(a, b item) int {
+	if a.score < b.score {
+		return -1
+	}
+	if a.score > b.score {
+		return 1
+	}
+	return strings.Compare(a.member, b.member)
+}
+
+type indexPair struct {
+	tag  uint32
+	bits uint64
 }
 
 var testConfigs = []Config{
@@ -747,8 +802,8 @@ func TestSelfKeyedLarge(t *testing.T) {
 		}
 		if i%1000 == 0 {
 			checkInvariants(t, s)
-			if s.big != nil && s.big.dict != nil {
-				t.Fatalf("a self-keyed set built a map")
+			if s.big != nil && s.big.idx != nil {
+				t.Fatalf("a self-keyed set built an index")
 			}
 			for k := 0; k < 50; k++ {
 				probe := fmt.Sprint(v - r.IntN(20000))
@@ -761,15 +816,15 @@ func TestSelfKeyedLarge(t *testing.T) {
 			}
 		}
 	}
-	if s.Encoding() != EncodingSkiplist || s.big.dict != nil {
-		t.Fatalf("want a map-less large set")
+	if s.Encoding() != EncodingSkiplist || s.big.idx != nil {
+		t.Fatalf("want an index-less large set")
 	}
 	// ZINCRBY of an existing member breaks the pattern.
 	mem := m.es[len(m.es)/2].member
 	s.Add([]byte(mem), 0.5, AddIncr)
 	m.add(mem, 0.5, AddIncr)
-	if s.big.dict == nil {
-		t.Fatalf("no map after a non-self-keyed update")
+	if s.big.idx == nil {
+		t.Fatalf("no index after a non-self-keyed update")
 	}
 	checkInvariants(t, s)
 	s.Put([]byte("uuid"), 3)
@@ -781,7 +836,7 @@ func TestSelfKeyedLarge(t *testing.T) {
 	}
 	// Emptied, it is self-keyed again.
 	s.DeleteRangeByRank(0, -1)
-	if s.big.dict != nil {
-		t.Fatalf("an empty set keeps its map")
+	if s.big.idx != nil {
+		t.Fatalf("an empty set keeps its index")
 	}
 }

@@ -230,9 +230,9 @@ func entrySize(k *memberKey, skind byte) int {
 	return l + backlenSize(l)
 }
 
-// putEntry writes the entry into dst, which is exactly entrySize long.
-func putEntry(dst []byte, k *memberKey, score float64) {
-	skind, iv := scoreKind(score)
+// putEntry writes the entry into dst, which is exactly entrySize long;
+// skind and iv are what scoreKind (or leafScoreKind) chose for score.
+func putEntry(dst []byte, k *memberKey, score float64, skind byte, iv int64) {
 	dst[0] = skind | k.desc
 	i := 1
 	if k.isInt {

@@ -3,7 +3,6 @@ package zsetlite
 import (
 	"bytes"
 	"math"
-	"math/bits"
 	"unsafe"
 )
 
@@ -35,7 +34,7 @@ const (
 // New. A Set is not safe for concurrent use.
 type Set struct {
 	packed     []byte // the packed encoding, while big == nil
-	pn         int    // entries in packed
+	pn         int32  // entries in packed (at most maxEntries); int32 keeps a Set in 48 bytes
 	maxEntries int32
 	maxValue   int32
 	// selfKeyed holds while every packed entry's member is the decimal text
@@ -46,17 +45,17 @@ type Set struct {
 	big       *large // the large encoding, once converted
 }
 
-// large is the encoding past the thresholds: the B+tree for order and rank,
-// the map for member -> score in O(1). Both hold the same string per member.
+// large is the encoding past the thresholds: the B+tree of packed leaves
+// for order and rank (and the only copy of every member), the index for
+// member -> score.
 type large struct {
 	tree btree
-	// dict is nil while the set is self-keyed (every member is the decimal
+	// idx is nil while the set is self-keyed (every member is the decimal
 	// text of its score, see Set.selfKeyed): a member's score is then its
-	// value and the tree alone answers, in O(log n), which saves the map's
-	// 30-50 bytes per member on big windows. The first member that breaks
-	// the rule builds the map.
-	dict     map[string]float64
-	strBytes int // heap bytes of the member strings, by allocation size
+	// value and the tree alone answers, in O(log n), which saves the
+	// index's 12-24 bytes per member on big windows. The first member that
+	// breaks the rule builds the index.
+	idx *index
 }
 
 // selfKeyedPair reports whether member is the canonical decimal text of
@@ -66,29 +65,42 @@ func selfKeyedPair(member []byte, score float64) bool {
 	return ok && float64(v) == score
 }
 
-// score returns member's score.
+// score returns member's score: each index pair with member's tag names a
+// candidate score, which the tree confirms or not.
 func (b *large) score(member []byte) (float64, bool) {
-	if b.dict != nil {
-		v, ok := b.dict[string(member)]
-		return v, ok
+	if x := b.idx; x != nil {
+		tag := tagOf(member)
+		mask := uint32(len(x.tags) - 1)
+		for i := tag & mask; x.tags[i] != 0; i = (i + 1) & mask {
+			if x.tags[i] == tag {
+				if sc, ok := b.tree.find(x.scores[i], member); ok {
+					return sc, true
+				}
+			}
+		}
+		return 0, false
 	}
 	v, ok := parseCanonicalInt(member)
 	if !ok {
 		return 0, false
 	}
-	sc := float64(v)
-	return sc, b.tree.contains(item{sc, unsafeString(member)})
+	return b.tree.find(float64(v), member)
 }
 
-// materialize builds the map when the set stops being self-keyed.
+// materialize builds the index when the set stops being self-keyed.
 func (b *large) materialize() {
-	if b.dict != nil {
+	if b.idx != nil {
 		return
 	}
-	b.dict = make(map[string]float64, b.tree.n+1)
+	x := newIndex(b.tree.n + 1)
 	if b.tree.root != nil {
-		b.tree.root.each(func(it item) { b.dict[it.member] = it.score })
+		var scratch [20]byte
+		b.tree.root.ascend(0, func(m []byte, sc float64) bool {
+			x.add(tagOf(m), sc)
+			return true
+		}, &scratch)
 	}
+	b.idx = x
 }
 
 // New returns an empty set using cfg's thresholds. It starts packed; as in
@@ -117,7 +129,7 @@ func (s *Set) Len() int {
 	if s.big != nil {
 		return s.big.tree.n
 	}
-	return s.pn
+	return int(s.pn)
 }
 
 // Encoding returns "listpack" or "skiplist", what Redis 7.0 would report for
@@ -194,6 +206,9 @@ func (s *Set) Add(member []byte, score float64, flags AddFlags) (AddResult, floa
 		k     memberKey
 	)
 	if s.big != nil {
+		if s.big.idx == nil && flags&(AddIncr|AddXX) == 0 && s.big.pushNewest(member, score) {
+			return Added, score
+		}
 		cur, found = s.big.score(member)
 	} else {
 		k = makeMemberKey(member)
@@ -249,14 +264,15 @@ func (s *Set) Put(member []byte, score float64) (added bool) {
 // than MaxListpackValue. k is the member's packed key when packed.
 func (s *Set) insertNew(member []byte, k *memberKey, score float64) {
 	if s.big == nil {
-		if s.pn+1 > int(s.maxEntries) || len(member) > int(s.maxValue) {
+		if s.pn >= s.maxEntries || len(member) > int(s.maxValue) {
 			s.convert()
 		} else {
 			s.packedInsert(k, score)
 			return
 		}
 	}
-	s.big.add(string(member), score)
+	kk := makeMemberKey(member)
+	s.big.add(member, &kk, score)
 }
 
 // Delete removes member and reports whether it was there.
@@ -280,8 +296,8 @@ func (s *Set) Rank(member []byte, reverse bool) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		it := item{sc, unsafeString(member)}
-		r = s.big.tree.rank(func(x item) bool { return cmpItem(x, it) < 0 })
+		p := keyPred(predLess, sc, member)
+		r = s.big.tree.rank(&p)
 	} else {
 		k := makeMemberKey(member)
 		p := s.packed
@@ -344,8 +360,12 @@ func (s *Set) At(r int) (member []byte, score float64, ok bool) {
 		return nil, 0, false
 	}
 	if s.big != nil {
-		it := s.big.tree.at(r)
-		return unsafeBytes(it.member), it.score, true
+		e := s.big.tree.at(r)
+		if e.isInt {
+			var scratch [20]byte
+			return e.member(&scratch), e.score, true // escapes: one small allocation
+		}
+		return e.raw, e.score, true
 	}
 	off := packedSeek(s.packed, r)
 	e := decode(s.packed, off)
@@ -397,19 +417,19 @@ func (r *LexRange) notAboveMax(v []byte) bool {
 
 // scoreBounds returns the ranks [lo, hi) of the members in r.
 func (s *Set) scoreBounds(r ScoreRange) (lo, hi int) {
-	belowMin := func(v float64) bool { return v < r.Min || v == r.Min && r.MinEx }
-	notAboveMax := func(v float64) bool { return v < r.Max || v == r.Max && !r.MaxEx }
+	below := pred{op: predBelowMin, sr: &r}
+	notAbove := pred{op: predNotAboveMax, sr: &r}
 	if s.big != nil {
 		t := &s.big.tree
-		lo = t.rank(func(x item) bool { return belowMin(x.score) })
-		hi = t.rank(func(x item) bool { return notAboveMax(x.score) })
+		lo = t.rank(&below)
+		hi = t.rank(&notAbove)
 		return lo, max(lo, hi)
 	}
 	p := s.packed
 	off := 0
 	for ; off < len(p); lo++ {
 		e := decode(p, off)
-		if !belowMin(e.score) {
+		if !below.holds(e.score, nil) {
 			break
 		}
 		off = e.end
@@ -417,7 +437,7 @@ func (s *Set) scoreBounds(r ScoreRange) (lo, hi int) {
 	hi = lo
 	for ; off < len(p); hi++ {
 		e := decode(p, off)
-		if !notAboveMax(e.score) {
+		if !notAbove.holds(e.score, nil) {
 			break
 		}
 		off = e.end
@@ -432,8 +452,8 @@ func (s *Set) scoreBounds(r ScoreRange) (lo, hi int) {
 func (s *Set) lexBounds(r LexRange) (lo, hi int) {
 	if s.big != nil {
 		t := &s.big.tree
-		lo = t.rank(func(x item) bool { return r.belowMin(unsafeBytes(x.member)) })
-		hi = t.rank(func(x item) bool { return r.notAboveMax(unsafeBytes(x.member)) })
+		lo = t.rank(&pred{op: predLexBelowMin, lr: &r})
+		hi = t.rank(&pred{op: predLexNotAboveMax, lr: &r})
 		return lo, max(lo, hi)
 	}
 	var scratch [20]byte
@@ -568,10 +588,10 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 	}
 	t := &s.big.tree
 	visited := 0
+	scratch := new([20]byte) // one per call, not per member: fn sees it
 	if count < 0 {
 		for ; visited < -count; visited++ {
-			it := t.at(rnd.IntN(n))
-			if !fn(unsafeBytes(it.member), it.score) {
+			if !fn(memberAt(t, rnd.IntN(n), scratch)) {
 				return visited + 1
 			}
 		}
@@ -589,9 +609,8 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 				continue
 			}
 			seen[r] = struct{}{}
-			it := t.at(r)
 			visited++
-			if !fn(unsafeBytes(it.member), it.score) {
+			if !fn(memberAt(t, r, scratch)) {
 				break
 			}
 		}
@@ -599,22 +618,29 @@ func (s *Set) RandomMembers(rnd Rand, count int, fn Visitor) int {
 	}
 	// Many of many: selection sampling, one ordered pass.
 	need := count
-	t.root.ascend(0, func(it item) bool {
+	t.root.ascend(0, func(m []byte, sc float64) bool {
 		left := n
 		n--
 		if rnd.IntN(left) < need {
 			need--
 			visited++
-			return fn(unsafeBytes(it.member), it.score) && need > 0
+			return fn(m, sc) && need > 0
 		}
 		return true
-	})
+	}, scratch)
 	return visited
+}
+
+// memberAt returns the member and score of rank r, an integer member
+// formatted into scratch.
+func memberAt(t *btree, r int, scratch *[20]byte) ([]byte, float64) {
+	e := t.at(r)
+	return e.member(scratch), e.score
 }
 
 func (s *Set) packedRandom(rnd Rand, count int, fn Visitor) int {
 	p := s.packed
-	n := s.pn
+	n := int(s.pn)
 	var scratch [20]byte
 	if count < 0 {
 		offs := make([]int, 0, n)
@@ -654,16 +680,17 @@ func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
 	visited := 0
 	if s.big != nil {
 		root := s.big.tree.root
+		var scratch [20]byte
 		if reverse {
-			root.descend(hi-1, func(it item) bool {
+			root.descend(hi-1, func(m []byte, sc float64) bool {
 				visited++
-				return fn(unsafeBytes(it.member), it.score) && visited < hi-lo
-			})
+				return fn(m, sc) && visited < hi-lo
+			}, &scratch)
 		} else {
-			root.ascend(lo, func(it item) bool {
+			root.ascend(lo, func(m []byte, sc float64) bool {
 				visited++
-				return fn(unsafeBytes(it.member), it.score) && visited < hi-lo
-			})
+				return fn(m, sc) && visited < hi-lo
+			}, &scratch)
 		}
 		return visited
 	}
@@ -672,9 +699,9 @@ func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
 	if reverse {
 		// Walk back from the end when hi is in the back half.
 		var end int
-		if hi > s.pn/2 {
+		if hi > int(s.pn)/2 {
 			end = len(p)
-			for i := s.pn; i > hi; i-- {
+			for i := int(s.pn); i > hi; i-- {
 				end = readBacklen(p, end)
 			}
 		} else {
@@ -719,14 +746,16 @@ func (s *Set) deleteRanks(lo, hi int) {
 	}
 	if s.big != nil {
 		b := s.big
-		b.tree.deleteRange(lo, hi, func(it item) {
-			if b.dict != nil {
-				delete(b.dict, it.member)
+		var gone Visitor // nil: self-keyed prefixes go leaf by leaf, unread
+		if x := b.idx; x != nil {
+			gone = func(m []byte, sc float64) bool {
+				x.remove(tagOf(m), sc)
+				return true
 			}
-			b.strBytes -= allocSize(len(it.member))
-		})
+		}
+		b.tree.deleteRange(lo, hi, gone)
 		if b.tree.n == 0 {
-			b.dict = nil // empty is self-keyed again
+			b.idx = nil // empty is self-keyed again
 		}
 		return
 	}
@@ -741,26 +770,18 @@ func (s *Set) deleteRanks(lo, hi int) {
 // packedRemove cuts packed[a:z], which holds n entries, with one memmove,
 // and gives memory back when the buffer has become mostly empty.
 func (s *Set) packedRemove(a, z, n int) {
-	p := s.packed
-	m := copy(p[a:], p[z:])
-	p = p[:a+m]
-	s.pn -= n
+	s.packed = cutBytes(s.packed, a, z)
+	s.pn -= int32(n)
 	if s.pn == 0 {
 		s.selfKeyed = true
 	}
-	if cap(p) > 2*len(p)+64 {
-		np := make([]byte, len(p), allocSize(len(p)+len(p)/4))
-		copy(np, p)
-		p = np
-	}
-	s.packed = p
 }
 
 // packedInsert inserts a member known to be absent. Past the last entry it
 // appends (amortised O(1): the buffer grows by a quarter); elsewhere it scans
 // for the place and opens a gap with one memmove.
 func (s *Set) packedInsert(k *memberKey, score float64) {
-	skind, _ := scoreKind(score)
+	skind, iv := scoreKind(score)
 	sz := entrySize(k, skind)
 	p := s.packed
 	pos := len(p)
@@ -786,16 +807,7 @@ func (s *Set) packedInsert(k *memberKey, score float64) {
 			}
 		}
 	}
-	need := len(p) + sz
-	if need > cap(p) {
-		np := make([]byte, len(p), allocSize(need+need/4))
-		copy(np, p)
-		p = np
-	}
-	p = p[:need]
-	copy(p[pos+sz:], p[pos:need-sz])
-	putEntry(p[pos:pos+sz], k, score)
-	s.packed = p
+	s.packed = insertEntry(p, pos, sz, k, score, skind, iv)
 	s.pn++
 	s.selfKeyed = s.selfKeyed && k.isInt && float64(k.ival) == score
 }
@@ -813,36 +825,55 @@ func (k *memberKey) bytes(scratch *[20]byte) []byte {
 func (s *Set) convert() {
 	b := &large{}
 	if !s.selfKeyed {
-		b.dict = make(map[string]float64, s.pn+1)
+		b.idx = newIndex(int(s.pn) + 1)
 	}
 	var scratch [20]byte
 	p := s.packed
 	for off := 0; off < len(p); {
 		e := decode(p, off)
-		b.add(string(e.member(&scratch)), e.score)
+		m := e.member(&scratch)
+		k := makeMemberKey(m)
+		b.add(m, &k, e.score)
 		off = e.end
 	}
 	s.big, s.packed, s.pn = b, nil, 0
 }
 
-// add inserts a member known to be absent; one string serves map and tree.
-func (b *large) add(m string, score float64) {
-	if b.dict == nil && !selfKeyedPair(unsafeBytes(m), score) {
-		b.materialize()
+// pushNewest is the window's tail fast path on a self-keyed large set: a
+// member that is the text of a score above every other cannot be there
+// yet (it could only be at its own score), so it is appended at once,
+// without a lookup. It reports whether it did that.
+func (b *large) pushNewest(member []byte, score float64) bool {
+	v, ok := parseCanonicalInt(member)
+	if !ok || float64(v) != score {
+		return false
 	}
-	if b.dict != nil {
-		b.dict[m] = score
+	if last, ok := b.tree.maxScore(); ok && last >= score {
+		return false
 	}
-	b.strBytes += allocSize(len(m))
-	b.tree.insert(item{score, m})
+	k := makeMemberKey(member)
+	b.tree.push(score, member, &k)
+	return true
 }
 
+// add inserts a member known to be absent; k is its key.
+func (b *large) add(m []byte, k *memberKey, score float64) {
+	if b.idx == nil && !selfKeyedPair(m, score) {
+		b.materialize()
+	}
+	if b.idx != nil {
+		b.idx.add(tagOf(m), score)
+	}
+	b.tree.insert(score, m, k)
+}
+
+// update moves member from its stored score old to score.
 func (b *large) update(member []byte, old, score float64) {
 	b.materialize() // a new score breaks self-keying: the old one was the member's value
-	it, _ := b.tree.delete(item{old, unsafeString(member)})
-	// Assigning through the stored string keeps map and tree sharing it.
-	b.dict[it.member] = score
-	b.tree.insert(item{score, it.member})
+	b.tree.delete(old, member)
+	k := makeMemberKey(member)
+	b.tree.insert(score, member, &k)
+	b.idx.set(tagOf(member), old, score)
 }
 
 func (b *large) delete(member []byte) bool {
@@ -850,13 +881,12 @@ func (b *large) delete(member []byte) bool {
 	if !ok {
 		return false
 	}
-	b.tree.delete(item{sc, unsafeString(member)})
-	if b.dict != nil {
-		delete(b.dict, string(member))
+	b.tree.delete(sc, member)
+	if b.idx != nil {
+		b.idx.remove(tagOf(member), sc)
 	}
-	b.strBytes -= allocSize(len(member))
 	if b.tree.n == 0 {
-		b.dict = nil
+		b.idx = nil
 	}
 	return true
 }
@@ -869,29 +899,14 @@ func (s *Set) MemoryBytes() int {
 		return n + allocSize(cap(s.packed))
 	}
 	b := s.big
-	n += allocSize(int(unsafe.Sizeof(*b))) + b.strBytes
+	n += allocSize(int(unsafe.Sizeof(*b)))
 	if b.tree.root != nil {
 		n += b.tree.root.memory()
 	}
-	if b.dict != nil {
-		n += mapBytes(len(b.dict))
+	if b.idx != nil {
+		n += b.idx.memory()
 	}
 	return n
-}
-
-// mapBytes estimates a map[string]float64 of n entries: Swiss-table slots of
-// 16+8 bytes plus a control byte, at most 7/8 full. Small maps double as a
-// whole; in big ones the 1024-slot tables split one by one, so on average
-// they are about two thirds full (checked against runtime.MemStats).
-func mapBytes(n int) int {
-	slots := 8
-	switch {
-	case n > 4096:
-		slots = n * 3 / 2
-	case n > 7:
-		slots = 1 << bits.Len(uint((n*8+6)/7-1))
-	}
-	return slots*(16+8+1) + 48
 }
 
 // sizeClasses are the Go allocator's small size classes (runtime
@@ -921,10 +936,6 @@ func allocSize(n int) int {
 		}
 	}
 	return sizeClasses[lo]
-}
-
-func unsafeString(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func unsafeBytes(s string) []byte {
