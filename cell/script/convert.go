@@ -107,6 +107,9 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 	}
 }
 
+// statusOK is the boxed "OK" of the most common status reply.
+var statusOK lua.LValue = lua.LString("OK")
+
 func mapCRLF(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -128,25 +131,33 @@ type replyParser struct {
 	topError bool // the reply itself (not an element) was an error
 }
 
-func (p *replyParser) line() string {
+func (p *replyParser) line() string { return string(p.lineBytes()) }
+
+// lineBytes is the rest of the current line, in the reply's own memory.
+func (p *replyParser) lineBytes() []byte {
 	for i := p.pos; i+1 < len(p.b); i++ {
 		if p.b[i] == '\r' && p.b[i+1] == '\n' {
-			s := string(p.b[p.pos:i])
+			s := p.b[p.pos:i]
 			p.pos = i + 2
 			return s
 		}
 	}
-	s := string(p.b[p.pos:])
+	s := p.b[p.pos:]
 	p.pos = len(p.b)
 	return s
 }
 
+// integer reads the line as a decimal integer; ok is false if it is not one.
+func (p *replyParser) integer() (int64, bool) {
+	return resp.ParseInt(p.lineBytes())
+}
+
 func (p *replyParser) count() int {
-	n, err := strconv.Atoi(p.line())
-	if err != nil {
+	n, ok := p.integer()
+	if !ok || n > int64(len(p.b)) {
 		return -1
 	}
-	return n
+	return int(n)
 }
 
 func (p *replyParser) bulk(n int) string {
@@ -168,8 +179,8 @@ func (p *replyParser) value(depth int) lua.LValue {
 	p.pos++
 	switch kind {
 	case ':':
-		n, _ := strconv.ParseInt(p.line(), 10, 64)
-		return lua.LNumber(n)
+		n, _ := p.integer()
+		return number(float64(n))
 	case '$':
 		n := p.count()
 		if n < 0 {
@@ -177,8 +188,12 @@ func (p *replyParser) value(depth int) lua.LValue {
 		}
 		return lua.LString(p.bulk(n))
 	case '+':
+		var ok lua.LValue = statusOK
+		if s := p.lineBytes(); string(s) != "OK" {
+			ok = lua.LString(s)
+		}
 		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", lua.LString(p.line()))
+		t.RawSetString("ok", ok)
 		return t
 	case '-':
 		if depth == 0 {

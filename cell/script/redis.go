@@ -94,17 +94,19 @@ func (st *state) call(L *lua.LState, raiseErr bool) int {
 	if n == 0 {
 		return fail(errTable(L, msgNoArgs))
 	}
-	args := make([][]byte, n)
+	a := &st.callArgs
+	a.reset()
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args[i-1] = []byte(v)
+			a.addString(string(v))
 		case lua.LNumber:
-			args[i-1] = []byte(fmt17(float64(v)))
+			a.addNumber(float64(v))
 		default:
 			return fail(errTable(L, msgArgsType))
 		}
 	}
+	args := a.list()
 	if st.ctx.Err() != nil {
 		return raise(L, errTable(L, "-"+killText(st.ctx)))
 	}

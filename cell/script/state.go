@@ -45,6 +45,11 @@ type state struct {
 	host    Host
 	resp    int // redis.setresp: how replies reach Lua
 	scratch *resp.Writer
+
+	// Reused from run to run (args.go).
+	keys, argv argTable
+	fillBuf    []byte
+	callArgs   argBuffer
 }
 
 func newState(e *Engine) *state {
@@ -553,8 +558,8 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 		fn.Env = st.env
 		st.fns[s.SHA] = fn
 	}
-	st.globals.RawSetString("KEYS", stringArray(L, keys))
-	st.globals.RawSetString("ARGV", stringArray(L, argv))
+	st.globals.RawSetString("KEYS", st.keys.fill(L, keys, &st.fillBuf))
+	st.globals.RawSetString("ARGV", st.argv.fill(L, argv, &st.fillBuf))
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
 	st.out = Outcome{}
 	clear(st.counted)
@@ -619,14 +624,6 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 	} else {
 		st.replyError(w, string(msg), t)
 	}
-}
-
-func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
-	t := L.CreateTable(len(items), 0)
-	for i, b := range items {
-		t.RawSetInt(i+1, lua.LString(b))
-	}
-	return t
 }
 
 func itoa(n int) string {
