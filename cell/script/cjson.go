@@ -22,7 +22,7 @@ const (
 func (st *state) cjsonLib() *lua.LTable {
 	L := st.L
 	st.null = L.NewUserData()
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	t.RawSetString("encode", L.NewFunction(st.cjsonEncode))
 	t.RawSetString("decode", L.NewFunction(st.cjsonDecode))
 	t.RawSetString("null", st.null)

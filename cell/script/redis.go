@@ -20,7 +20,7 @@ const (
 // redisLib builds the redis table.
 func (st *state) redisLib() *lua.LTable {
 	L := st.L
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	fns := map[string]lua.LGFunction{
 		"call":         func(L *lua.LState) int { return st.call(L, true) },
 		"pcall":        func(L *lua.LState) int { return st.call(L, false) },

@@ -57,7 +57,7 @@ func newState(e *Engine) *state {
 		SkipOpenLibs:        true,
 		CallStackSize:       20000, // Lua 5.1's LUAI_MAXCALLS
 		MinimizeStackMemory: true,
-		RegistrySize:        1024 * 4,
+		RegistrySize:        256,
 		RegistryMaxSize:     1024 * 1024 * 2,
 	})
 	st := &state{
@@ -115,14 +115,14 @@ func newState(e *Engine) *state {
 			G.RawSetString(name, st.protect(t))
 		}
 	}
-	missing := L.NewTable()
+	missing := L.CreateTable(0, 1)
 	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("%s%s'", msgNoGlobal, L.ToStringMeta(L.Get(2)).String())
 		return 0
 	}))
 	L.SetMetatable(G, missing)
 	st.env = st.protect(G)
-	smt := L.NewTable()
+	smt := L.CreateTable(0, 1)
 	smt.RawSetString("__index", G.RawGetString("string"))
 	L.SetMetatable(lua.LString(""), smt)
 	G.RawSetString("_G", st.env)
@@ -136,8 +136,11 @@ func (st *state) protect(t *lua.LTable) *lua.LTable {
 		return p
 	}
 	L := st.L
-	p := L.NewTable()
-	mt := L.NewTable()
+	// The proxy stays empty (a miss on it is then a nil check, not a
+	// hash lookup); small tables keep an idle state small, which every
+	// GC cycle scans.
+	p := L.CreateTable(0, 0)
+	mt := L.CreateTable(0, 2)
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(msgReadonlyTable)
