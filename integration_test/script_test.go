@@ -790,3 +790,53 @@ func TestScriptDoubles(t *testing.T) {
 		}
 	})
 }
+
+// TestScriptCompileErrors: syntax errors read as Lua 5.1's parser words
+// them, line and "near" token included.
+func TestScriptCompileErrors(t *testing.T) {
+	c := newPair(t)
+	for _, body := range []string{
+		"x =", "local x 1", "return 1 +", "if x then", "if x then return 1", "for i=1 do end",
+		"for i in pairs(t) end", "function f( return end", "local t = {1, 2", "return (1", "return 'abc",
+		"x = = 1", "local = 1", "return 1goto", "return 0x", "return 1e", "return 3..2", "local function end",
+		"while true do", "repeat until", "return @", "local a = {a=}", "f(", "return a.", "return a:b", "break",
+		"return 1 return 2", "local x = 1 x", "x", "local 1 = 2", "return function() end end", "return 1 2",
+		"if x then else elseif y then end", "return --[[ unfinished", "return '\\300'", "return 'a\\400'",
+		"if x then\n\nreturn 1", "while true do\nlocal x = 1\n", "local t = {\n1,\n2\n", "f(1,\n2",
+		"return [==[ x ]]", "return [=x", "(x) = 1", "f() = 1", "x, f() = 1, 2", "x, y",
+		"local f = function(...) return function() return ... end end",
+		"for i = 1, 2 do local function g() break end end", "while true do break; x = 1 end",
+		"return ~1", "return 1 ~ 2", "local x = f\n(1)", "return 'a\nb'", "x.y.z", "return 1.5e+",
+		"return 0x1G", "return {[1] 2}", "return not", "function a.b:c.d() end", "function a:b:c() end",
+		"return 'x' 'y'", "return \\1", "return a // b", "return a & b", "::lbl::", "goto continue",
+		"return 'a\x01", "return \x01", "return [[\n\nx",
+	} {
+		c.Error("EVAL", body, "0")
+	}
+	c.Error("SCRIPT", "LOAD", "if x then\nreturn")
+	for _, body := range []string{
+		"return [[a [[b]]", "return [=[a ]] [=[ b]=]", "return 'a\\0b'", "return '\\65\\066\\0677'",
+		"local s = [[\nx]] return s", "return --[==[ c ]==] 1", "local t = {a = 1, b = 2; c = 3,} return t.c",
+		"return a and a.b.c or 1", "return 0x10 + 1e5 + .5 + 5. + 3e-2 + 0XaB", "return 08",
+		"local x = 5 return -x ^ 2", "return 2^-3 .. ''", "return 'ab\\\ncd'", "return #'abc' .. - - 1", "return '\\z'",
+	} {
+		c.Do("EVAL", body, "0")
+	}
+}
+
+// TestScriptGotoName: goto is an ordinary name in Redis's Lua 5.1.
+func TestScriptGotoName(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"local goto = 1 return goto", "local t = {goto = 5} return t.goto + t['goto']", "return goto",
+			"local function goto(x) return x end return goto(3)",
+			"local t = {} function t.goto() return 7 end return t:goto()", "goto = 1",
+			"return 'goto' .. [[goto]] -- goto", "local goto", "local x = goto.y",
+			"local goto = {} goto[1] = 2 return goto", "local goto goto = 3 return goto",
+			"local gotox, xgoto, _goto = 1, 2, 3 return gotox + xgoto + _goto",
+			"local __cellserver_goto_name__ = 1 local goto = 2 return goto",
+			"return {pcall(function() return goto.x end)}", "for goto = 1, 2 do end return 1",
+			"local t = {} t.goto = 4 return t.goto",
+		)
+	})
+}
