@@ -840,3 +840,25 @@ func TestScriptGotoName(t *testing.T) {
 		)
 	})
 }
+
+// TestScriptKeyOrder: cjson.encode and map and set replies list string
+// keys in Lua 5.1's hash order, for tables made by constructors and by
+// assignment, short and long keys.
+func TestScriptKeyOrder(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return cjson.encode({a=1,b=2,c=3})", "return cjson.encode({b=1,a=2})",
+			"return cjson.encode({x=1,y={z=2,w=3},foo='bar'})", "return cjson.encode({limit=10,remaining=9,reset=60})",
+			"return cjson.encode({key='k', count=3, ts=1700000000})", "return cjson.encode({a=1,b=2,c=3,d=4,e=5})",
+			"local t = {} t.a=1 t.b=2 t.c=3 t.d=4 t.e=5 return cjson.encode(t)",
+			"local t = {} for i = 1, 20 do t['k'..i] = i end return cjson.encode(t)",
+			"local t = {x=1} t.y = 2 t.z = 3 t.w = 4 return cjson.encode(t)",
+			"local f = {'a','1','b','2','cc','3','ddd','4'} local t = {} for i=1,#f,2 do t[f[i]] = f[i+1] end return cjson.encode(t)",
+			"local t = {} for i = 1, 100 do t[string.rep('key', i % 13 + 1) .. i] = i end return cjson.encode(t)",
+			"local t = {} for i = 1, 9 do t[string.rep('x', 33) .. i] = i end return cjson.encode(t)",
+			"return cjson.encode({[1]=1,[2]=2,x=3})",
+			"return {map={a=1,b=2,c=3}}", "return {map={b=1,a=2}}", "redis.setresp(3) return {map={a=1,b=2,c=3}}",
+			"return {set={a=true,b=true,c=true}}", "local m = {} for i = 1, 12 do m['f'..i] = i end return {map=m}",
+		)
+	})
+}

@@ -111,6 +111,18 @@ func (st *state) jsonValue(L *lua.LState, b *strings.Builder, v lua.LValue, dept
 			return
 		}
 		b.WriteByte('{')
+		if keys, ok := st.luaKeyOrder(x); ok {
+			for i, k := range keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				jsonString(b, string(k.(lua.LString)))
+				b.WriteByte(':')
+				st.jsonValue(L, b, x.RawGet(k), depth)
+			}
+			b.WriteByte('}')
+			return
+		}
 		first := true
 		k, val := x.Next(lua.LNil)
 		for k != lua.LNil {

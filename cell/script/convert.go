@@ -81,6 +81,14 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 		}
 	}
 	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
+		if keys, ok := st.luaKeyOrder(m); ok {
+			w.Map(len(keys))
+			for _, k := range keys {
+				st.writeReply(w, k, depth+1)
+				st.writeReply(w, m.RawGet(k), depth+1)
+			}
+			return
+		}
 		n := 0
 		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		w.Map(n)
@@ -91,6 +99,13 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 		return
 	}
 	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
+		if keys, ok := st.luaKeyOrder(s); ok {
+			w.Set(len(keys))
+			for _, k := range keys {
+				st.writeReply(w, k, depth+1)
+			}
+			return
+		}
 		n := 0
 		s.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		w.Set(n)

@@ -269,6 +269,7 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 		restoreGoto(chunk, placeholder)
 	}
 	rewriteConcat(chunk)
+	rewriteCtors(chunk)
 	proto, err = lua.Compile(chunk, chunkName)
 	if err != nil {
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(err.Error()))

@@ -36,8 +36,11 @@ type state struct {
 	// during a run: those failures are in the statistics already (Redis's
 	// ignore_stats_update, kept out of the table here).
 	counted map[*lua.LTable]bool
-	out     Outcome
-	null    *lua.LUserData // cjson.null
+	// ctorHint holds the size hints of the tables this run's constructors
+	// made (luaorder.go).
+	ctorHint map[*lua.LTable]int
+	out      Outcome
+	null     *lua.LUserData // cjson.null
 
 	// Set for the duration of one run.
 	inRun   bool
@@ -69,6 +72,8 @@ func newState(e *Engine) *state {
 		proxyOf: map[*lua.LTable]*lua.LTable{},
 		scratch: resp.NewWriter(),
 		counted: map[*lua.LTable]bool{},
+
+		ctorHint: map[*lua.LTable]int{},
 	}
 	for _, lib := range []struct {
 		name string
@@ -277,7 +282,7 @@ func (st *state) patchBase() {
 			t = r
 		}
 		k, v := t.Next(L.Get(2))
-		for k == lua.LString(concatName) {
+		for k == lua.LString(concatName) || k == lua.LString(ctorName) {
 			k, v = t.Next(k)
 		}
 		if k == lua.LNil {
@@ -338,6 +343,7 @@ func (st *state) patchBase() {
 		return 1
 	})
 	G.RawSetString(concatName, L.NewFunction(luaConcat))
+	G.RawSetString(ctorName, L.NewFunction(st.luaCtor))
 }
 
 // where is luaL_where: "user_script:N: " for the Lua function level
@@ -569,6 +575,9 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 	defer func() {
 		st.inRun, st.ctx, st.host = false, nil, nil
 		clear(st.counted)
+		if len(st.ctorHint) > 0 {
+			clear(st.ctorHint)
+		}
 		L.RemoveContext()
 		L.SetTop(0)
 	}()
@@ -727,7 +736,7 @@ var gotNil = regexp.MustCompile(`bad argument #(\d+) to (\S+) \((.*) expected, g
 func wrapArgErrors(L *lua.LState, t *lua.LTable) {
 	var names []lua.LValue
 	t.ForEach(func(k, v lua.LValue) {
-		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && k != lua.LString(concatName) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && k != lua.LString(concatName) && k != lua.LString(ctorName) {
 			names = append(names, k)
 		}
 	})

@@ -96,3 +96,33 @@ func TestRenameGoto(t *testing.T) {
 		t.Errorf("placeholder %q collides with the script's own name", p)
 	}
 }
+
+// TestLuaKeyOrder: the orders were read off redis-server 7.0.15's
+// cjson.encode of the same tables.
+func TestLuaKeyOrder(t *testing.T) {
+	for _, tc := range []struct {
+		hint int
+		keys []string
+		want string
+	}{
+		{3, []string{"a", "b", "c"}, "a c b"},
+		{2, []string{"b", "a"}, "a b"},
+		{3, []string{"limit", "remaining", "reset"}, "remaining limit reset"},
+		{3, []string{"key", "count", "ts"}, "ts key count"},
+		{0, []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"}, "k9 k8 k1 k3 k2 k6 k7 k4 k5"},
+	} {
+		h := newLuaHash(tc.hint)
+		for _, k := range tc.keys {
+			h.insert(k)
+		}
+		var got []string
+		for _, n := range h.nodes {
+			if n.used {
+				got = append(got, n.key)
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%v (size %d): %q, want %q", tc.keys, tc.hint, got, tc.want)
+		}
+	}
+}
