@@ -862,3 +862,26 @@ func TestScriptKeyOrder(t *testing.T) {
 		)
 	})
 }
+
+// TestScriptNegativeZero: -0 from unary minus, * and / prints as "-0" in
+// tostring, .., cjson and redis.call's arguments, and is :0 as a reply.
+func TestScriptNegativeZero(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return tostring(1/-math.huge)", "return 1/-math.huge", "local x = 0 return tostring(-x)",
+			"local x = 0 return {tostring(x * -1), tostring(-1 * x), x * -1 .. '', cjson.encode(-x)}",
+			"local x = 0 return redis.call('echo', -x)", "local x = 0 return {double=-x}",
+			"local x = 0 return tostring(-(x*2))", "local z = 0 local n = -z return tostring(n) .. tostring(n + 0)",
+			"local t = setmetatable({}, {__unm = function() return 'neg' end}) return -t", "local s = '3' return -s",
+			"return tostring(math.ceil(-0.5))", "local a, b = 0, -3 return tostring(a / b) .. tostring(a * b)",
+			"local d = 0 return cjson.encode({v = -d})", "local inf = math.huge return tostring(-1 / inf) .. tostring(1 / -inf)",
+			"local x = 0 return string.format('%g %s', -x, -x)", "local a, b = 6, 3 return {a / b, a * b, -a}",
+			"local a, b = 1 return a * b", "local a = {} return a.x / a.y", "local a = 'x' return -a",
+			// Unary minus names its operand in errors and calls __unm.
+			"local a; return -a", "local t = {} return -t.x", "return -{}", "return -y",
+			"local s = ' 0x10 ' return -s", "local a = true return {pcall(function() return -a end)}",
+			"return -(function() return 3 end)()", "local x = 2 return - - x",
+			"local t = setmetatable({}, {__unm = function(a, b) return rawequal(a, b) end}) return -t",
+		)
+	})
+}

@@ -282,7 +282,7 @@ func (st *state) patchBase() {
 			t = r
 		}
 		k, v := t.Next(L.Get(2))
-		for k == lua.LString(concatName) || k == lua.LString(ctorName) {
+		for isHidden(k) {
 			k, v = t.Next(k)
 		}
 		if k == lua.LNil {
@@ -344,6 +344,17 @@ func (st *state) patchBase() {
 	})
 	G.RawSetString(concatName, L.NewFunction(luaConcat))
 	G.RawSetString(ctorName, L.NewFunction(st.luaCtor))
+	G.RawSetString(unmName, L.NewFunction(luaUnm))
+	G.RawSetString(mulName, L.NewFunction(luaMul))
+	G.RawSetString(divName, L.NewFunction(luaDiv))
+}
+
+// isHidden reports a global of the compiler's rewrites (concat.go,
+// luaorder.go, negzero.go): their names start with a NUL byte, which no
+// identifier can spell, and pairs(_G) does not show them.
+func isHidden(k lua.LValue) bool {
+	s, ok := k.(lua.LString)
+	return ok && len(s) > 0 && s[0] == 0
 }
 
 // where is luaL_where: "user_script:N: " for the Lua function level
@@ -736,7 +747,7 @@ var gotNil = regexp.MustCompile(`bad argument #(\d+) to (\S+) \((.*) expected, g
 func wrapArgErrors(L *lua.LState, t *lua.LTable) {
 	var names []lua.LValue
 	t.ForEach(func(k, v lua.LValue) {
-		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && k != lua.LString(concatName) && k != lua.LString(ctorName) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && !isHidden(k) {
 			names = append(names, k)
 		}
 	})
