@@ -30,14 +30,22 @@ func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte) *lua.LTable 
 	if a.t == nil || !a.clean() || a.n > len(items)+16 {
 		a.t, a.n = L.CreateTable(len(items), 0), 0
 	}
+	// An element equal to the one already there is kept: rate limiters
+	// pass the same limits on every call, and a kept string costs no
+	// allocation at all.
 	b := (*buf)[:0]
-	for _, it := range items {
-		b = append(b, it...)
+	for i, it := range items {
+		if !a.same(i, it) {
+			b = append(b, it...)
+		}
 	}
 	*buf = b
 	all := string(b)
 	off := 0
 	for i, it := range items {
+		if a.same(i, it) {
+			continue
+		}
 		a.t.RawSetInt(i+1, lua.LString(all[off:off+len(it)]))
 		off += len(it)
 	}
@@ -46,6 +54,44 @@ func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte) *lua.LTable 
 	}
 	a.n = len(items)
 	return a.t
+}
+
+// same reports that element i (from 0) already holds the bytes of it.
+func (a *argTable) same(i int, it []byte) bool {
+	if i >= a.n {
+		return false
+	}
+	s, ok := a.t.RawGetInt(i + 1).(lua.LString)
+	return ok && string(s) == string(it)
+}
+
+// decimalInteger parses up to 15 decimal digits with an optional minus
+// sign, the common shape of a number argument, exactly and quickly; other
+// texts are left to strtod.
+func decimalInteger(s string) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		if n == 0 {
+			return 0, false // "-0" is -0, which strtod keeps
+		}
+		n = -n
+	}
+	return n, true
 }
 
 // clean reports that a.t has no metatable and no key beyond its array

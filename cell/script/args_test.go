@@ -57,3 +57,21 @@ func TestCallArgsCopied(t *testing.T) {
 		}
 	}
 }
+
+func TestDecimalInteger(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		n  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"60", 60, true}, {"1700000000000", 1700000000000, true}, {"-5", -5, true},
+		{"007", 7, true}, {"999999999999999", 999999999999999, true}, {"1000000000000000", 0, false},
+		{"-0", 0, false}, {"", 0, false}, {"-", 0, false}, {"+5", 0, false}, {" 5", 0, false},
+		{"5 ", 0, false}, {"1e3", 0, false}, {"0x10", 0, false}, {"1.0", 0, false},
+	} {
+		n, ok := decimalInteger(tc.s)
+		if n != tc.n || ok != tc.ok {
+			t.Errorf("decimalInteger(%q) = %d, %v; want %d, %v", tc.s, n, ok, tc.n, tc.ok)
+		}
+	}
+}

@@ -317,8 +317,10 @@ func (st *state) patchBase() {
 			case lua.LNumber:
 				L.Push(v)
 			case lua.LString:
-				if f, ok := strtodLua(string(v)); ok {
-					L.Push(lua.LNumber(f))
+				if n, ok := decimalInteger(string(v)); ok {
+					L.Push(number(float64(n)))
+				} else if f, ok := strtodLua(string(v)); ok {
+					L.Push(number(f))
 				} else {
 					L.Push(lua.LNil)
 				}
