@@ -885,3 +885,23 @@ func TestScriptNegativeZero(t *testing.T) {
 		)
 	})
 }
+
+// TestScriptMoreConversions: the rest of spec section 4.3's tables: null
+// arrays reach Lua as false (nil under setresp(3)), cjson's refusals, and
+// the signs of NaN and zero through the math library.
+func TestScriptMoreConversions(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		scriptNeeds(t, c, "lpop")
+		for _, body := range []string{
+			"return {redis.call('lpop', KEYS[1], 1)}", "return type(redis.call('lpop', KEYS[1], 1))",
+			"redis.setresp(3) return type(redis.call('lpop', KEYS[1], 1))",
+			"return tostring(-(0/0))", "return cjson.encode(function() end)", "return cjson.encode({f=function() end})",
+			"local t = {} local c = t for i = 1, 1100 do c[1] = {} c = c[1] end return cjson.encode(t)",
+			"return cjson.decode('{\"a\":{\"b\":[true,false]}}').a.b", "return cmsgpack.unpack(cmsgpack.pack({a=1,b={1,2}})).b",
+			"return string.format('%5.1f', -0.04)", "return tostring(2^63) .. ' ' .. tostring(-2^63)",
+			"return {tostring(math.floor(-0.0)), tostring(math.abs(-0.0)), tostring(math.ceil(-0.5))}",
+		} {
+			c.Do("EVAL", body, "1", "emptylist")
+		}
+	})
+}
