@@ -138,28 +138,9 @@ func isNameChar(c byte) bool  { return isNameStart(c) || isDigit(c) }
 // restoreGoto renames placeholder back to goto in every name and string
 // of the parsed chunk.
 func restoreGoto(chunk []ast.Stmt, placeholder string) {
-	restoreNames(reflect.ValueOf(chunk), placeholder)
-}
-
-func restoreNames(v reflect.Value, placeholder string) {
-	switch v.Kind() {
-	case reflect.String:
-		if v.CanSet() && v.String() == placeholder {
+	walkTree(reflect.ValueOf(chunk), func(v reflect.Value) {
+		if v.Kind() == reflect.String && v.CanSet() && v.String() == placeholder {
 			v.SetString(gotoName)
 		}
-	case reflect.Interface, reflect.Pointer:
-		if !v.IsNil() {
-			restoreNames(v.Elem(), placeholder)
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				restoreNames(v.Field(i), placeholder)
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			restoreNames(v.Index(i), placeholder)
-		}
-	}
+	})
 }

@@ -1,8 +1,6 @@
 package script
 
 import (
-	"reflect"
-
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -26,54 +24,27 @@ import (
 
 const ctorName = "\x00ctor"
 
-var tableExprType = reflect.TypeOf(&ast.TableExpr{})
-
 // rewriteCtors wraps the constructors of chunk that have named fields.
-func rewriteCtors(chunk []ast.Stmt) { walkCtors(reflect.ValueOf(chunk)) }
-
-func walkCtors(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return
+func rewriteCtors(chunk []ast.Stmt) {
+	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
+		te, ok := e.(*ast.TableExpr)
+		if !ok {
+			return e
 		}
-		if v.Type() == exprType && v.Elem().Type() == tableExprType {
-			te := v.Elem().Interface().(*ast.TableExpr)
-			walkCtors(reflect.ValueOf(te))
-			named := 0
-			for _, f := range te.Fields {
-				if f.Key != nil {
-					named++
-				}
-			}
-			if named == 0 || !v.CanSet() {
-				return
-			}
-			n := &ast.NumberExpr{Value: itoa(named)}
-			call := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: ctorName}, Args: []ast.Expr{te, n}, AdjustRet: true}
-			for _, e := range []ast.Expr{call, call.Func, n} {
-				e.SetLine(te.Line())
-				e.SetLastLine(te.LastLine())
-			}
-			v.Set(reflect.ValueOf(ast.Expr(call)))
-			return
-		}
-		walkCtors(v.Elem())
-	case reflect.Pointer:
-		if !v.IsNil() {
-			walkCtors(v.Elem())
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				walkCtors(v.Field(i))
+		named := 0
+		for _, f := range te.Fields {
+			if f.Key != nil {
+				named++
 			}
 		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			walkCtors(v.Index(i))
+		if named == 0 {
+			return e
 		}
-	}
+		n := &ast.NumberExpr{Value: itoa(named)}
+		n.SetLine(te.Line())
+		n.SetLastLine(te.LastLine())
+		return helperCall(te, ctorName, te, n)
+	})
 }
 
 // luaCtor notes the size hint of the table a constructor made.

@@ -1,8 +1,6 @@
 package script
 
 import (
-	"reflect"
-
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -33,83 +31,35 @@ const (
 	divName = "\x00div"
 )
 
-var (
-	arithType = reflect.TypeOf(&ast.ArithmeticOpExpr{})
-	unmType   = reflect.TypeOf(&ast.UnaryMinusOpExpr{})
-)
-
 // rewriteNegZero rewrites the operations of chunk that may yield -0.
-func rewriteNegZero(chunk []ast.Stmt) { walkNegZero(reflect.ValueOf(chunk)) }
-
-func walkNegZero(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return
-		}
-		if v.Type() == exprType && v.CanSet() {
-			switch e := v.Elem().Interface().(type) {
-			case *ast.UnaryMinusOpExpr:
-				walkNegZero(reflect.ValueOf(e))
-				if !isNumberConst(e.Expr) {
-					call := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: unmName}, Args: []ast.Expr{e.Expr}, AdjustRet: true}
-					for _, x := range []ast.Expr{call, call.Func} {
-						x.SetLine(e.Line())
-						x.SetLastLine(e.LastLine())
-					}
-					v.Set(reflect.ValueOf(ast.Expr(call)))
-				}
-				return
-			case *ast.ArithmeticOpExpr:
-				rewrite := false
-				switch e.Operator {
-				case "*":
-					rewrite = !positiveConst(e.Lhs) && !positiveConst(e.Rhs)
-				case "/":
-					rewrite = !positiveConst(e.Rhs)
-				}
-				rewrite = rewrite && simpleOperand(e.Lhs) && simpleOperand(e.Rhs)
-				walkNegZero(reflect.ValueOf(e))
-				if rewrite {
-					name := mulName
-					if e.Operator == "/" {
-						name = divName
-					}
-					v.Set(reflect.ValueOf(orFallback(e, name, e.Lhs, e.Rhs)))
-				}
-				return
+func rewriteNegZero(chunk []ast.Stmt) {
+	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
+		switch x := e.(type) {
+		case *ast.UnaryMinusOpExpr:
+			if !isNumberConst(x.Expr) {
+				return helperCall(x, unmName, x.Expr)
+			}
+		case *ast.ArithmeticOpExpr:
+			name := ""
+			switch {
+			case x.Operator == "*" && !positiveConst(x.Lhs) && !positiveConst(x.Rhs):
+				name = mulName
+			case x.Operator == "/" && !positiveConst(x.Rhs):
+				name = divName
+			}
+			if name != "" && simpleOperand(x.Lhs) && simpleOperand(x.Rhs) {
+				or := &ast.LogicalOpExpr{Operator: "or", Lhs: helperCall(x, name, x.Lhs, x.Rhs), Rhs: x}
+				or.SetLine(x.Line())
+				or.SetLastLine(x.LastLine())
+				return or
 			}
 		}
-		walkNegZero(v.Elem())
-	case reflect.Pointer:
-		if !v.IsNil() {
-			walkNegZero(v.Elem())
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				walkNegZero(v.Field(i))
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			walkNegZero(v.Index(i))
-		}
-	}
+		return e
+	})
 }
 
-// orFallback is  name(args...) or orig, placed at orig's lines.
-func orFallback(orig ast.Expr, name string, args ...ast.Expr) ast.Expr {
-	call := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: name}, Args: args, AdjustRet: true}
-	or := &ast.LogicalOpExpr{Operator: "or", Lhs: call, Rhs: orig}
-	for _, e := range []ast.Expr{call, call.Func, or} {
-		e.SetLine(orig.Line())
-		e.SetLastLine(orig.LastLine())
-	}
-	return or
-}
-
-// simpleOperand: an expression without calls, safe to evaluate twice.
+// simpleOperand: an expression without calls of the script's, safe to
+// evaluate twice (the helpers of the rewrites have no side effects).
 func simpleOperand(e ast.Expr) bool {
 	switch x := e.(type) {
 	case *ast.NumberExpr, *ast.StringExpr, *ast.NilExpr, *ast.TrueExpr, *ast.FalseExpr, *ast.IdentExpr:
@@ -120,6 +70,18 @@ func simpleOperand(e ast.Expr) bool {
 		return simpleOperand(x.Lhs) && simpleOperand(x.Rhs)
 	case *ast.UnaryMinusOpExpr:
 		return simpleOperand(x.Expr)
+	case *ast.LogicalOpExpr:
+		return simpleOperand(x.Lhs) && simpleOperand(x.Rhs)
+	case *ast.FuncCallExpr:
+		if !isHelperCall(x) {
+			return false
+		}
+		for _, a := range x.Args {
+			if !simpleOperand(a) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
