@@ -57,6 +57,11 @@ func TestScriptReplyToLua(t *testing.T) {
 			"return redis.call('time')[1] ~= nil",
 			"redis.setresp(3) return redis.call('ping')",
 			"redis.setresp(3) return redis.call('echo', 'y')",
+			// A script's own redis shadows the global one.
+			"local redis = {call = function() return 'mine' end} return redis.call()",
+			"local function f(redis) return redis.pcall() end return f({pcall = function() return 1 end})",
+			"for _, redis in ipairs({{call = function() return 2 end}}) do return redis.call() end",
+			"local c = redis.call return {c('ping'), rawequal(c, redis.call), redis.pcall('nosuch')}",
 		)
 	})
 }

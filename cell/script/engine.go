@@ -271,6 +271,7 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 	rewriteConcat(chunk)
 	rewriteCtors(chunk)
 	rewriteNegZero(chunk)
+	rewriteRedisCalls(chunk)
 	proto, err = lua.Compile(chunk, chunkName)
 	if err != nil {
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(err.Error()))

@@ -67,3 +67,48 @@ func isHelperCall(e ast.Expr) bool {
 	id, ok := c.Func.(*ast.IdentExpr)
 	return ok && len(id.Value) > 0 && id.Value[0] == 0
 }
+
+// redis.call and redis.pcall are read through two read-only proxies (the
+// global redis, then its field) on every call. Globals cannot change, so
+// where redis is the global (no local, parameter or loop variable of the
+// script is called redis) the compiler reads them from hidden globals
+// holding the same functions: one lookup instead of two.
+var redisFields = map[string]string{"call": "\x00call", "pcall": "\x00pcall"}
+
+func rewriteRedisCalls(chunk []ast.Stmt) {
+	shadowed := false
+	walkTree(reflect.ValueOf(chunk), func(v reflect.Value) {
+		var names []string
+		switch n := v.Interface().(type) {
+		case ast.LocalAssignStmt:
+			names = n.Names
+		case ast.GenericForStmt:
+			names = n.Names
+		case ast.NumberForStmt:
+			names = []string{n.Name}
+		case ast.ParList:
+			names = n.Names
+		}
+		for _, name := range names {
+			shadowed = shadowed || name == "redis"
+		}
+	})
+	if shadowed {
+		return
+	}
+	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
+		get, ok := e.(*ast.AttrGetExpr)
+		if !ok {
+			return e
+		}
+		obj, ok1 := get.Object.(*ast.IdentExpr)
+		key, ok2 := get.Key.(*ast.StringExpr)
+		if !ok1 || !ok2 || obj.Value != "redis" || redisFields[key.Value] == "" {
+			return e
+		}
+		id := &ast.IdentExpr{Value: redisFields[key.Value]}
+		id.SetLine(get.Line())
+		id.SetLastLine(get.LastLine())
+		return id
+	})
+}

@@ -98,6 +98,9 @@ func newState(e *Engine) *state {
 	st.patchBase()
 	st.patchLibs()
 	G.RawSetString("redis", st.redisLib())
+	for field, hidden := range redisFields {
+		G.RawSetString(hidden, G.RawGetString("redis").(*lua.LTable).RawGetString(field))
+	}
 	G.RawSetString("cjson", st.cjsonLib())
 	G.RawSetString("struct", st.structLib())
 	G.RawSetString("bit", st.bitLib())
@@ -580,8 +583,14 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 		fn.Env = st.env
 		st.fns[s.SHA] = fn
 	}
-	st.globals.RawSetString("KEYS", st.keys.fill(L, keys, &st.fillBuf))
-	st.globals.RawSetString("ARGV", st.argv.fill(L, argv, &st.fillBuf))
+	// The globals keep the tables between runs (scripts cannot replace
+	// a global): set them only when fill had to make new ones.
+	if k := st.keys.t; st.keys.fill(L, keys, &st.fillBuf) != k {
+		st.globals.RawSetString("KEYS", st.keys.t)
+	}
+	if a := st.argv.t; st.argv.fill(L, argv, &st.fillBuf) != a {
+		st.globals.RawSetString("ARGV", st.argv.t)
+	}
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
 	st.out = Outcome{}
 	clear(st.counted)
