@@ -105,6 +105,9 @@ func TestScriptErrors(t *testing.T) {
 			"return redis.call('script', 'load', 'return 1')",
 			"return redis.call('select', 99)", "return redis.call('select', 'x')",
 			"return redis.pcall('nosuch')", "return redis.pcall()",
+			// Call statements, whose results are dropped.
+			"redis.call('nosuch')", "redis.pcall('nosuch') return 'after'", "redis.call('ping', 'a', 'b')",
+			"redis.pcall() return 2", "redis.call('select', 99)", "redis.call('echo', {})",
 			"return {pcall(function() redis.call('nosuch') end)}",
 			"return {pcall(function() error('x') end)}", "return {pcall(error, {err='T x'})}",
 			"return {pcall(nil)}",
@@ -714,6 +717,8 @@ func TestScriptErrorStats(t *testing.T) {
 		{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "sk"},
 		{"EVAL", "return {1, redis.pcall('incr', KEYS[1])}", "1", "sk"},
 		{"EVAL", "return redis.pcall('incr', KEYS[1]).ignore_stats_update", "1", "sk"},
+		{"EVAL", "redis.pcall('incr', KEYS[1]) return 1", "1", "sk"},
+		{"EVAL", "redis.call('incr', KEYS[1])", "1", "sk"},
 		{"EVAL", "error('x')", "0"},
 		{"EVAL", "return {err='MY thing'}", "0"},
 		{"EVAL", "return {1, {err='NESTED x'}}", "0"},

@@ -73,7 +73,11 @@ func isHelperCall(e ast.Expr) bool {
 // where redis is the global (no local, parameter or loop variable of the
 // script is called redis) the compiler reads them from hidden globals
 // holding the same functions: one lookup instead of two.
-var redisFields = map[string]string{"call": "\x00call", "pcall": "\x00pcall"}
+// A call statement, whose results are dropped, uses the void variants.
+var (
+	redisFields     = map[string]string{"call": "\x00call", "pcall": "\x00pcall"}
+	redisVoidFields = map[string]string{"call": "\x00callv", "pcall": "\x00pcallv"}
+)
 
 func rewriteRedisCalls(chunk []ast.Stmt) {
 	shadowed := false
@@ -96,19 +100,37 @@ func rewriteRedisCalls(chunk []ast.Stmt) {
 	if shadowed {
 		return
 	}
-	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
-		get, ok := e.(*ast.AttrGetExpr)
-		if !ok {
-			return e
+	walkTree(reflect.ValueOf(chunk), func(v reflect.Value) {
+		if s, ok := v.Interface().(ast.FuncCallStmt); ok && v.CanAddr() {
+			if call, ok := s.Expr.(*ast.FuncCallExpr); ok {
+				if id := redisField(call.Func, redisVoidFields); id != nil {
+					call.Func = id
+				}
+			}
 		}
-		obj, ok1 := get.Object.(*ast.IdentExpr)
-		key, ok2 := get.Key.(*ast.StringExpr)
-		if !ok1 || !ok2 || obj.Value != "redis" || redisFields[key.Value] == "" {
-			return e
-		}
-		id := &ast.IdentExpr{Value: redisFields[key.Value]}
-		id.SetLine(get.Line())
-		id.SetLastLine(get.LastLine())
-		return id
 	})
+	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
+		if id := redisField(e, redisFields); id != nil {
+			return id
+		}
+		return e
+	})
+}
+
+// redisField is the hidden global standing for e, if e is redis.call or
+// redis.pcall.
+func redisField(e ast.Expr, names map[string]string) ast.Expr {
+	get, ok := e.(*ast.AttrGetExpr)
+	if !ok {
+		return nil
+	}
+	obj, ok1 := get.Object.(*ast.IdentExpr)
+	key, ok2 := get.Key.(*ast.StringExpr)
+	if !ok1 || !ok2 || obj.Value != "redis" || names[key.Value] == "" {
+		return nil
+	}
+	id := &ast.IdentExpr{Value: names[key.Value]}
+	id.SetLine(get.Line())
+	id.SetLastLine(get.LastLine())
+	return id
 }

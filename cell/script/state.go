@@ -101,6 +101,8 @@ func newState(e *Engine) *state {
 	for field, hidden := range redisFields {
 		G.RawSetString(hidden, G.RawGetString("redis").(*lua.LTable).RawGetString(field))
 	}
+	G.RawSetString(redisVoidFields["call"], L.NewFunction(func(L *lua.LState) int { return st.call(L, true, true) }))
+	G.RawSetString(redisVoidFields["pcall"], L.NewFunction(func(L *lua.LState) int { return st.call(L, false, true) }))
 	G.RawSetString("cjson", st.cjsonLib())
 	G.RawSetString("struct", st.structLib())
 	G.RawSetString("bit", st.bitLib())
