@@ -655,6 +655,7 @@ func TestScriptStringLibrary(t *testing.T) {
 			"return string.format('%c%c|%q', 72, 105, 'a\\nb\\0c\"\\\\')",
 			"return string.format('%10s|%-10s|%.3s|%5.2s|', 'hi', 'hi', 'abcdef', 'abc')",
 			"return string.format('%d %d %d', 2^53, -0.5, '12')",
+			"return {string.format('%.0f', 2.5), string.format('%.0f', 3.5), string.format('%.0f', -0.4), string.format('%.0f', 1700000000123456.7), string.format('%d', -3.9), string.format('%d', 2^53), string.format('%.0f', 1e300), string.format('%d', '12'), string.format('%.0f', '7.5'), string.format('%d', 1e18)}",
 			"return string.format('%f|%5f|%-6e|%G', 1/0, -1/0, 1/0, 0/0)",
 			"return string.format('%#x %#o %+d % d', 255, 8, 5, 5)",
 			"return string.format('%s %5.1s|', 1e15, 1/3)",
