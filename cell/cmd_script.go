@@ -1,8 +1,6 @@
 package cell
 
 import (
-	"context"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -135,9 +133,11 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		allowAll: x.srv.cfg.LuaAllowUndeclaredKeys,
 		busy:     make(chan struct{}),
 		done:     make(chan struct{}),
+		stop:     make(chan struct{}),
 		start:    time.Now(),
 	}
 	if !r.allowAll {
+		r.held = r.heldBuf[:0]
 		for _, k := range keys {
 			r.held = append(r.held, x.srv.ks.shardOf(x.db, k))
 		}
@@ -146,25 +146,29 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 }
 
 // scriptRun is one running script: the Host its redis.calls go through, and
-// the state SCRIPT KILL and BUSY look at.
+// the state SCRIPT KILL and BUSY look at. It is also the context the Lua
+// state watches (scriptctx.go): SCRIPT KILL and the memory limit stop the
+// script by closing stop.
 type scriptRun struct {
 	x        *Ctx
 	db       int      // the script's own SELECT; starts as the caller's
 	held     []*Shard // the shards the script may touch (not with allowAll)
+	heldBuf  [4]*Shard
 	allowAll bool
 	readOnly bool
 	start    time.Time
 	keyIdx   []int
+	sub      Ctx // the Ctx of the command redis.call runs, reused
 
 	busy chan struct{} // closed at busy-reply-threshold
 	done chan struct{} // closed when the script has ended
+	stop chan struct{} // closed to stop the script, and when it has ended
 
 	mu      sync.Mutex // guards the fields below
 	wrote   bool       // a write command ran: SCRIPT KILL refuses
 	killed  bool
 	ended   bool
-	cancel  context.CancelCauseFunc
-	timer   *time.Timer
+	cause   error // why stop was closed, if by SCRIPT KILL or a limit
 	memBase uint64
 	isBusy  bool
 }
@@ -175,17 +179,12 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	x := r.x
 	c := x.cl
 	savedDB := c.db
-	ctx, cancel := context.WithCancelCause(context.Background())
-	r.cancel = cancel
 	for _, sh := range r.shards(srv) {
 		sh.script.Store(r)
 	}
-	srv.scriptMu.Lock()
-	srv.running[r] = struct{}{}
-	srv.scriptMu.Unlock()
-	r.arm(srv)
+	srv.watchScript(r)
 
-	out := srv.scripts.Run(ctx, s, keys, argv, r, x.W)
+	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
 	x.failed = out.Failed
 	for _, e := range out.Errors {
 		srv.stats.countError(e)
@@ -193,9 +192,6 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 
 	r.mu.Lock()
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
 	wasBusy := r.isBusy
 	r.mu.Unlock()
 	if wasBusy {
@@ -204,11 +200,9 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	for _, sh := range r.shards(srv) {
 		sh.script.Store(nil)
 	}
-	srv.scriptMu.Lock()
-	delete(srv.running, r)
-	srv.scriptMu.Unlock()
+	srv.unwatchScript(r)
 	close(r.done)
-	cancel(nil)
+	r.halt(nil)
 	c.db = savedDB // SELECT inside a script does not leak to its caller
 }
 
@@ -226,61 +220,7 @@ func (r *scriptRun) shards(srv *Server) []*Shard {
 	return all
 }
 
-// scriptTick is how often a running script is checked against the busy
-// threshold and the memory limit. Scripts shorter than this never pay for
-// the checks.
-const scriptTick = 100 * time.Millisecond
-
-// scriptMemoryLimit is how far the Go heap may grow while one script runs
-// before the script is stopped: gopher-lua has no allocation limit of its
-// own, and a Go allocation failure is fatal to the whole server.
-const scriptMemoryLimit = 1 << 30
-
-var heapMetric = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-
-func (r *scriptRun) arm(srv *Server) {
-	threshold := time.Duration(srv.live.busyReplyThresholdMs.Load()) * time.Millisecond
-	wait := min(threshold, scriptTick)
-	r.mu.Lock()
-	r.timer = time.AfterFunc(wait, func() { r.tick(srv, threshold) })
-	r.mu.Unlock()
-}
-
-func (r *scriptRun) tick(srv *Server, threshold time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ended {
-		return
-	}
-	elapsed := time.Since(r.start)
-	if !r.isBusy && elapsed >= threshold {
-		r.isBusy = true
-		srv.busyScripts.Add(1)
-		close(r.busy)
-		srv.log.Warn("Slow script detected: still in execution after " + itoa(elapsed.Milliseconds()) +
-			" milliseconds. You can try killing the script using the SCRIPT KILL command.")
-	}
-	samples := make([]metrics.Sample, 1)
-	copy(samples, heapMetric)
-	metrics.Read(samples)
-	if samples[0].Value.Kind() == metrics.KindUint64 {
-		heap := samples[0].Value.Uint64()
-		if r.memBase == 0 {
-			r.memBase = heap
-		} else if heap > r.memBase+scriptMemoryLimit && !r.killed {
-			r.killed = true
-			r.cancel(scriptError(ErrScriptMemory))
-			srv.log.Warn("script stopped: memory limit", "heap", heap)
-		}
-	}
-	next := scriptTick
-	if !r.isBusy && threshold-elapsed < next {
-		next = max(threshold-elapsed, time.Millisecond)
-	}
-	r.timer = time.AfterFunc(next, func() { r.tick(srv, threshold) })
-}
-
-// scriptError carries a reply text as the cause of a cancelled script.
+// scriptError carries a reply text as the cause of a stopped script.
 type scriptError string
 
 func (e scriptError) Error() string { return string(e) }
@@ -367,16 +307,19 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		r.wrote = true
 	}
 	r.mu.Unlock()
-	start := time.Now()
-	sub := Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, db: r.db, now: x.now}
-	cmd.Handler(&sub)
+	// Timed against the script's start: a monotonic reading is half the
+	// cost of time.Now's wall and monotonic pair.
+	began := time.Since(r.start)
+	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, db: r.db, now: x.now}
+	sub := &r.sub
+	cmd.Handler(sub)
 	r.db = sub.db
 	// Fed after the command, as Redis's call() does: a SELECT shows the
 	// database it selected.
 	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
 		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
 	}
-	d := time.Since(start)
+	d := time.Since(r.start) - began
 	cmd.stats.calls.Add(1)
 	cmd.stats.usec.Add(int64(d / time.Microsecond))
 	cmd.stats.recordLatency(d)
@@ -430,7 +373,7 @@ func (r *scriptRun) kill() bool {
 		return false
 	}
 	r.killed = true
-	r.cancel(scriptError(ErrScriptKilled))
+	r.haltLocked(scriptError(ErrScriptKilled))
 	return true
 }
 

@@ -105,7 +105,7 @@ func TestScriptBusyPerShard(t *testing.T) {
 	// Nothing but SHUTDOWN NOSAVE stops it in Redis; end it from here.
 	srv.scriptMu.Lock()
 	for r := range srv.running {
-		r.cancel(scriptError(ErrScriptKilled))
+		r.halt(scriptError(ErrScriptKilled))
 	}
 	srv.scriptMu.Unlock()
 	runner.read()

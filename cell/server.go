@@ -66,10 +66,13 @@ type Server struct {
 	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
-	scripts     *script.Engine
-	scriptMu    sync.Mutex
-	running     map[*scriptRun]struct{}
-	busyScripts atomic.Int32
+	scripts  *script.Engine
+	scriptMu sync.Mutex
+	running  map[*scriptRun]struct{}
+	// scriptWatcher: the goroutine watching running scripts is up
+	// (scriptctx.go); guarded by scriptMu.
+	scriptWatcher bool
+	busyScripts   atomic.Int32
 
 	mu        sync.Mutex
 	listeners []net.Listener

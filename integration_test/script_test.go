@@ -57,6 +57,11 @@ func TestScriptReplyToLua(t *testing.T) {
 			"return redis.call('time')[1] ~= nil",
 			"redis.setresp(3) return redis.call('ping')",
 			"redis.setresp(3) return redis.call('echo', 'y')",
+			// A script's own redis shadows the global one.
+			"local redis = {call = function() return 'mine' end} return redis.call()",
+			"local function f(redis) return redis.pcall() end return f({pcall = function() return 1 end})",
+			"for _, redis in ipairs({{call = function() return 2 end}}) do return redis.call() end",
+			"local c = redis.call return {c('ping'), rawequal(c, redis.call), redis.pcall('nosuch')}",
 		)
 	})
 }
@@ -100,6 +105,9 @@ func TestScriptErrors(t *testing.T) {
 			"return redis.call('script', 'load', 'return 1')",
 			"return redis.call('select', 99)", "return redis.call('select', 'x')",
 			"return redis.pcall('nosuch')", "return redis.pcall()",
+			// Call statements, whose results are dropped.
+			"redis.call('nosuch')", "redis.pcall('nosuch') return 'after'", "redis.call('ping', 'a', 'b')",
+			"redis.pcall() return 2", "redis.call('select', 99)", "redis.call('echo', {})",
 			"return {pcall(function() redis.call('nosuch') end)}",
 			"return {pcall(function() error('x') end)}", "return {pcall(error, {err='T x'})}",
 			"return {pcall(nil)}",
@@ -647,6 +655,7 @@ func TestScriptStringLibrary(t *testing.T) {
 			"return string.format('%c%c|%q', 72, 105, 'a\\nb\\0c\"\\\\')",
 			"return string.format('%10s|%-10s|%.3s|%5.2s|', 'hi', 'hi', 'abcdef', 'abc')",
 			"return string.format('%d %d %d', 2^53, -0.5, '12')",
+			"return {string.format('%.0f', 2.5), string.format('%.0f', 3.5), string.format('%.0f', -0.4), string.format('%.0f', 1700000000123456.7), string.format('%d', -3.9), string.format('%d', 2^53), string.format('%.0f', 1e300), string.format('%d', '12'), string.format('%.0f', '7.5'), string.format('%d', 1e18)}",
 			"return string.format('%f|%5f|%-6e|%G', 1/0, -1/0, 1/0, 0/0)",
 			"return string.format('%#x %#o %+d % d', 255, 8, 5, 5)",
 			"return string.format('%s %5.1s|', 1e15, 1/3)",
@@ -709,6 +718,8 @@ func TestScriptErrorStats(t *testing.T) {
 		{"EVAL", "return redis.pcall('incr', KEYS[1])", "1", "sk"},
 		{"EVAL", "return {1, redis.pcall('incr', KEYS[1])}", "1", "sk"},
 		{"EVAL", "return redis.pcall('incr', KEYS[1]).ignore_stats_update", "1", "sk"},
+		{"EVAL", "redis.pcall('incr', KEYS[1]) return 1", "1", "sk"},
+		{"EVAL", "redis.call('incr', KEYS[1])", "1", "sk"},
 		{"EVAL", "error('x')", "0"},
 		{"EVAL", "return {err='MY thing'}", "0"},
 		{"EVAL", "return {1, {err='NESTED x'}}", "0"},
@@ -787,6 +798,121 @@ func TestScriptDoubles(t *testing.T) {
 			"return redis.pcall('zadd', KEYS[1], 'nan', 'y')",
 		} {
 			c.Do("EVAL", body, "1", "z")
+		}
+	})
+}
+
+// TestScriptCompileErrors: syntax errors read as Lua 5.1's parser words
+// them, line and "near" token included.
+func TestScriptCompileErrors(t *testing.T) {
+	c := newPair(t)
+	for _, body := range []string{
+		"x =", "local x 1", "return 1 +", "if x then", "if x then return 1", "for i=1 do end",
+		"for i in pairs(t) end", "function f( return end", "local t = {1, 2", "return (1", "return 'abc",
+		"x = = 1", "local = 1", "return 1goto", "return 0x", "return 1e", "return 3..2", "local function end",
+		"while true do", "repeat until", "return @", "local a = {a=}", "f(", "return a.", "return a:b", "break",
+		"return 1 return 2", "local x = 1 x", "x", "local 1 = 2", "return function() end end", "return 1 2",
+		"if x then else elseif y then end", "return --[[ unfinished", "return '\\300'", "return 'a\\400'",
+		"if x then\n\nreturn 1", "while true do\nlocal x = 1\n", "local t = {\n1,\n2\n", "f(1,\n2",
+		"return [==[ x ]]", "return [=x", "(x) = 1", "f() = 1", "x, f() = 1, 2", "x, y",
+		"local f = function(...) return function() return ... end end",
+		"for i = 1, 2 do local function g() break end end", "while true do break; x = 1 end",
+		"return ~1", "return 1 ~ 2", "local x = f\n(1)", "return 'a\nb'", "x.y.z", "return 1.5e+",
+		"return 0x1G", "return {[1] 2}", "return not", "function a.b:c.d() end", "function a:b:c() end",
+		"return 'x' 'y'", "return \\1", "return a // b", "return a & b", "::lbl::", "goto continue",
+		"return 'a\x01", "return \x01", "return [[\n\nx",
+	} {
+		c.Error("EVAL", body, "0")
+	}
+	c.Error("SCRIPT", "LOAD", "if x then\nreturn")
+	for _, body := range []string{
+		"return [[a [[b]]", "return [=[a ]] [=[ b]=]", "return 'a\\0b'", "return '\\65\\066\\0677'",
+		"local s = [[\nx]] return s", "return --[==[ c ]==] 1", "local t = {a = 1, b = 2; c = 3,} return t.c",
+		"return a and a.b.c or 1", "return 0x10 + 1e5 + .5 + 5. + 3e-2 + 0XaB", "return 08",
+		"local x = 5 return -x ^ 2", "return 2^-3 .. ''", "return 'ab\\\ncd'", "return #'abc' .. - - 1", "return '\\z'",
+	} {
+		c.Do("EVAL", body, "0")
+	}
+}
+
+// TestScriptGotoName: goto is an ordinary name in Redis's Lua 5.1.
+func TestScriptGotoName(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"local goto = 1 return goto", "local t = {goto = 5} return t.goto + t['goto']", "return goto",
+			"local function goto(x) return x end return goto(3)",
+			"local t = {} function t.goto() return 7 end return t:goto()", "goto = 1",
+			"return 'goto' .. [[goto]] -- goto", "local goto", "local x = goto.y",
+			"local goto = {} goto[1] = 2 return goto", "local goto goto = 3 return goto",
+			"local gotox, xgoto, _goto = 1, 2, 3 return gotox + xgoto + _goto",
+			"local __cellserver_goto_name__ = 1 local goto = 2 return goto",
+			"return {pcall(function() return goto.x end)}", "for goto = 1, 2 do end return 1",
+			"local t = {} t.goto = 4 return t.goto",
+		)
+	})
+}
+
+// TestScriptKeyOrder: cjson.encode and map and set replies list string
+// keys in Lua 5.1's hash order, for tables made by constructors and by
+// assignment, short and long keys.
+func TestScriptKeyOrder(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return cjson.encode({a=1,b=2,c=3})", "return cjson.encode({b=1,a=2})",
+			"return cjson.encode({x=1,y={z=2,w=3},foo='bar'})", "return cjson.encode({limit=10,remaining=9,reset=60})",
+			"return cjson.encode({key='k', count=3, ts=1700000000})", "return cjson.encode({a=1,b=2,c=3,d=4,e=5})",
+			"local t = {} t.a=1 t.b=2 t.c=3 t.d=4 t.e=5 return cjson.encode(t)",
+			"local t = {} for i = 1, 20 do t['k'..i] = i end return cjson.encode(t)",
+			"local t = {x=1} t.y = 2 t.z = 3 t.w = 4 return cjson.encode(t)",
+			"local f = {'a','1','b','2','cc','3','ddd','4'} local t = {} for i=1,#f,2 do t[f[i]] = f[i+1] end return cjson.encode(t)",
+			"local t = {} for i = 1, 100 do t[string.rep('key', i % 13 + 1) .. i] = i end return cjson.encode(t)",
+			"local t = {} for i = 1, 9 do t[string.rep('x', 33) .. i] = i end return cjson.encode(t)",
+			"return cjson.encode({[1]=1,[2]=2,x=3})",
+			"return {map={a=1,b=2,c=3}}", "return {map={b=1,a=2}}", "redis.setresp(3) return {map={a=1,b=2,c=3}}",
+			"return {set={a=true,b=true,c=true}}", "local m = {} for i = 1, 12 do m['f'..i] = i end return {map=m}",
+		)
+	})
+}
+
+// TestScriptNegativeZero: -0 from unary minus, * and / prints as "-0" in
+// tostring, .., cjson and redis.call's arguments, and is :0 as a reply.
+func TestScriptNegativeZero(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return tostring(1/-math.huge)", "return 1/-math.huge", "local x = 0 return tostring(-x)",
+			"local x = 0 return {tostring(x * -1), tostring(-1 * x), x * -1 .. '', cjson.encode(-x)}",
+			"local x = 0 return redis.call('echo', -x)", "local x = 0 return {double=-x}",
+			"local x = 0 return tostring(-(x*2))", "local z = 0 local n = -z return tostring(n) .. tostring(n + 0)",
+			"local t = setmetatable({}, {__unm = function() return 'neg' end}) return -t", "local s = '3' return -s",
+			"return tostring(math.ceil(-0.5))", "local a, b = 0, -3 return tostring(a / b) .. tostring(a * b)",
+			"local d = 0 return cjson.encode({v = -d})", "local inf = math.huge return tostring(-1 / inf) .. tostring(1 / -inf)",
+			"local x = 0 return string.format('%g %s', -x, -x)", "local a, b = 6, 3 return {a / b, a * b, -a}",
+			"local a, b = 1 return a * b", "local a = {} return a.x / a.y", "local a = 'x' return -a",
+			// Unary minus names its operand in errors and calls __unm.
+			"local a; return -a", "local t = {} return -t.x", "return -{}", "return -y",
+			"local s = ' 0x10 ' return -s", "local a = true return {pcall(function() return -a end)}",
+			"return -(function() return 3 end)()", "local x = 2 return - - x",
+			"local t = setmetatable({}, {__unm = function(a, b) return rawequal(a, b) end}) return -t",
+		)
+	})
+}
+
+// TestScriptMoreConversions: the rest of spec section 4.3's tables: null
+// arrays reach Lua as false (nil under setresp(3)), cjson's refusals, and
+// the signs of NaN and zero through the math library.
+func TestScriptMoreConversions(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		scriptNeeds(t, c, "lpop")
+		for _, body := range []string{
+			"return {redis.call('lpop', KEYS[1], 1)}", "return type(redis.call('lpop', KEYS[1], 1))",
+			"redis.setresp(3) return type(redis.call('lpop', KEYS[1], 1))",
+			"return tostring(-(0/0))", "return cjson.encode(function() end)", "return cjson.encode({f=function() end})",
+			"local t = {} local c = t for i = 1, 1100 do c[1] = {} c = c[1] end return cjson.encode(t)",
+			"return cjson.decode('{\"a\":{\"b\":[true,false]}}').a.b", "return cmsgpack.unpack(cmsgpack.pack({a=1,b={1,2}})).b",
+			"return string.format('%5.1f', -0.04)", "return tostring(2^63) .. ' ' .. tostring(-2^63)",
+			"return {tostring(math.floor(-0.0)), tostring(math.abs(-0.0)), tostring(math.ceil(-0.5))}",
+		} {
+			c.Do("EVAL", body, "1", "emptylist")
 		}
 	})
 }

@@ -12,7 +12,7 @@ import (
 // every result a signed 32-bit number.
 func (st *state) bitLib() *lua.LTable {
 	L := st.L
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	unary := func(f func(uint32) uint32) lua.LGFunction {
 		return func(L *lua.LState) int {
 			L.Push(lua.LNumber(int32(f(tobit(L, 1)))))

@@ -22,7 +22,7 @@ const (
 func (st *state) cjsonLib() *lua.LTable {
 	L := st.L
 	st.null = L.NewUserData()
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	t.RawSetString("encode", L.NewFunction(st.cjsonEncode))
 	t.RawSetString("decode", L.NewFunction(st.cjsonDecode))
 	t.RawSetString("null", st.null)
@@ -111,6 +111,18 @@ func (st *state) jsonValue(L *lua.LState, b *strings.Builder, v lua.LValue, dept
 			return
 		}
 		b.WriteByte('{')
+		if keys, ok := st.luaKeyOrder(x); ok {
+			for i, k := range keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				jsonString(b, string(k.(lua.LString)))
+				b.WriteByte(':')
+				st.jsonValue(L, b, x.RawGet(k), depth)
+			}
+			b.WriteByte('}')
+			return
+		}
 		first := true
 		k, val := x.Next(lua.LNil)
 		for k != lua.LNil {

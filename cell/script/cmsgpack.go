@@ -17,7 +17,7 @@ const msgpackMaxNesting = 16
 
 func (st *state) cmsgpackLib() *lua.LTable {
 	L := st.L
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	t.RawSetString("pack", L.NewFunction(msgpackPack))
 	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return msgpackUnpack(L, 0, 0, true) }))
 	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {

@@ -1,8 +1,6 @@
 package script
 
 import (
-	"reflect"
-
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -14,51 +12,14 @@ import (
 // hides under a global name no identifier can spell.
 const concatName = "\x00concat"
 
-var (
-	exprType   = reflect.TypeOf((*ast.Expr)(nil)).Elem()
-	concatType = reflect.TypeOf(&ast.StringConcatOpExpr{})
-)
-
 // rewriteConcat replaces the concatenations in chunk, at any depth.
 func rewriteConcat(chunk []ast.Stmt) {
-	walkAST(reflect.ValueOf(chunk))
-}
-
-func walkAST(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return
+	rewriteExprs(chunk, func(e ast.Expr) ast.Expr {
+		if c, ok := e.(*ast.StringConcatOpExpr); ok {
+			return helperCall(c, concatName, c.Lhs, c.Rhs)
 		}
-		if v.Type() == exprType && v.Elem().Type() == concatType {
-			c := v.Elem().Interface().(*ast.StringConcatOpExpr)
-			walkAST(reflect.ValueOf(c))
-			call := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: concatName}, Args: []ast.Expr{c.Lhs, c.Rhs}, AdjustRet: true}
-			call.SetLine(c.Line())
-			call.SetLastLine(c.LastLine())
-			call.Func.SetLine(c.Line())
-			call.Func.SetLastLine(c.LastLine())
-			if v.CanSet() {
-				v.Set(reflect.ValueOf(ast.Expr(call)))
-			}
-			return
-		}
-		walkAST(v.Elem())
-	case reflect.Pointer:
-		if !v.IsNil() {
-			walkAST(v.Elem())
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				walkAST(v.Field(i))
-			}
-		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			walkAST(v.Index(i))
-		}
-	}
+		return e
+	})
 }
 
 // luaConcat is a .. b with C Lua's semantics: strings and numbers (as

@@ -81,6 +81,14 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 		}
 	}
 	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
+		if keys, ok := st.luaKeyOrder(m); ok {
+			w.Map(len(keys))
+			for _, k := range keys {
+				st.writeReply(w, k, depth+1)
+				st.writeReply(w, m.RawGet(k), depth+1)
+			}
+			return
+		}
 		n := 0
 		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		w.Map(n)
@@ -91,6 +99,13 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 		return
 	}
 	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
+		if keys, ok := st.luaKeyOrder(s); ok {
+			w.Set(len(keys))
+			for _, k := range keys {
+				st.writeReply(w, k, depth+1)
+			}
+			return
+		}
 		n := 0
 		s.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		w.Set(n)
@@ -106,6 +121,9 @@ func (st *state) writeTable(w *resp.Writer, t *lua.LTable, depth int) {
 		st.writeReply(w, t.RawGetInt(i), depth+1)
 	}
 }
+
+// statusOK is the boxed "OK" of the most common status reply.
+var statusOK lua.LValue = lua.LString("OK")
 
 func mapCRLF(s string) string {
 	b := []byte(s)
@@ -128,25 +146,33 @@ type replyParser struct {
 	topError bool // the reply itself (not an element) was an error
 }
 
-func (p *replyParser) line() string {
+func (p *replyParser) line() string { return string(p.lineBytes()) }
+
+// lineBytes is the rest of the current line, in the reply's own memory.
+func (p *replyParser) lineBytes() []byte {
 	for i := p.pos; i+1 < len(p.b); i++ {
 		if p.b[i] == '\r' && p.b[i+1] == '\n' {
-			s := string(p.b[p.pos:i])
+			s := p.b[p.pos:i]
 			p.pos = i + 2
 			return s
 		}
 	}
-	s := string(p.b[p.pos:])
+	s := p.b[p.pos:]
 	p.pos = len(p.b)
 	return s
 }
 
+// integer reads the line as a decimal integer; ok is false if it is not one.
+func (p *replyParser) integer() (int64, bool) {
+	return resp.ParseInt(p.lineBytes())
+}
+
 func (p *replyParser) count() int {
-	n, err := strconv.Atoi(p.line())
-	if err != nil {
+	n, ok := p.integer()
+	if !ok || n > int64(len(p.b)) {
 		return -1
 	}
-	return n
+	return int(n)
 }
 
 func (p *replyParser) bulk(n int) string {
@@ -168,8 +194,8 @@ func (p *replyParser) value(depth int) lua.LValue {
 	p.pos++
 	switch kind {
 	case ':':
-		n, _ := strconv.ParseInt(p.line(), 10, 64)
-		return lua.LNumber(n)
+		n, _ := p.integer()
+		return number(float64(n))
 	case '$':
 		n := p.count()
 		if n < 0 {
@@ -177,8 +203,12 @@ func (p *replyParser) value(depth int) lua.LValue {
 		}
 		return lua.LString(p.bulk(n))
 	case '+':
+		var ok lua.LValue = statusOK
+		if s := p.lineBytes(); string(s) != "OK" {
+			ok = lua.LString(s)
+		}
 		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", lua.LString(p.line()))
+		t.RawSetString("ok", ok)
 		return t
 	case '-':
 		if depth == 0 {

@@ -246,7 +246,11 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 			err = errorText(fmt.Sprintf("%s%s", ErrCompilePrefix, r))
 		}
 	}()
-	chunk, err := parse.Parse(bytes.NewReader(src), chunkName)
+	if msg := checkSyntax(src); msg != "" {
+		return nil, errorText(ErrCompilePrefix + msg)
+	}
+	renamed, placeholder := renameGoto(src)
+	chunk, err := parse.Parse(bytes.NewReader(renamed), chunkName)
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
@@ -256,9 +260,18 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 				msg = fmt.Sprintf("%s:%d: %s near '%s'", chunkName, pe.Pos.Line, luaSyntaxMessage(pe.Message), pe.Token)
 			}
 		}
+		if placeholder != "" {
+			msg = strings.ReplaceAll(msg, placeholder, gotoName)
+		}
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(msg))
 	}
+	if placeholder != "" {
+		restoreGoto(chunk, placeholder)
+	}
 	rewriteConcat(chunk)
+	rewriteCtors(chunk)
+	rewriteNegZero(chunk)
+	rewriteRedisCalls(chunk)
 	proto, err = lua.Compile(chunk, chunkName)
 	if err != nil {
 		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(err.Error()))

@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,23 @@ func respLen(b []byte) int {
 		return pos
 	}
 	return -1
+}
+
+// FuzzCheckSyntax: the syntax checker never panics (beyond the error it
+// raises and recovers itself), and the goto renaming leaves the text
+// outside goto tokens alone.
+func FuzzCheckSyntax(f *testing.F) {
+	for _, s := range []string{
+		"x =", "if x then\n\nreturn 1", "local t = {a = 1; [2] = 2, 3,}", "return [==[ x ]==] .. 'a\\300'",
+		"local goto = 1 return goto", "return 0x1G, 1e+, 3..2", "f(\n1)", "--[[ c", "a.b:c'x'{1}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkSyntax([]byte(src))
+		renamed, p := renameGoto([]byte(src))
+		if p != "" && strings.ReplaceAll(string(renamed), p, gotoName) != src {
+			t.Fatalf("%q renamed to %q", src, renamed)
+		}
+	})
 }

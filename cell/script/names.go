@@ -186,7 +186,10 @@ func luaMessage(msg string, dbg *lua.Debug) string {
 		if p != nil {
 			reg = argB(in)
 		}
-		if bad == "number" || (bad == "string" && m[2] != "number") {
+		if p != nil && opcode(in) == lua.OP_UNM {
+			// Unary minus: gopher-lua's message names a second
+			// operand, nil, that does not exist.
+		} else if bad == "number" || (bad == "string" && m[2] != "number") {
 			bad = m[2]
 			if p != nil {
 				reg = argC(in)

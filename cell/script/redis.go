@@ -20,10 +20,10 @@ const (
 // redisLib builds the redis table.
 func (st *state) redisLib() *lua.LTable {
 	L := st.L
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	fns := map[string]lua.LGFunction{
-		"call":         func(L *lua.LState) int { return st.call(L, true) },
-		"pcall":        func(L *lua.LState) int { return st.call(L, false) },
+		"call":         func(L *lua.LState) int { return st.call(L, true, false) },
+		"pcall":        func(L *lua.LState) int { return st.call(L, false, false) },
 		"error_reply":  st.errorReply,
 		"status_reply": st.statusReply,
 		"sha1hex":      sha1hex,
@@ -78,8 +78,10 @@ func raise(L *lua.LState, t *lua.LTable) int {
 	return 0
 }
 
-// call is redis.call (raise) and redis.pcall.
-func (st *state) call(L *lua.LState, raiseErr bool) int {
+// call is redis.call (raise) and redis.pcall. void is a call whose
+// results the script drops (a call statement): unless the reply is an
+// error, it is not turned into Lua values at all.
+func (st *state) call(L *lua.LState, raiseErr, void bool) int {
 	if !st.inRun {
 		return raise(L, errTable(L, msgCallOutside))
 	}
@@ -94,17 +96,19 @@ func (st *state) call(L *lua.LState, raiseErr bool) int {
 	if n == 0 {
 		return fail(errTable(L, msgNoArgs))
 	}
-	args := make([][]byte, n)
+	a := &st.callArgs
+	a.reset()
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args[i-1] = []byte(v)
+			a.addString(string(v))
 		case lua.LNumber:
-			args[i-1] = []byte(fmt17(float64(v)))
+			a.addNumber(float64(v))
 		default:
 			return fail(errTable(L, msgArgsType))
 		}
 	}
+	args := a.list()
 	if st.ctx.Err() != nil {
 		return raise(L, errTable(L, "-"+killText(st.ctx)))
 	}
@@ -112,6 +116,9 @@ func (st *state) call(L *lua.LState, raiseErr bool) int {
 	w.Reset()
 	w.SetProto(st.resp)
 	st.host.Call(args, w)
+	if void && (w.Len() == 0 || w.Bytes()[0] != '-') {
+		return 0
+	}
 	p := replyParser{st: st, b: w.Bytes()}
 	v := p.value(0)
 	if t, ok := v.(*lua.LTable); ok && p.topError {

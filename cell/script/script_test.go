@@ -40,6 +40,14 @@ func TestFormatNumbers(t *testing.T) {
 		if got := fmt17(tc.f); got != tc.g17 {
 			t.Errorf("%%.17g of %v = %q, want %q", tc.f, got, tc.g17)
 		}
+		if got := string(appendG17(nil, tc.f)); got != tc.g17 {
+			t.Errorf("appendG17 of %v = %q, want %q", tc.f, got, tc.g17)
+		}
+	}
+	for _, f := range []float64{1e16 - 1, 1e16, -1e16 + 1, 9999999999999998, 255, 1023, 1024, -1} {
+		if got, want := string(appendG17(nil, f)), fmt17(f); got != want {
+			t.Errorf("appendG17 of %v = %q, want %q", f, got, want)
+		}
 	}
 }
 

@@ -36,8 +36,11 @@ type state struct {
 	// during a run: those failures are in the statistics already (Redis's
 	// ignore_stats_update, kept out of the table here).
 	counted map[*lua.LTable]bool
-	out     Outcome
-	null    *lua.LUserData // cjson.null
+	// ctorHint holds the size hints of the tables this run's constructors
+	// made (luaorder.go).
+	ctorHint map[*lua.LTable]int
+	out      Outcome
+	null     *lua.LUserData // cjson.null
 
 	// Set for the duration of one run.
 	inRun   bool
@@ -45,6 +48,11 @@ type state struct {
 	host    Host
 	resp    int // redis.setresp: how replies reach Lua
 	scratch *resp.Writer
+
+	// Reused from run to run (args.go).
+	keys, argv argTable
+	fillBuf    []byte
+	callArgs   argBuffer
 }
 
 func newState(e *Engine) *state {
@@ -52,7 +60,7 @@ func newState(e *Engine) *state {
 		SkipOpenLibs:        true,
 		CallStackSize:       20000, // Lua 5.1's LUAI_MAXCALLS
 		MinimizeStackMemory: true,
-		RegistrySize:        1024 * 4,
+		RegistrySize:        256,
 		RegistryMaxSize:     1024 * 1024 * 2,
 	})
 	st := &state{
@@ -64,6 +72,8 @@ func newState(e *Engine) *state {
 		proxyOf: map[*lua.LTable]*lua.LTable{},
 		scratch: resp.NewWriter(),
 		counted: map[*lua.LTable]bool{},
+
+		ctorHint: map[*lua.LTable]int{},
 	}
 	for _, lib := range []struct {
 		name string
@@ -88,6 +98,11 @@ func newState(e *Engine) *state {
 	st.patchBase()
 	st.patchLibs()
 	G.RawSetString("redis", st.redisLib())
+	for field, hidden := range redisFields {
+		G.RawSetString(hidden, G.RawGetString("redis").(*lua.LTable).RawGetString(field))
+	}
+	G.RawSetString(redisVoidFields["call"], L.NewFunction(func(L *lua.LState) int { return st.call(L, true, true) }))
+	G.RawSetString(redisVoidFields["pcall"], L.NewFunction(func(L *lua.LState) int { return st.call(L, false, true) }))
 	G.RawSetString("cjson", st.cjsonLib())
 	G.RawSetString("struct", st.structLib())
 	G.RawSetString("bit", st.bitLib())
@@ -110,14 +125,14 @@ func newState(e *Engine) *state {
 			G.RawSetString(name, st.protect(t))
 		}
 	}
-	missing := L.NewTable()
+	missing := L.CreateTable(0, 1)
 	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("%s%s'", msgNoGlobal, L.ToStringMeta(L.Get(2)).String())
 		return 0
 	}))
 	L.SetMetatable(G, missing)
 	st.env = st.protect(G)
-	smt := L.NewTable()
+	smt := L.CreateTable(0, 1)
 	smt.RawSetString("__index", G.RawGetString("string"))
 	L.SetMetatable(lua.LString(""), smt)
 	G.RawSetString("_G", st.env)
@@ -131,8 +146,11 @@ func (st *state) protect(t *lua.LTable) *lua.LTable {
 		return p
 	}
 	L := st.L
-	p := L.NewTable()
-	mt := L.NewTable()
+	// The proxy stays empty (a miss on it is then a nil check, not a
+	// hash lookup); small tables keep an idle state small, which every
+	// GC cycle scans.
+	p := L.CreateTable(0, 0)
+	mt := L.CreateTable(0, 2)
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(msgReadonlyTable)
@@ -269,7 +287,7 @@ func (st *state) patchBase() {
 			t = r
 		}
 		k, v := t.Next(L.Get(2))
-		for k == lua.LString(concatName) {
+		for isHidden(k) {
 			k, v = t.Next(k)
 		}
 		if k == lua.LNil {
@@ -304,8 +322,10 @@ func (st *state) patchBase() {
 			case lua.LNumber:
 				L.Push(v)
 			case lua.LString:
-				if f, ok := strtodLua(string(v)); ok {
-					L.Push(lua.LNumber(f))
+				if n, ok := decimalInteger(string(v)); ok {
+					L.Push(number(float64(n)))
+				} else if f, ok := strtodLua(string(v)); ok {
+					L.Push(number(f))
 				} else {
 					L.Push(lua.LNil)
 				}
@@ -330,6 +350,18 @@ func (st *state) patchBase() {
 		return 1
 	})
 	G.RawSetString(concatName, L.NewFunction(luaConcat))
+	G.RawSetString(ctorName, L.NewFunction(st.luaCtor))
+	G.RawSetString(unmName, L.NewFunction(luaUnm))
+	G.RawSetString(mulName, L.NewFunction(luaMul))
+	G.RawSetString(divName, L.NewFunction(luaDiv))
+}
+
+// isHidden reports a global of the compiler's rewrites (concat.go,
+// luaorder.go, negzero.go): their names start with a NUL byte, which no
+// identifier can spell, and pairs(_G) does not show them.
+func isHidden(k lua.LValue) bool {
+	s, ok := k.(lua.LString)
+	return ok && len(s) > 0 && s[0] == 0
 }
 
 // where is luaL_where: "user_script:N: " for the Lua function level
@@ -553,14 +585,23 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 		fn.Env = st.env
 		st.fns[s.SHA] = fn
 	}
-	st.globals.RawSetString("KEYS", stringArray(L, keys))
-	st.globals.RawSetString("ARGV", stringArray(L, argv))
+	// The globals keep the tables between runs (scripts cannot replace
+	// a global): set them only when fill had to make new ones.
+	if k := st.keys.t; st.keys.fill(L, keys, &st.fillBuf) != k {
+		st.globals.RawSetString("KEYS", st.keys.t)
+	}
+	if a := st.argv.t; st.argv.fill(L, argv, &st.fillBuf) != a {
+		st.globals.RawSetString("ARGV", st.argv.t)
+	}
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
 	st.out = Outcome{}
 	clear(st.counted)
 	defer func() {
 		st.inRun, st.ctx, st.host = false, nil, nil
 		clear(st.counted)
+		if len(st.ctorHint) > 0 {
+			clear(st.ctorHint)
+		}
 		L.RemoveContext()
 		L.SetTop(0)
 	}()
@@ -619,14 +660,6 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 	} else {
 		st.replyError(w, string(msg), t)
 	}
-}
-
-func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
-	t := L.CreateTable(len(items), 0)
-	for i, b := range items {
-		t.RawSetInt(i+1, lua.LString(b))
-	}
-	return t
 }
 
 func itoa(n int) string {
@@ -727,7 +760,7 @@ var gotNil = regexp.MustCompile(`bad argument #(\d+) to (\S+) \((.*) expected, g
 func wrapArgErrors(L *lua.LState, t *lua.LTable) {
 	var names []lua.LValue
 	t.ForEach(func(k, v lua.LValue) {
-		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && k != lua.LString(concatName) {
+		if f, ok := v.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && !isHidden(k) {
 			names = append(names, k)
 		}
 	})

@@ -3,6 +3,7 @@ package script
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -13,6 +14,10 @@ import (
 // for infinities, for %u and for negative %x, and accepts any value for %s.
 func strFormat(L *lua.LState) int {
 	f := L.CheckString(1)
+	if s, ok := formatOneNumber(f, L); ok {
+		L.Push(lua.LString(s))
+		return 1
+	}
 	arg := 1
 	var b strings.Builder
 	for i := 0; i < len(f); i++ {
@@ -172,4 +177,22 @@ func quoteLua(b *strings.Builder, s string) {
 		}
 	}
 	b.WriteByte('"')
+}
+
+// formatOneNumber is the fast path of the formats scripts use to turn one
+// number into an integer text, "%d" and "%.0f" (a GCRA's TAT): printf's
+// round-half-to-even of "%.0f" is strconv's too.
+func formatOneNumber(f string, L *lua.LState) (string, bool) {
+	if L.GetTop() != 2 || (f != "%d" && f != "%.0f") {
+		return "", false
+	}
+	n, ok := L.Get(2).(lua.LNumber)
+	x := float64(n)
+	if !ok || x != x || x >= 1e18 || x <= -1e18 {
+		return "", false
+	}
+	if f == "%d" {
+		return strconv.FormatInt(int64(x), 10), true
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64), true
 }

@@ -110,7 +110,7 @@ func (f *structFormat) control(opt byte, h *structHeader) {
 
 func (st *state) structLib() *lua.LTable {
 	L := st.L
-	t := L.NewTable()
+	t := L.CreateTable(0, 16)
 	t.RawSetString("pack", L.NewFunction(structPack))
 	t.RawSetString("unpack", L.NewFunction(structUnpack))
 	t.RawSetString("size", L.NewFunction(structSize))

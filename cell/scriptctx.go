@@ -1,0 +1,149 @@
+package cell
+
+import (
+	"context"
+	"runtime/metrics"
+	"time"
+)
+
+// How a running script is stopped and watched.
+//
+// The Lua state checks its context's Done channel between instructions, so
+// the context is the script's own scriptRun rather than a context.Context
+// built per call: stop is closed by SCRIPT KILL or the memory limit, and at
+// the end of the run (which also ends what gopher-lua derived from it for
+// coroutines). Busy-threshold and memory checks are made by one watcher
+// goroutine per server, running only while scripts run, instead of a timer
+// per script: a script of a few microseconds then costs no timer at all.
+
+// Deadline is part of context.Context: a script has none.
+func (r *scriptRun) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is closed when the script must stop.
+func (r *scriptRun) Done() <-chan struct{} { return r.stop }
+
+// Err is the reason the script was stopped (its text becomes the reply),
+// or nil while it may run.
+func (r *scriptRun) Err() error {
+	select {
+	case <-r.stop:
+	default:
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cause != nil {
+		return r.cause
+	}
+	return context.Canceled
+}
+
+// Value is part of context.Context: a script carries no values.
+func (r *scriptRun) Value(any) any { return nil }
+
+// halt closes stop, once, recording cause (nil at the normal end).
+func (r *scriptRun) halt(cause error) {
+	r.mu.Lock()
+	r.haltLocked(cause)
+	r.mu.Unlock()
+}
+
+func (r *scriptRun) haltLocked(cause error) {
+	select {
+	case <-r.stop:
+	default:
+		r.cause = cause
+		close(r.stop)
+	}
+}
+
+// watchScript registers r where SCRIPT KILL and the watcher find it, and
+// starts the watcher if none runs.
+func (srv *Server) watchScript(r *scriptRun) {
+	srv.scriptMu.Lock()
+	srv.running[r] = struct{}{}
+	if !srv.scriptWatcher {
+		srv.scriptWatcher = true
+		go srv.watchScripts()
+	}
+	srv.scriptMu.Unlock()
+}
+
+func (srv *Server) unwatchScript(r *scriptRun) {
+	srv.scriptMu.Lock()
+	delete(srv.running, r)
+	srv.scriptMu.Unlock()
+}
+
+// scriptTick is the longest pause between two checks of the running
+// scripts against the busy threshold and the memory limit.
+const scriptTick = 100 * time.Millisecond
+
+// watchInterval is the watcher's pause: a quarter of the threshold, so
+// that BUSY starts at most that late, within 1 ms .. scriptTick.
+func watchInterval(threshold time.Duration) time.Duration {
+	return min(max(threshold/4, time.Millisecond), scriptTick)
+}
+
+// scriptMemoryLimit is how far the Go heap may grow while one script runs
+// before the script is stopped: gopher-lua has no allocation limit of its
+// own, and a Go allocation failure is fatal to the whole server.
+const scriptMemoryLimit = 1 << 30
+
+// watchScripts checks the running scripts until none runs.
+func (srv *Server) watchScripts() {
+	var runs []*scriptRun
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	for {
+		threshold := time.Duration(srv.live.busyReplyThresholdMs.Load()) * time.Millisecond
+		time.Sleep(watchInterval(threshold))
+		srv.scriptMu.Lock()
+		if len(srv.running) == 0 {
+			srv.scriptWatcher = false
+			srv.scriptMu.Unlock()
+			return
+		}
+		runs = runs[:0]
+		for r := range srv.running {
+			runs = append(runs, r)
+		}
+		srv.scriptMu.Unlock()
+		metrics.Read(heap)
+		var used uint64
+		if heap[0].Value.Kind() == metrics.KindUint64 {
+			used = heap[0].Value.Uint64()
+		}
+		for _, r := range runs {
+			r.check(srv, threshold, used)
+		}
+		clear(runs)
+	}
+}
+
+// check marks r busy once it has run past threshold, and stops it when the
+// heap has grown by scriptMemoryLimit since it was first checked.
+func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
+	elapsed := time.Since(r.start)
+	if !r.isBusy && elapsed >= threshold {
+		r.isBusy = true
+		srv.busyScripts.Add(1)
+		close(r.busy)
+		srv.log.Warn("Slow script detected: still in execution after " + itoa(elapsed.Milliseconds()) +
+			" milliseconds. You can try killing the script using the SCRIPT KILL command.")
+	}
+	if heap == 0 {
+		return
+	}
+	if r.memBase == 0 {
+		r.memBase = heap
+	} else if heap > r.memBase+scriptMemoryLimit && !r.killed {
+		r.killed = true
+		r.haltLocked(scriptError(ErrScriptMemory))
+		srv.log.Warn("script stopped: memory limit", "heap", heap)
+	}
+}
