@@ -30,7 +30,9 @@ type Client struct {
 	// (QUIT, protocol errors).
 	closeAfter bool
 
-	multi      *txn // non-nil between MULTI and EXEC/DISCARD
+	multi      *txn // non-nil between MULTI and EXEC/DISCARD; then &txn
+	txn        txn  // the MULTI state, reused by every transaction
+	execCtx    Ctx  // the queued commands' Ctx while EXEC runs them
 	watched    []watchedKey
 	watchDirty atomic.Bool
 	asking     bool // ASKING was sent: the next command may use an importing slot

@@ -106,3 +106,40 @@ func BenchmarkDispatchThrottleKeys(b *testing.B) {
 		c.w.Reset()
 	}
 }
+
+// BenchmarkDispatchW1 is the bench's W1 block (MULTI ZADD ZREMRANGEBYSCORE
+// ZCARD EXPIRE EXEC) over 10,000 windows: queueing, EXEC and the sorted
+// set commands.
+func BenchmarkDispatchW1(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	const n = 10000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("limit:" + strconv.Itoa(i) + ":w1")
+	}
+	multi := [][]byte{[]byte("MULTI")}
+	exec := [][]byte{[]byte("EXEC")}
+	zadd := [][]byte{[]byte("ZADD"), nil, nil, nil}
+	zrem := [][]byte{[]byte("ZREMRANGEBYSCORE"), nil, []byte("0"), nil}
+	zcard := [][]byte{[]byte("ZCARD"), nil}
+	expire := [][]byte{[]byte("EXPIRE"), nil, []byte("60")}
+	block := [][][]byte{multi, zadd, zrem, zcard, expire, exec}
+	var tsBuf, minBuf [20]byte
+	now := int64(1_700_000_000_000)
+	i := 0
+	for b.Loop() {
+		k := keys[i%n]
+		i++
+		now++
+		ts := strconv.AppendInt(tsBuf[:0], now, 10)
+		zadd[1], zadd[2], zadd[3] = k, ts, ts
+		zrem[1], zrem[3] = k, strconv.AppendInt(minBuf[:0], now-60000, 10)
+		zcard[1], expire[1] = k, k
+		for _, cmd := range block {
+			c.dispatch(cmd)
+		}
+		c.w.Reset()
+	}
+}
