@@ -67,6 +67,7 @@ type Client struct {
 	lastCmd    atomic.Pointer[Command]
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
+	tally      statsTally   // this client's stats not yet in ncmds and commandstats
 	killed     atomic.Bool
 	running    atomic.Bool // a command is executing: not idle (ops.go)
 
@@ -139,7 +140,7 @@ func (c *Client) serve() {
 			return
 		}
 		if !ok {
-			if c.w.Len() > 0 && !c.flush() {
+			if !c.endBatch() {
 				return
 			}
 			if c.closeAfter || c.srv.closing.Load() {
@@ -176,7 +177,15 @@ func (c *Client) run(args [][]byte) {
 	c.running.Store(false)
 }
 
+// endBatch ends a pipeline batch: the input holds no complete command.
+// It publishes the batch's stats, then sends its replies.
+func (c *Client) endBatch() bool {
+	c.tally.flush(c) // before the replies: see statsTally
+	return c.w.Len() == 0 || c.flush()
+}
+
 func (c *Client) flush() bool {
+	c.tally.flush(c)
 	if c.mon != nil {
 		return c.flushMonitor()
 	}
@@ -190,6 +199,7 @@ func (c *Client) flush() bool {
 }
 
 func (c *Client) close() {
+	c.tally.flush(c) // before removeClient takes ncmds
 	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()

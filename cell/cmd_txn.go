@@ -196,6 +196,9 @@ func exec(x *Ctx) {
 	x.W.Array(len(t.cmds))
 	sub := &c.execCtx // a local Ctx would escape through Handler: one allocation per command
 	for _, q := range t.cmds {
+		if readsStats(q.cmd) {
+			c.tally.flush(c)
+		}
 		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now}
 		start := time.Now()
 		q.cmd.Handler(sub)

@@ -130,6 +130,9 @@ func (c *Client) reject(cmd *Command, msg string) {
 // is the time dispatch read: the command's clock (x.now) and the start of
 // its duration.
 func (c *Client) call(cmd *Command, args [][]byte, start time.Time) {
+	if readsStats(cmd) {
+		c.tally.flush(c)
+	}
 	x := &c.ctx
 	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
 	c.lockFor(&c.locks, cmd, args, c.db)
@@ -161,17 +164,12 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	}
 }
 
-// record counts a command that ran for d. Past the observer's gate (one
-// atomic load and comparison) it also feeds the slow log, the latency
-// monitor and MONITOR (observe.go).
+// record counts a command that ran for d, in the client's tally
+// (stats_tally.go). Past the observer's gate (one atomic load and
+// comparison) it also feeds the slow log, the latency monitor and MONITOR
+// (observe.go).
 func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duration) {
-	cmd.stats.calls.Add(1)
-	cmd.stats.usec.Add(int64(d / time.Microsecond))
-	cmd.stats.recordLatency(d)
-	if failed {
-		cmd.stats.failed.Add(1)
-	}
-	c.ncmds.Add(1)
+	c.tally.add(c, cmd, failed, d)
 	if c.lastCmd.Load() != cmd { // single writer: see publish
 		c.lastCmd.Store(cmd)
 	}

@@ -143,3 +143,22 @@ func BenchmarkDispatchW1(b *testing.B) {
 		c.w.Reset()
 	}
 }
+
+// BenchmarkPingParallel is PING from one client per core in batches of 16,
+// as a pipelined load runs it: what the cores share per command (the stats
+// counters) shows here and not in the one-client benchmarks.
+func BenchmarkPingParallel(b *testing.B) {
+	srv := New(fuzzConfig())
+	ping := [][]byte{[]byte("PING")}
+	b.RunParallel(func(pb *testing.PB) {
+		c, peer := pipeClient(srv)
+		defer peer.Close()
+		for n := 0; pb.Next(); n++ {
+			c.run(ping)
+			if n%16 == 15 { // the end of a batch, without the pipe's write
+				c.tally.flush(c)
+				c.w.Reset()
+			}
+		}
+	})
+}
