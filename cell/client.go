@@ -17,12 +17,13 @@ import (
 // goroutine; fields that other goroutines read (CLIENT LIST, CLIENT KILL,
 // WATCH invalidation) are atomics or behind mu.
 type Client struct {
-	srv *Server
-	id  int64
-	nc  net.Conn
-	rd  *resp.Reader
-	w   *resp.Writer
-	ctx Ctx // reused for every command: no allocation per call
+	srv   *Server
+	id    int64
+	nc    net.Conn
+	rd    *resp.Reader
+	w     *resp.Writer
+	ctx   Ctx      // reused for every command: no allocation per call
+	clock cmdClock // dispatch's clock (clock.go)
 
 	db     int
 	authed bool

@@ -199,10 +199,10 @@ func exec(x *Ctx) {
 		if readsStats(q.cmd) {
 			c.tally.flush(c)
 		}
-		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now}
-		start := time.Now()
+		mono, wall := c.clock.read() // frozen x.now for expiry, but CL.THROTTLE's clock moves
+		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now, wallNs: wall}
 		q.cmd.Handler(sub)
-		c.record(q.cmd, q.args, sub.failed, time.Since(start))
+		c.record(q.cmd, q.args, sub.failed, time.Duration(monoNow()-mono))
 	}
 	*sub = Ctx{}
 	// One batch for the whole transaction, before its shards unlock.
