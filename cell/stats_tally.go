@@ -4,22 +4,29 @@ import "time"
 
 // statsTally holds the INFO commandstats and latencystats counts of the
 // commands a client has just run, until it publishes them to the shared
-// counters (flush). A pipeline repeats one command, so one tally covers a
-// whole batch: the shared cache lines, which every core would otherwise
-// fight over on every command, are written once per batch instead.
+// counters (flush). A pipeline batch repeats a few commands (one, or the
+// five of a MULTI block), so one tally covers a whole batch: the shared
+// cache lines, which every core would otherwise fight over on every
+// command, are written once per batch and command instead.
 //
 // What must stay true: a command that may read the stats (anything not
 // fast and not a plain key command: INFO, CONFIG RESETSTAT, LATENCY,
-// EVAL, ...) runs after its client's tally is flushed, and the tally is
+// EVAL, EXEC) runs after its client's tally is flushed, and the tally is
 // flushed before replies are sent, so that no reply reveals a command the
 // stats do not count yet. Other clients see the counts at most one
 // pipeline batch late.
 type statsTally struct {
+	cmds [6]cmdTally
+	n    int // cmds in use
+}
+
+// cmdTally is the tally of one command.
+type cmdTally struct {
 	cmd               *Command
 	calls, usec, fail int64
 	// lat holds latency histogram counts not yet added, by bucket; nlat
 	// of them are in use.
-	lat  [8]latencyCount
+	lat  [4]latencyCount
 	nlat int
 }
 
@@ -30,57 +37,74 @@ type latencyCount struct {
 
 // add counts one run of cmd that took d.
 func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) {
-	if t.cmd != cmd {
-		t.flush(c)
-		t.cmd = cmd
+	var ct *cmdTally
+	for i := range t.cmds[:t.n] {
+		if t.cmds[i].cmd == cmd {
+			ct = &t.cmds[i]
+			break
+		}
 	}
-	t.calls++
-	t.usec += int64(d / time.Microsecond)
+	if ct == nil {
+		if t.n == len(t.cmds) {
+			t.flush(c)
+		}
+		ct = &t.cmds[t.n]
+		ct.cmd = cmd
+		t.n++
+	}
+	ct.calls++
+	ct.usec += int64(d / time.Microsecond)
 	if failed {
-		t.fail++
+		ct.fail++
 	}
 	if !latencyTracking.Load() {
 		return
 	}
 	b := int32(latencyBucket(int64(d)))
-	for i := range t.lat[:t.nlat] {
-		if t.lat[i].bucket == b {
-			t.lat[i].n++
+	for i := range ct.lat[:ct.nlat] {
+		if ct.lat[i].bucket == b {
+			ct.lat[i].n++
 			return
 		}
 	}
-	if t.nlat == len(t.lat) {
-		t.flushLatency()
+	if ct.nlat == len(ct.lat) {
+		ct.flushLatency()
 	}
-	t.lat[t.nlat] = latencyCount{b, 1}
-	t.nlat++
+	ct.lat[ct.nlat] = latencyCount{b, 1}
+	ct.nlat++
 }
 
 // flush adds the tally to the shared counters and empties it.
 func (t *statsTally) flush(c *Client) {
-	if t.cmd == nil {
+	if t.n == 0 {
 		return
 	}
-	cs := &t.cmd.stats
-	cs.calls.Add(t.calls)
-	cs.usec.Add(t.usec)
-	if t.fail != 0 {
-		cs.failed.Add(t.fail)
+	calls := int64(0)
+	for i := range t.cmds[:t.n] {
+		ct := &t.cmds[i]
+		cs := &ct.cmd.stats
+		cs.calls.Add(ct.calls)
+		cs.usec.Add(ct.usec)
+		if ct.fail != 0 {
+			cs.failed.Add(ct.fail)
+		}
+		ct.flushLatency()
+		calls += ct.calls
+		*ct = cmdTally{}
 	}
-	t.flushLatency()
-	c.ncmds.Add(t.calls)
-	t.cmd, t.calls, t.usec, t.fail = nil, 0, 0, 0
+	t.n = 0
+	c.ncmds.Add(calls)
 }
 
-func (t *statsTally) flushLatency() {
-	if t.nlat == 0 {
+func (ct *cmdTally) flushLatency() {
+	if ct.nlat == 0 {
 		return
 	}
-	h := t.cmd.stats.histogram()
-	for _, l := range t.lat[:t.nlat] {
+	h := ct.cmd.stats.histogram()
+	for _, l := range ct.lat[:ct.nlat] {
 		h.counts[l.bucket].Add(int64(l.n))
 	}
-	t.nlat = 0
+	ct.nlat = 0
 }
 
 // readsStats reports whether cmd may read the stats counters, so that the
