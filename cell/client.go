@@ -182,11 +182,13 @@ func (c *Client) run(args [][]byte) {
 // It publishes the batch's stats, then sends its replies.
 func (c *Client) endBatch() bool {
 	c.tally.flush(c) // before the replies: see statsTally
+	c.clock.idle()   // the wait for input belongs to no command
 	return c.w.Len() == 0 || c.flush()
 }
 
 func (c *Client) flush() bool {
 	c.tally.flush(c)
+	c.clock.idle()
 	if c.mon != nil {
 		return c.flushMonitor()
 	}

@@ -46,3 +46,31 @@ func TestCmdClock(t *testing.T) {
 		}
 	}
 }
+
+// TestCmdClockChain: a read right after end starts where end stopped, once;
+// after idle it reads the clock again.
+func TestCmdClockChain(t *testing.T) {
+	var k cmdClock
+	k.read()
+	e := k.end()
+	if mono, _ := k.read(); mono != e {
+		t.Errorf("read after end: %d, want end's %d", mono, e)
+	}
+	// A reading inside the anchor's age however long this test takes, that
+	// a later fresh read cannot return.
+	old := monoNow()
+	k.anchorMono = old - 1
+	k.last = old
+	if mono, _ := k.read(); mono != old {
+		t.Errorf("read of a handed-over reading: %d, want %d", mono, old)
+	}
+	if mono, _ := k.read(); mono == old {
+		t.Error("a handed-over reading was used twice")
+	}
+	k.end()
+	k.last = old
+	k.idle()
+	if mono, _ := k.read(); mono == old {
+		t.Error("read after idle used end's reading")
+	}
+}

@@ -202,7 +202,7 @@ func exec(x *Ctx) {
 		mono, wall := c.clock.read() // frozen x.now for expiry, but CL.THROTTLE's clock moves
 		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now, wallNs: wall}
 		q.cmd.Handler(sub)
-		c.record(q.cmd, q.args, sub.failed, time.Duration(monoNow()-mono))
+		c.record(q.cmd, q.args, sub.failed, time.Duration(c.clock.end()-mono))
 	}
 	*sub = Ctx{}
 	// One batch for the whole transaction, before its shards unlock.

@@ -19,7 +19,7 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
-// The clock is read once here (cmdClock: one monotonic read), for
+// The clock is read once here (cmdClock: at most one monotonic read), for
 // lastActive and as the start of call; it is read again only after a check
 // that may have waited (eviction, CLIENT PAUSE), so that the wait is not
 // counted as the command's time.
@@ -80,6 +80,7 @@ func (c *Client) dispatch(args [][]byte) {
 			c.reject(cmd, msg)
 			return
 		}
+		c.clock.idle()
 		mono, wall = c.clock.read()
 	}
 	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
@@ -93,6 +94,7 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
+		c.clock.idle()
 		mono, wall = c.clock.read()
 	}
 	if c.multi != nil && cmd.Flags&flagTxn == 0 {
@@ -150,7 +152,7 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	cmd.Handler(x)
 	c.commitEffects(&c.locks)
 	c.locks.unlock()
-	c.record(cmd, args, x.failed, time.Duration(monoNow()-mono))
+	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }
 
 // lockFor adds to l the shards cmd needs when run in db.
