@@ -43,39 +43,39 @@ type (
 	}
 )
 
+// keyedSizes are the shapes newEntry picks from, smallest first: the room
+// after the Entry, and how to allocate one.
+var keyedSizes = [...]struct {
+	room  int
+	alloc func() (*Entry, []byte)
+}{
+	{8, func() (*Entry, []byte) { k := new(keyedEntry8); return &k.Entry, k.b[:] }},
+	{24, func() (*Entry, []byte) { k := new(keyedEntry24); return &k.Entry, k.b[:] }},
+	{40, func() (*Entry, []byte) { k := new(keyedEntry40); return &k.Entry, k.b[:] }},
+	{56, func() (*Entry, []byte) { k := new(keyedEntry56); return &k.Entry, k.b[:] }},
+	{72, func() (*Entry, []byte) { k := new(keyedEntry72); return &k.Entry, k.b[:] }},
+}
+
 // newEntry makes an Entry for key, with room for a string value of vcap
 // bytes after the key, and adds it to s under key. It returns the entry
 // and the value buffer (nil when the value did not fit: the caller
 // allocates it).
 func (s *Shard) newEntry(key []byte, vcap int) (*Entry, []byte) {
-	var e *Entry
-	var b []byte
-	switch n := len(key) + vcap; {
-	case n <= 8:
-		k := new(keyedEntry8)
-		e, b = &k.Entry, k.b[:]
-	case n <= 24:
-		k := new(keyedEntry24)
-		e, b = &k.Entry, k.b[:]
-	case n <= 40:
-		k := new(keyedEntry40)
-		e, b = &k.Entry, k.b[:]
-	case n <= 56:
-		k := new(keyedEntry56)
-		e, b = &k.Entry, k.b[:]
-	case n <= 72:
-		k := new(keyedEntry72)
-		e, b = &k.Entry, k.b[:]
-	default:
-		// Too long to share: a key this long is rare on the hot paths.
-		e = new(Entry)
-		s.keys[string(key)] = e
-		return e, nil
+	n := len(key) + vcap
+	for _, sz := range keyedSizes {
+		if n > sz.room {
+			continue
+		}
+		e, b := sz.alloc()
+		copy(b, key)
+		s.keys[unsafe.String(unsafe.SliceData(b), len(key))] = e
+		if vcap == 0 {
+			return e, nil
+		}
+		return e, b[len(key):len(key):len(b)]
 	}
-	copy(b, key)
-	s.keys[unsafe.String(unsafe.SliceData(b), len(key))] = e
-	if vcap == 0 {
-		return e, nil
-	}
-	return e, b[len(key):len(key):len(b)]
+	// Too long to share: a key this long is rare on the hot paths.
+	e := new(Entry)
+	s.keys[string(key)] = e
+	return e, nil
 }
