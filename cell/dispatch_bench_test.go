@@ -2,6 +2,7 @@ package cell
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
@@ -149,13 +150,28 @@ func BenchmarkDispatchW1(b *testing.B) {
 // as a pipelined load runs it: what the cores share per command (the stats
 // counters) shows here and not in the one-client benchmarks.
 func BenchmarkPingParallel(b *testing.B) {
+	runParallel(b, func(int) [][]byte { return [][]byte{[]byte("PING")} })
+}
+
+// BenchmarkThrottleParallel is the same with CL.THROTTLE, each client on
+// its own key: the keyspace shards are not shared, the counters are.
+func BenchmarkThrottleParallel(b *testing.B) {
+	runParallel(b, func(i int) [][]byte {
+		return [][]byte{[]byte("CL.THROTTLE"), []byte("user:" + strconv.Itoa(i)), []byte("1000000"), []byte("1"), []byte("1000000")}
+	})
+}
+
+// runParallel runs the command cmd(i) gives from one client i per
+// goroutine, in batches of 16.
+func runParallel(b *testing.B, cmd func(i int) [][]byte) {
 	srv := New(fuzzConfig())
-	ping := [][]byte{[]byte("PING")}
+	var next atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		c, peer := pipeClient(srv)
 		defer peer.Close()
+		args := cmd(int(next.Add(1)))
 		for n := 0; pb.Next(); n++ {
-			c.run(ping)
+			c.run(args)
 			if n%16 == 15 { // the end of a batch, without the pipe's write
 				c.tally.flush(c)
 				c.w.Reset()

@@ -18,6 +18,10 @@ import "time"
 type statsTally struct {
 	cmds [6]cmdTally
 	n    int // cmds in use
+	// throttle counts CL.THROTTLE and CL.PROBE outcomes for /metrics
+	// (countThrottle), published with the rest.
+	throttle  [2][3]int64
+	throttled bool // throttle holds counts
 }
 
 // cmdTally is the tally of one command.
@@ -76,6 +80,16 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 
 // flush adds the tally to the shared counters and empties it.
 func (t *statsTally) flush(c *Client) {
+	if t.throttled {
+		for i := range t.throttle {
+			for r, n := range t.throttle[i] {
+				if n != 0 {
+					c.srv.obs.throttle[i][r].Add(n)
+				}
+			}
+		}
+		t.throttle, t.throttled = [2][3]int64{}, false
+	}
 	if t.n == 0 {
 		return
 	}
