@@ -179,9 +179,6 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 // (observe.go).
 func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duration) {
 	c.tally.add(c, cmd, failed, d)
-	if c.lastCmd.Load() != cmd { // single writer: see publish
-		c.lastCmd.Store(cmd)
-	}
 	if int64(d) >= c.srv.obs.gate.Load() {
 		c.observe(cmd, args, d)
 	}

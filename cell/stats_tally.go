@@ -10,8 +10,8 @@ import "time"
 // command, are written once per batch and command instead.
 //
 // What must stay true: a command that may read the stats (anything not
-// fast and not a plain key command: INFO, CONFIG RESETSTAT, LATENCY,
-// EVAL, EXEC) runs after its client's tally is flushed, and the tally is
+// fast and not a plain key or transaction command: INFO, CONFIG
+// RESETSTAT, LATENCY, CLIENT LIST, EVAL) runs after its client's tally is flushed, and the tally is
 // flushed before replies are sent, so that no reply reveals a command the
 // stats do not count yet. Other clients see the counts at most one
 // pipeline batch late.
@@ -22,6 +22,10 @@ type statsTally struct {
 	// (countThrottle), published with the rest.
 	throttle  [2][3]int64
 	throttled bool // throttle holds counts
+	// last is the last command run, for CLIENT LIST's cmd= (lastCmd):
+	// in a MULTI block every command differs from the one before, and
+	// an atomic store per command showed in W1's profile.
+	last *Command
 }
 
 // cmdTally is the tally of one command.
@@ -30,7 +34,7 @@ type cmdTally struct {
 	calls, usec, fail int64
 	// lat holds latency histogram counts not yet added, by bucket; nlat
 	// of them are in use.
-	lat  [4]latencyCount
+	lat  [8]latencyCount
 	nlat int
 }
 
@@ -41,6 +45,7 @@ type latencyCount struct {
 
 // add counts one run of cmd that took d.
 func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) {
+	t.last = cmd
 	var ct *cmdTally
 	for i := range t.cmds[:t.n] {
 		if t.cmds[i].cmd == cmd {
@@ -80,6 +85,12 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 
 // flush adds the tally to the shared counters and empties it.
 func (t *statsTally) flush(c *Client) {
+	if t.last != nil {
+		if c.lastCmd.Load() != t.last { // single writer: see publish
+			c.lastCmd.Store(t.last)
+		}
+		t.last = nil
+	}
 	if t.throttled {
 		for i := range t.throttle {
 			for r, n := range t.throttle[i] {
@@ -122,7 +133,9 @@ func (ct *cmdTally) flushLatency() {
 }
 
 // readsStats reports whether cmd may read the stats counters, so that the
-// client's tally must be flushed before it runs.
+// client's tally must be flushed before it runs. The transaction commands
+// do not (EXEC flushes before each queued command that does), so that a
+// pipeline of MULTI blocks is tallied as one batch.
 func readsStats(cmd *Command) bool {
-	return cmd.Flags&(FlagFast|FlagWrite|FlagReadonly) == 0
+	return cmd.Flags&(FlagFast|FlagWrite|FlagReadonly|flagTxn) == 0
 }

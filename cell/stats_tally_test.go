@@ -75,5 +75,12 @@ func TestStatsTallyVisible(t *testing.T) {
 		if !strings.Contains(info, "latency_percentiles_usec_ping:") {
 			t.Errorf("no latency percentiles for ping in\n%s", info)
 		}
+		a.nc.Write(append(encode("multi"), append(encode("incr", "n"), encode("exec")...)...))
+		for range 3 {
+			a.read()
+		}
+		if list := b.do("client", "list"); !strings.Contains(list, " cmd=exec ") {
+			t.Errorf("CLIENT LIST does not show the other client's last command, EXEC:\n%s", list)
+		}
 	})
 }
