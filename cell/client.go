@@ -17,12 +17,13 @@ import (
 // goroutine; fields that other goroutines read (CLIENT LIST, CLIENT KILL,
 // WATCH invalidation) are atomics or behind mu.
 type Client struct {
-	srv *Server
-	id  int64
-	nc  net.Conn
-	rd  *resp.Reader
-	w   *resp.Writer
-	ctx Ctx // reused for every command: no allocation per call
+	srv   *Server
+	id    int64
+	nc    net.Conn
+	rd    *resp.Reader
+	w     *resp.Writer
+	ctx   Ctx      // reused for every command: no allocation per call
+	clock cmdClock // dispatch's clock (clock.go)
 
 	db     int
 	authed bool
@@ -30,7 +31,9 @@ type Client struct {
 	// (QUIT, protocol errors).
 	closeAfter bool
 
-	multi      *txn // non-nil between MULTI and EXEC/DISCARD
+	multi      *txn // non-nil between MULTI and EXEC/DISCARD; then &txn
+	txn        txn  // the MULTI state, reused by every transaction
+	execCtx    Ctx  // the queued commands' Ctx while EXEC runs them
 	watched    []watchedKey
 	watchDirty atomic.Bool
 	asking     bool // ASKING was sent: the next command may use an importing slot
@@ -65,6 +68,7 @@ type Client struct {
 	lastCmd    atomic.Pointer[Command]
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
+	tally      statsTally   // this client's stats not yet in ncmds and commandstats
 	killed     atomic.Bool
 	running    atomic.Bool // a command is executing: not idle (ops.go)
 
@@ -137,7 +141,7 @@ func (c *Client) serve() {
 			return
 		}
 		if !ok {
-			if c.w.Len() > 0 && !c.flush() {
+			if !c.endBatch() {
 				return
 			}
 			if c.closeAfter || c.srv.closing.Load() {
@@ -174,7 +178,17 @@ func (c *Client) run(args [][]byte) {
 	c.running.Store(false)
 }
 
+// endBatch ends a pipeline batch: the input holds no complete command.
+// It publishes the batch's stats, then sends its replies.
+func (c *Client) endBatch() bool {
+	c.tally.flush(c) // before the replies: see statsTally
+	c.clock.idle()   // the wait for input belongs to no command
+	return c.w.Len() == 0 || c.flush()
+}
+
 func (c *Client) flush() bool {
+	c.tally.flush(c)
+	c.clock.idle()
 	if c.mon != nil {
 		return c.flushMonitor()
 	}
@@ -188,6 +202,7 @@ func (c *Client) flush() bool {
 }
 
 func (c *Client) close() {
+	c.tally.flush(c) // before removeClient takes ncmds
 	c.stopMonitor()
 	c.unwatchAll()
 	c.nc.Close()

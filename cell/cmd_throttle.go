@@ -60,7 +60,7 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 	}
 	// redis-cell reads the wall clock on every call, also inside MULTI and
 	// scripts, where Redis's own expiry clock is frozen.
-	now := time.Now().UnixNano()
+	now := x.wallNow()
 	r, err := gcra.Throttle(tat, e != nil, now, p)
 	if err != nil && err != gcra.ErrExpire {
 		x.Error(err.Error())

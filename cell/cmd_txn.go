@@ -20,11 +20,18 @@ func init() {
 
 // txn is a client's MULTI state: the queued commands with their own copies
 // of the arguments, and whether a queue-time error poisoned it.
+//
+// A client keeps one txn and reuses it (begin): its queue and the arenas
+// the arguments are copied into keep their capacity, so a pipelined MULTI
+// block costs no allocation once the client has run one like it.
 type txn struct {
 	cmds   []queued
 	dirty  bool
 	writes bool // a queued command writes: EXEC counts as a write (MISCONF)
 	busy   bool // a command was refused BUSY: EXEC is too while scripts are busy
+
+	argv [][]byte // the queued commands' argument slices, end to end
+	data []byte   // their bytes, end to end
 }
 
 type queued struct {
@@ -32,20 +39,37 @@ type queued struct {
 	args [][]byte
 }
 
-// add queues a command, copying its arguments out of the read buffer in
-// one allocation.
+// txnArenaMax is the arena capacity a txn keeps between transactions; a
+// client that once queued more gives the excess back.
+const txnArenaMax = 64 << 10
+
+// begin empties t for a new transaction, keeping its capacity. The previous
+// transaction's queue is dead by then: EXEC and DISCARD have finished with
+// it, and handlers copy what they keep out of their arguments.
+func (t *txn) begin() {
+	clear(t.cmds) // drop the old commands' references for the GC
+	t.cmds = t.cmds[:0]
+	t.dirty, t.writes, t.busy = false, false, false
+	if cap(t.data) > txnArenaMax {
+		t.data = nil
+	}
+	if cap(t.argv) > txnArenaMax/24 {
+		t.argv = nil
+	}
+	t.data, t.argv = t.data[:0], t.argv[:0]
+}
+
+// add queues a command, copying its arguments out of the read buffer into
+// the arenas. When an arena grows, earlier commands keep pointing into the
+// old array, which stays valid: appending never changes bytes already there.
 func (t *txn) add(cmd *Command, args [][]byte) {
-	n := 0
+	base := len(t.argv)
 	for _, a := range args {
-		n += len(a)
+		t.data = append(t.data, a...)
+		n := len(t.data)
+		t.argv = append(t.argv, t.data[n-len(a):n:n])
 	}
-	buf := make([]byte, 0, n)
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		buf = append(buf, a...)
-		cp[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
-	}
-	t.cmds = append(t.cmds, queued{cmd, cp})
+	t.cmds = append(t.cmds, queued{cmd, t.argv[base:len(t.argv):len(t.argv)]})
 	t.writes = t.writes || cmd.Flags&FlagWrite != 0
 }
 
@@ -63,7 +87,8 @@ func multi(x *Ctx) {
 		x.Error(ErrMultiNested)
 		return
 	}
-	x.cl.multi = &txn{}
+	x.cl.txn.begin()
+	x.cl.multi = &x.cl.txn
 	x.W.OK()
 }
 
@@ -169,12 +194,17 @@ func exec(x *Ctx) {
 		return
 	}
 	x.W.Array(len(t.cmds))
+	sub := &c.execCtx // a local Ctx would escape through Handler: one allocation per command
 	for _, q := range t.cmds {
-		sub := Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now}
-		start := time.Now()
-		q.cmd.Handler(&sub)
-		c.record(q.cmd, q.args, sub.failed, time.Since(start))
+		if readsStats(q.cmd) {
+			c.tally.flush(c)
+		}
+		mono, wall := c.clock.read() // frozen x.now for expiry, but CL.THROTTLE's clock moves
+		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now, wallNs: wall}
+		q.cmd.Handler(sub)
+		c.record(q.cmd, q.args, sub.failed, time.Duration(c.clock.end()-mono))
 	}
+	*sub = Ctx{}
 	// One batch for the whole transaction, before its shards unlock.
 	c.commitEffects(locks)
 }

@@ -1,6 +1,8 @@
 package cell
 
 import (
+	"time"
+
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -18,6 +20,20 @@ type Ctx struct {
 	// for a whole EXEC (Redis freezes time there too).
 	now    int64
 	failed bool // the reply was an error (INFO commandstats failed_calls)
+	// wallNs is the wall clock in Unix ns when the command started, read
+	// by dispatch or EXEC for each command; 0 in scripts, whose commands
+	// read the clock themselves (wallNow).
+	wallNs int64
+}
+
+// wallNow is the wall clock in Unix ns for a command that reads it per
+// call (CL.THROTTLE, as redis-cell): the reading its caller took when it
+// has one, else a fresh one.
+func (x *Ctx) wallNow() int64 {
+	if x.wallNs != 0 {
+		return x.wallNs
+	}
+	return time.Now().UnixNano()
 }
 
 // Error replies with a Redis error text ("ERR ...", "WRONGTYPE ...").

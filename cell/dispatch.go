@@ -19,12 +19,13 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
-// The clock is read once here, for lastActive and as the start of call;
-// it is read again only after a check that may have waited (eviction,
-// CLIENT PAUSE), so that the wait is not counted as the command's time.
+// The clock is read once here (cmdClock: at most one monotonic read), for
+// lastActive and as the start of call; it is read again only after a check
+// that may have waited (eviction, CLIENT PAUSE), so that the wait is not
+// counted as the command's time.
 func (c *Client) dispatch(args [][]byte) {
-	start := time.Now()
-	if ms := start.UnixMilli(); c.lastActive.Load() != ms {
+	mono, wall := c.clock.read()
+	if ms := wall / int64(time.Millisecond); c.lastActive.Load() != ms {
 		// A plain load first: an atomic store is a full barrier on amd64,
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
@@ -79,7 +80,8 @@ func (c *Client) dispatch(args [][]byte) {
 			c.reject(cmd, msg)
 			return
 		}
-		start = time.Now()
+		c.clock.idle()
+		mono, wall = c.clock.read()
 	}
 	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
@@ -92,14 +94,15 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
-		start = time.Now()
+		c.clock.idle()
+		mono, wall = c.clock.read()
 	}
 	if c.multi != nil && cmd.Flags&flagTxn == 0 {
 		c.multi.add(cmd, args)
 		c.w.Status("QUEUED")
 		return
 	}
-	c.call(cmd, args, start)
+	c.callAt(cmd, args, mono, wall)
 }
 
 // reject answers a command that failed dispatch's checks.
@@ -126,12 +129,21 @@ func (c *Client) reject(cmd *Command, msg string) {
 	}
 }
 
-// call locks the command's shards, runs it and records its stats. start
-// is the time dispatch read: the command's clock (x.now) and the start of
-// its duration.
+// call runs cmd as callAt does, started at start.
 func (c *Client) call(cmd *Command, args [][]byte, start time.Time) {
+	c.callAt(cmd, args, int64(start.Sub(monoBase)), start.UnixNano())
+}
+
+// callAt locks the command's shards, runs it and records its stats. mono
+// and wall are the clock dispatch read (ns): the start of the command's
+// duration, and its clock (x.now, x.wallNs).
+func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
+	if readsStats(cmd) {
+		c.tally.flush(c)
+	}
 	x := &c.ctx
-	x.cmd, x.Args, x.db, x.now, x.failed = cmd, args, c.db, start.UnixMilli(), false
+	x.cmd, x.Args, x.db, x.failed = cmd, args, c.db, false
+	x.now, x.wallNs = wall/int64(time.Millisecond), wall
 	c.lockFor(&c.locks, cmd, args, c.db)
 	if !c.locks.lock(cmd.Flags&FlagAllowBusy != 0) {
 		c.reject(cmd, ErrBusy)
@@ -140,7 +152,7 @@ func (c *Client) call(cmd *Command, args [][]byte, start time.Time) {
 	cmd.Handler(x)
 	c.commitEffects(&c.locks)
 	c.locks.unlock()
-	c.record(cmd, args, x.failed, time.Since(start))
+	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }
 
 // lockFor adds to l the shards cmd needs when run in db.
@@ -161,20 +173,12 @@ func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
 	}
 }
 
-// record counts a command that ran for d. Past the observer's gate (one
-// atomic load and comparison) it also feeds the slow log, the latency
-// monitor and MONITOR (observe.go).
+// record counts a command that ran for d, in the client's tally
+// (stats_tally.go). Past the observer's gate (one atomic load and
+// comparison) it also feeds the slow log, the latency monitor and MONITOR
+// (observe.go).
 func (c *Client) record(cmd *Command, args [][]byte, failed bool, d time.Duration) {
-	cmd.stats.calls.Add(1)
-	cmd.stats.usec.Add(int64(d / time.Microsecond))
-	cmd.stats.recordLatency(d)
-	if failed {
-		cmd.stats.failed.Add(1)
-	}
-	c.ncmds.Add(1)
-	if c.lastCmd.Load() != cmd { // single writer: see publish
-		c.lastCmd.Store(cmd)
-	}
+	c.tally.add(c, cmd, failed, d)
 	if int64(d) >= c.srv.obs.gate.Load() {
 		c.observe(cmd, args, d)
 	}

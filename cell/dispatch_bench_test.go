@@ -2,6 +2,7 @@ package cell
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
@@ -82,7 +83,8 @@ func BenchmarkRunPing(b *testing.B) {
 }
 
 // BenchmarkDispatchThrottleKeys is CL.THROTTLE over 100,000 existing keys,
-// as the bench's throttle workload: each call misses the caches.
+// as the bench's throttle workload: each call misses the caches. One unit
+// per 10^6 s keeps every key alive for the whole run.
 func BenchmarkDispatchThrottleKeys(b *testing.B) {
 	srv := New(fuzzConfig())
 	c, peer := pipeClient(srv)
@@ -92,7 +94,7 @@ func BenchmarkDispatchThrottleKeys(b *testing.B) {
 	for i := range keys {
 		keys[i] = []byte("rate:user:" + strconv.Itoa(i))
 	}
-	th := [][]byte{[]byte("CL.THROTTLE"), nil, []byte("1000000"), []byte("1000000"), []byte("1")}
+	th := [][]byte{[]byte("CL.THROTTLE"), nil, []byte("1000000"), []byte("1"), []byte("1000000")}
 	for _, k := range keys {
 		th[1] = k
 		c.dispatch(th)
@@ -105,4 +107,75 @@ func BenchmarkDispatchThrottleKeys(b *testing.B) {
 		c.dispatch(th)
 		c.w.Reset()
 	}
+}
+
+// BenchmarkDispatchW1 is the bench's W1 block (MULTI ZADD ZREMRANGEBYSCORE
+// ZCARD EXPIRE EXEC) over 10,000 windows: queueing, EXEC and the sorted
+// set commands.
+func BenchmarkDispatchW1(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	const n = 10000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("limit:" + strconv.Itoa(i) + ":w1")
+	}
+	multi := [][]byte{[]byte("MULTI")}
+	exec := [][]byte{[]byte("EXEC")}
+	zadd := [][]byte{[]byte("ZADD"), nil, nil, nil}
+	zrem := [][]byte{[]byte("ZREMRANGEBYSCORE"), nil, []byte("0"), nil}
+	zcard := [][]byte{[]byte("ZCARD"), nil}
+	expire := [][]byte{[]byte("EXPIRE"), nil, []byte("60")}
+	block := [][][]byte{multi, zadd, zrem, zcard, expire, exec}
+	var tsBuf, minBuf [20]byte
+	now := int64(1_700_000_000_000)
+	i := 0
+	for b.Loop() {
+		k := keys[i%n]
+		i++
+		now++
+		ts := strconv.AppendInt(tsBuf[:0], now, 10)
+		zadd[1], zadd[2], zadd[3] = k, ts, ts
+		zrem[1], zrem[3] = k, strconv.AppendInt(minBuf[:0], now-60000, 10)
+		zcard[1], expire[1] = k, k
+		for _, cmd := range block {
+			c.dispatch(cmd)
+		}
+		c.w.Reset()
+	}
+}
+
+// BenchmarkPingParallel is PING from one client per core in batches of 16,
+// as a pipelined load runs it: what the cores share per command (the stats
+// counters) shows here and not in the one-client benchmarks.
+func BenchmarkPingParallel(b *testing.B) {
+	runParallel(b, func(int) [][]byte { return [][]byte{[]byte("PING")} })
+}
+
+// BenchmarkThrottleParallel is the same with CL.THROTTLE, each client on
+// its own key: the keyspace shards are not shared, the counters are.
+func BenchmarkThrottleParallel(b *testing.B) {
+	runParallel(b, func(i int) [][]byte {
+		return [][]byte{[]byte("CL.THROTTLE"), []byte("user:" + strconv.Itoa(i)), []byte("1000000"), []byte("1"), []byte("1000000")}
+	})
+}
+
+// runParallel runs the command cmd(i) gives from one client i per
+// goroutine, in batches of 16.
+func runParallel(b *testing.B, cmd func(i int) [][]byte) {
+	srv := New(fuzzConfig())
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		c, peer := pipeClient(srv)
+		defer peer.Close()
+		args := cmd(int(next.Add(1)))
+		for n := 0; pb.Next(); n++ {
+			c.run(args)
+			if n%16 == 15 { // the end of a batch, without the pipe's write
+				c.tally.flush(c)
+				c.w.Reset()
+			}
+		}
+	})
 }

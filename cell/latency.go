@@ -55,6 +55,12 @@ func (cs *cmdStats) recordLatency(d time.Duration) {
 	if !latencyTracking.Load() {
 		return
 	}
+	cs.histogram().counts[latencyBucket(int64(d))].Add(1)
+}
+
+// histogram returns the command's latency histogram, allocating it on
+// first use.
+func (cs *cmdStats) histogram() *latencyHist {
 	h := cs.latency.Load()
 	if h == nil {
 		h = new(latencyHist)
@@ -62,7 +68,7 @@ func (cs *cmdStats) recordLatency(d time.Duration) {
 			h = cs.latency.Load()
 		}
 	}
-	h.counts[latencyBucket(int64(d))].Add(1)
+	return h
 }
 
 // percentile returns the value at percentile p (0..100) in ns, as

@@ -68,7 +68,9 @@ func (x *Ctx) countThrottle(probe, limited bool) {
 	if probe {
 		i = 1
 	}
-	x.srv.obs.throttle[i][r].Add(1)
+	t := &x.cl.tally // published at the end of the batch (stats_tally.go)
+	t.throttle[i][r]++
+	t.throttled = true
 }
 
 // MetricsHandler serves the exposition on GET (and HEAD) of any path it is

@@ -43,8 +43,12 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	e := s.keys[string(key)]
 	wide := isWide(e)
 	if e == nil {
-		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
-		s.keys[string(key)] = e
+		var buf []byte
+		e, buf = s.newEntry(key, len(val)) // entry_alloc.go
+		if buf == nil {
+			buf = make([]byte, 0, len(val))
+		}
+		e.Str = append(buf, val...)
 	} else {
 		e.Obj = nil
 		e.Str = append(e.Str[:0], val...)
@@ -61,8 +65,8 @@ func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 	e := s.keys[string(key)]
 	wide := isWide(e)
 	if e == nil {
-		e = &Entry{Obj: obj}
-		s.keys[string(key)] = e
+		e, _ = s.newEntry(key, 0)
+		e.Obj = obj
 	} else {
 		e.Str, e.Obj = nil, obj
 	}

@@ -50,6 +50,22 @@ func (a wide) less(b wide) bool {
 // In Throttle's range the quotient always fits an int64; beyond it the
 // quotient saturates rather than wraps.
 func (a wide) quoRem(d uint64) (q, r int64) {
+	if x, ok := a.int64(); ok {
+		// The common case: Go's / and % on int64 truncate toward zero
+		// too, and Throttle's divisors are constants the compiler turns
+		// into multiplications, where the general path below needs two
+		// hardware divisions.
+		switch d {
+		case 1_000:
+			return x / 1_000, x % 1_000
+		case 1_000_000:
+			return x / 1_000_000, x % 1_000_000
+		case 1_000_000_000:
+			return x / 1_000_000_000, x % 1_000_000_000
+		default:
+			return x / int64(d), x % int64(d)
+		}
+	}
 	neg := a.isNeg()
 	if neg {
 		a = a.neg()
@@ -68,6 +84,12 @@ func (a wide) quoRem(d uint64) (q, r int64) {
 	default:
 		return int64(qlo), int64(rlo)
 	}
+}
+
+// int64 returns a as an int64, and whether it fits.
+func (a wide) int64() (int64, bool) {
+	x := int64(a.lo)
+	return x, a.hi == x>>63
 }
 
 // clampUint returns a limited to [0, MaxUint64].
