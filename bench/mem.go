@@ -134,13 +134,7 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	if mc.window == 0 {
 		r.Keys = b.o.memKeys
 		for i := range r.Keys {
-			key := "user:" + strconv.Itoa(i) + ":reply"
-			var cmd []byte
-			if sha != "" {
-				cmd = encodeCommand("EVALSHA", sha, "1", key, "15", "30", "60", "1")
-			} else {
-				cmd = encodeCommand("CL.THROTTLE", key, "15", "30", "60", "1")
-			}
+			cmd := throttleLoadCommand(i, sha, "60")
 			if e, err := add(cmd); err != nil || e != "" {
 				return memFail(r, mc.kind, e, err)
 			}
@@ -250,4 +244,15 @@ func perUnit(total int64, n int) string {
 		return ""
 	}
 	return strconv.FormatFloat(float64(total)/float64(n), 'f', 1, 64)
+}
+
+// throttleLoadCommand is the i-th throttle key's first decision, the
+// memory and restart modes' load: CL.THROTTLE (15 burst, 30 per period
+// seconds), or the same GCRA as EVALSHA of sha where there is no module.
+func throttleLoadCommand(i int, sha, period string) []byte {
+	key := "user:" + strconv.Itoa(i) + ":reply"
+	if sha != "" {
+		return encodeCommand("EVALSHA", sha, "1", key, "15", "30", period, "1")
+	}
+	return encodeCommand("CL.THROTTLE", key, "15", "30", period, "1")
 }

@@ -108,13 +108,7 @@ func (b *bench) loadRestartData(c *conn, sha string) (int, error) {
 		return nil
 	}
 	for i := range b.o.restartKeys {
-		key := "user:" + strconv.Itoa(i) + ":reply"
-		var cmd []byte
-		if sha != "" {
-			cmd = encodeCommand("EVALSHA", sha, "1", key, "15", "30", "3600", "1")
-		} else {
-			cmd = encodeCommand("CL.THROTTLE", key, "15", "30", "3600", "1")
-		}
+		cmd := throttleLoadCommand(i, sha, "3600")
 		if err := add(cmd); err != nil {
 			return 0, err
 		}
