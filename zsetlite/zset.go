@@ -65,26 +65,36 @@ func selfKeyedPair(member []byte, score float64) bool {
 	return ok && float64(v) == score
 }
 
-// score returns member's score: each index pair with member's tag names a
-// candidate score, which the tree confirms or not.
+// score returns member's score.
 func (b *large) score(member []byte) (float64, bool) {
+	_, sc, ok := b.locate(member, false)
+	return sc, ok
+}
+
+// locate returns member's score, and its rank when withRank (the tree
+// finds both in one descent): each index pair with member's tag names a
+// candidate score, which the tree confirms or not.
+func (b *large) locate(member []byte, withRank bool) (int, float64, bool) {
+	v, isInt := parseCanonicalInt(member)
+	p := pred{op: predLessEq, member: member, keyInt: v, keyIsInt: isInt}
 	if x := b.idx; x != nil {
 		tag := tagOf(member)
 		mask := uint32(len(x.tags) - 1)
 		for i := tag & mask; x.tags[i] != 0; i = (i + 1) & mask {
 			if x.tags[i] == tag {
-				if sc, ok := b.tree.find(x.scores[i], member); ok {
-					return sc, true
+				p.score = x.scores[i]
+				if r, sc, ok := b.tree.findRank(&p, withRank); ok {
+					return r, sc, true
 				}
 			}
 		}
-		return 0, false
+		return 0, 0, false
 	}
-	v, ok := parseCanonicalInt(member)
-	if !ok {
-		return 0, false
+	if !isInt {
+		return 0, 0, false
 	}
-	return b.tree.find(float64(v), member)
+	p.score = float64(v)
+	return b.tree.findRank(&p, withRank)
 }
 
 // materialize builds the index when the set stops being self-keyed.
@@ -292,12 +302,10 @@ func (s *Set) Delete(member []byte) bool {
 func (s *Set) Rank(member []byte, reverse bool) (int, bool) {
 	var r int
 	if s.big != nil {
-		sc, ok := s.big.score(member)
-		if !ok {
+		var ok bool
+		if r, _, ok = s.big.locate(member, true); !ok {
 			return 0, false
 		}
-		p := keyPred(predLess, sc, member)
-		r = s.big.tree.rank(&p)
 	} else {
 		k := makeMemberKey(member)
 		p := s.packed
