@@ -586,36 +586,45 @@ func removeAt[T any](s []T, i int) []T {
 // delete removes the entry equal to (score, member) and reports whether it
 // was there.
 func (t *btree) delete(score float64, member []byte) bool {
-	if t.root == nil {
-		return false
-	}
 	p := keyPred(predLessEq, score, member)
-	ok := t.root.delete(&p)
+	_, ok := t.deleteKey(&p)
+	return ok
+}
+
+// deleteKey removes the entry equal to p's key (a predLessEq key pred)
+// and returns its stored score, if it was there.
+func (t *btree) deleteKey(p *pred) (float64, bool) {
+	if t.root == nil {
+		return 0, false
+	}
+	sc, ok := t.root.delete(p)
 	if ok {
 		t.n--
 		t.shrinkRoot()
 	}
-	return ok
+	return sc, ok
 }
 
 // delete removes the entry equal to p's key (a predLessEq key pred, which
 // routes an entry equal to a separator to the separator's child).
-func (n *node) delete(p *pred) bool {
+// It returns the removed entry's stored score (which tells -0 from 0).
+func (n *node) delete(p *pred) (float64, bool) {
 	if n.leaf() {
-		i, off, end, _ := n.leafFind(p)
+		i, off, end, sc := n.leafFind(p)
 		if off < 0 {
-			return false
+			return 0, false
 		}
 		n.cut(i, i+1, off, end)
-		return true
+		return sc, true
 	}
 	i := n.route(p)
-	if !n.in.kids[i].delete(p) {
-		return false
+	sc, ok := n.in.kids[i].delete(p)
+	if !ok {
+		return 0, false
 	}
 	n.in.cnts[i]--
 	n.fix(i)
-	return true
+	return sc, true
 }
 
 // mergeable reports whether nodes a and b fit in one.
