@@ -184,9 +184,11 @@ func (n *node) route(p *pred) int {
 
 // leafSearch returns how many of the leaf's entries satisfy p and the
 // offset of the first that does not. When the last entry satisfies p all
-// do, which makes appending O(1) in the leaf. Otherwise the marks narrow
-// the walk to fewer than markStride entries, and the walk reads scores
-// only, decoding a member only where p must see it.
+// do, which makes appending O(1) in the leaf. Otherwise it walks the
+// entries before the first mark (the window's prefix removal ends its
+// range there, where a walk is cheaper than probing marks), then lets the
+// marks narrow the rest to fewer than markStride entries. The walk reads
+// scores only, decoding a member only where p must see it.
 func (n *node) leafSearch(p *pred) (i, off int) {
 	if n.n == 0 {
 		return 0, 0
@@ -196,8 +198,12 @@ func (n *node) leafSearch(p *pred) (i, off int) {
 	if last := lastEntry(q); p.holdsAt(q, last, &scratch) {
 		return int(n.n), len(q)
 	}
-	i, off = n.markStart(p, &scratch)
 	for off < len(q) {
+		if i == markStride {
+			if j, o := n.markStart(p, &scratch); j > i {
+				i, off = j, o
+			}
+		}
 		sc, end := entryScore(q, off)
 		if p.needsMember(sc) {
 			if !p.holdsAt(q, off, &scratch) {

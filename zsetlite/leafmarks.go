@@ -46,15 +46,9 @@ func (n *node) markAppended(off int) {
 
 // markStart returns the entry index and offset to start a walk for the
 // first entry that fails p: the last marked entry that satisfies p, or the
-// first entry. p must be monotone over the leaf, as every pred is. The
-// first mark is tried first: the window's prefix removal ends its range in
-// the first few entries of a leaf, where one probe settles it.
+// first entry. p must be monotone over the leaf, as every pred is.
 func (n *node) markStart(p *pred, scratch *[20]byte) (i, off int) {
 	lo, hi := 0, n.liveMarks() // marks[:lo] hold p, marks[hi:] do not
-	if hi == 0 || !p.holdsAt(n.p, int(n.marks[0]), scratch) {
-		return 0, 0
-	}
-	lo = 1
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if p.holdsAt(n.p, int(n.marks[m]), scratch) {
