@@ -35,9 +35,10 @@ import (
 // drops whole leaves without decoding them when nothing needs to see the
 // removed members.
 const (
-	// A leaf is searched by a linear walk (its entries have no offsets
-	// table): 64 entries would make every ZSCORE's walk twice as long to
-	// save 1.8 bytes an element.
+	// A leaf is searched through its marks and a walk of at most
+	// markStride-1 entries (leafmarks.go): 64 entries would need twice
+	// the marks, more than the node's spare room holds, or twice the
+	// walk, to save 1.8 bytes an element.
 	maxLeaf      = 32
 	maxLeafBytes = 4096 // keeps memmoves short when members are long
 	maxKids      = 64

@@ -12,7 +12,8 @@ package zsetlite
 // Invariant: for every j with (j+1)*markStride < n, marks[j] is the offset
 // of entry (j+1)*markStride; other marks mean nothing. Appending keeps the
 // marks before the new entry and adds one when the entry falls on a mark;
-// every other change to a leaf's bytes rebuilds them (remark).
+// a cut (ZREM, range removals) moves them (cut); every other change to a
+// leaf's bytes (middle inserts, splits, merges) rebuilds them (remark).
 const (
 	markStride = 5
 	numMarks   = 6 // (numMarks+1)*markStride >= maxLeaf: no walk is longer than markStride-1 entries
