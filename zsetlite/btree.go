@@ -183,6 +183,24 @@ func (n *node) route(p *pred) int {
 	return lo - 1
 }
 
+// routeKey is route for a predLessEq key pred (exact lookups and
+// removals), with the comparison written out: the last i >= 1 whose
+// separator is at or below the key, or 0.
+func (n *node) routeKey(p *pred) int {
+	seps := n.in.seps
+	lo, hi := 1, len(seps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		it := &seps[m]
+		if it.score < p.score || it.score == p.score && bytes.Compare(unsafeBytes(it.member), p.member) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
 // leafSearch returns how many of the leaf's entries satisfy p and the
 // offset of the first that does not. When the last entry satisfies p all
 // do, which makes appending O(1) in the leaf. Otherwise it walks the
@@ -309,7 +327,7 @@ func (t *btree) findRank(p *pred, withRank bool) (int, float64, bool) {
 	}
 	r := 0
 	for !n.leaf() {
-		i := n.route(p)
+		i := n.routeKey(p)
 		if withRank {
 			for _, c := range n.in.cnts[:i] {
 				r += c
@@ -338,8 +356,15 @@ func (n *node) leafFind(p *pred) (int, int, int, float64) {
 		if sc > p.score {
 			break
 		}
-		e := decode(q, off)
-		if e.isInt && p.keyIsInt {
+		if d := int(q[off] & 0x3f); d <= memRawInline {
+			// A raw member, compared in place (an integer key is
+			// always stored as an integer, so never equals it).
+			if c := bytes.Compare(q[off+1:off+1+d], p.member); c == 0 {
+				return i, off, end, sc
+			} else if c > 0 {
+				break
+			}
+		} else if e := decode(q, off); e.isInt && p.keyIsInt {
 			if e.ival == p.keyInt {
 				return i, off, end, sc
 			}
@@ -624,7 +649,7 @@ func (n *node) delete(p *pred) (float64, bool) {
 		n.cut(i, i+1, off, end)
 		return sc, true
 	}
-	i := n.route(p)
+	i := n.routeKey(p)
 	sc, ok := n.in.kids[i].delete(p)
 	if !ok {
 		return 0, false
