@@ -121,9 +121,18 @@ func (n *node) cut(lo, hi, a, z int) {
 			src -= from * markStride
 		}
 		for ; src > 0; src-- {
-			off = skip(n.p, off)
+			off = skipFast(n.p, off)
 		}
 		n.marks[j] = uint16(off - (z - a))
 	}
 	n.p = cutBytes(n.p, a, z)
+}
+
+// skipFast is skip with its common case, an entry whose header gives its
+// length, inlined into the caller's loop.
+func skipFast(p []byte, off int) int {
+	if l := entryLen[p[off]]; l != 0 {
+		return off + int(l)
+	}
+	return skip(p, off)
 }
