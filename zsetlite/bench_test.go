@@ -146,23 +146,49 @@ func BenchmarkRank(b *testing.B) {
 func BenchmarkScoreUUID(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			s := New(DefaultConfig())
-			ms := make([][]byte, n)
-			var x uint64 = 0x9e3779b97f4a7c15
-			for i := range ms {
-				m := make([]byte, 16)
-				for j := range m {
-					x ^= x << 13
-					x ^= x >> 7
-					x ^= x << 17
-					m[j] = byte(x)
-				}
-				ms[i] = m
-				s.Put(m, float64(ts0+i))
-			}
+			s, ms := uuidSet(n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, ok := s.Score(ms[i%n]); !ok {
+					b.Fatal("missing")
+				}
+			}
+			reportBytes(b, s)
+		})
+	}
+}
+
+// uuidSet returns a set of n members of 16 random bytes, scored by
+// consecutive timestamps, and its members.
+func uuidSet(n int) (*Set, [][]byte) {
+	s := New(DefaultConfig())
+	ms := make([][]byte, n)
+	var x uint64 = 0x9e3779b97f4a7c15
+	for i := range ms {
+		m := make([]byte, 16)
+		for j := range m {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			m[j] = byte(x)
+		}
+		ms[i] = m
+		s.Put(m, float64(ts0+i))
+	}
+	return s, ms
+}
+
+// BenchmarkDeleteAddUUID is ZREM of a UUID member and the ZADD that puts it
+// back: two lookups (one with the removal, one for ZADD's existence test)
+// and two inserts into the tree and the index.
+func BenchmarkDeleteAddUUID(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, ms := uuidSet(n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := i % n
+				if !s.Delete(ms[j]) || !s.Put(ms[j], float64(ts0+j)) {
 					b.Fatal("missing")
 				}
 			}

@@ -35,9 +35,10 @@ import (
 // drops whole leaves without decoding them when nothing needs to see the
 // removed members.
 const (
-	// A leaf is searched by a linear walk (its entries have no offsets
-	// table): 64 entries would make every ZSCORE's walk twice as long to
-	// save 1.8 bytes an element.
+	// A leaf is searched through its marks and a walk of at most
+	// markStride-1 entries (leafmarks.go): 64 entries would need twice
+	// the marks, more than the node's spare room holds, or twice the
+	// walk, to save 1.8 bytes an element.
 	maxLeaf      = 32
 	maxLeafBytes = 4096 // keeps memmoves short when members are long
 	maxKids      = 64
@@ -51,9 +52,10 @@ type item struct {
 }
 
 type node struct {
-	p  []byte // leaf: the packed entries
-	n  int    // leaf: how many entries p holds
-	in *inner // nil in a leaf
+	p     []byte           // leaf: the packed entries
+	in    *inner           // nil in a leaf
+	n     int32            // leaf: how many entries p holds
+	marks [numMarks]uint16 // leaf: offsets of every markStride-th entry (leafmarks.go)
 }
 
 // inner is an internal node's children, kept apart so that a leaf (most
@@ -68,14 +70,14 @@ func (n *node) leaf() bool { return n.in == nil }
 
 func (n *node) size() int {
 	if n.leaf() {
-		return n.n
+		return int(n.n)
 	}
 	return len(n.in.kids)
 }
 
 func (n *node) count() int {
 	if n.leaf() {
-		return n.n
+		return int(n.n)
 	}
 	c := 0
 	for _, v := range n.in.cnts {
@@ -181,10 +183,31 @@ func (n *node) route(p *pred) int {
 	return lo - 1
 }
 
+// routeKey is route for a predLessEq key pred (exact lookups and
+// removals), with the comparison written out: the last i >= 1 whose
+// separator is at or below the key, or 0.
+func (n *node) routeKey(p *pred) int {
+	seps := n.in.seps
+	lo, hi := 1, len(seps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		it := &seps[m]
+		if it.score < p.score || it.score == p.score && bytes.Compare(unsafeBytes(it.member), p.member) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
 // leafSearch returns how many of the leaf's entries satisfy p and the
 // offset of the first that does not. When the last entry satisfies p all
-// do, which makes appending O(1) in the leaf. The walk reads scores only,
-// and decodes a member only where p must see it.
+// do, which makes appending O(1) in the leaf. Otherwise it walks the
+// entries before the first mark (the window's prefix removal ends its
+// range there, where a walk is cheaper than probing marks), then lets the
+// marks narrow the rest to fewer than markStride entries. The walk reads
+// scores only, decoding a member only where p must see it.
 func (n *node) leafSearch(p *pred) (i, off int) {
 	if n.n == 0 {
 		return 0, 0
@@ -192,9 +215,14 @@ func (n *node) leafSearch(p *pred) (i, off int) {
 	var scratch [20]byte
 	q := n.p
 	if last := lastEntry(q); p.holdsAt(q, last, &scratch) {
-		return n.n, len(q)
+		return int(n.n), len(q)
 	}
 	for off < len(q) {
+		if i == markStride {
+			if j, o := n.markStart(p, &scratch); j > i {
+				i, off = j, o
+			}
+		}
 		sc, end := entryScore(q, off)
 		if p.needsMember(sc) {
 			if !p.holdsAt(q, off, &scratch) {
@@ -282,25 +310,44 @@ func (t *btree) rank(p *pred) int {
 // find returns the stored score of the entry equal to (score, member): the
 // same value, except that it tells -0 from 0.
 func (t *btree) find(score float64, member []byte) (float64, bool) {
-	n := t.root
-	if n == nil {
-		return 0, false
-	}
 	p := keyPred(predLessEq, score, member)
-	for !n.leaf() {
-		n = n.in.kids[n.route(&p)]
-	}
-	off, _, sc := n.leafFind(&p)
-	return sc, off >= 0
+	_, sc, ok := t.findRank(&p, false)
+	return sc, ok
 }
 
-// leafFind returns the offset, end and stored score of the leaf's entry
-// equal to p's key, or a negative offset. It compares scores only until it
-// reaches the key's, and integer members as integers.
-func (n *node) leafFind(p *pred) (int, int, float64) {
+// findRank is find that also returns the entry's rank when withRank, in
+// the same descent: the route of an entry equal to a separator goes to the
+// separator's child, so every entry of the children before it is below the
+// key.
+// p is the key's predLessEq pred.
+func (t *btree) findRank(p *pred, withRank bool) (int, float64, bool) {
+	n := t.root
+	if n == nil {
+		return 0, 0, false
+	}
+	r := 0
+	for !n.leaf() {
+		i := n.routeKey(p)
+		if withRank {
+			for _, c := range n.in.cnts[:i] {
+				r += c
+			}
+		}
+		n = n.in.kids[i]
+	}
+	i, off, _, sc := n.leafFind(p)
+	return r + i, sc, off >= 0
+}
+
+// leafFind returns the index, offset, end and stored score of the leaf's
+// entry equal to p's key (a predLessEq key pred), or a negative offset. It
+// starts at the last marked entry below the key's score, compares scores
+// only until it reaches the key's, and integer members as integers.
+func (n *node) leafFind(p *pred) (int, int, int, float64) {
 	q := n.p
 	var scratch [20]byte
-	for off := 0; off < len(q); {
+	i, off := n.markBelow(p.score)
+	for ; off < len(q); i++ {
 		sc, end := entryScore(q, off)
 		if sc < p.score {
 			off = end
@@ -309,19 +356,26 @@ func (n *node) leafFind(p *pred) (int, int, float64) {
 		if sc > p.score {
 			break
 		}
-		e := decode(q, off)
-		if e.isInt && p.keyIsInt {
+		if d := int(q[off] & 0x3f); d <= memRawInline {
+			// A raw member, compared in place (an integer key is
+			// always stored as an integer, so never equals it).
+			if c := bytes.Compare(q[off+1:off+1+d], p.member); c == 0 {
+				return i, off, end, sc
+			} else if c > 0 {
+				break
+			}
+		} else if e := decode(q, off); e.isInt && p.keyIsInt {
 			if e.ival == p.keyInt {
-				return off, end, sc
+				return i, off, end, sc
 			}
 		} else if c := bytes.Compare(e.member(&scratch), p.member); c == 0 {
-			return off, end, sc
+			return i, off, end, sc
 		} else if c > 0 {
 			break
 		}
 		off = end
 	}
-	return -1, 0, 0
+	return 0, -1, 0, 0
 }
 
 // at returns the entry of rank r, 0 <= r < t.n.
@@ -335,7 +389,7 @@ func (t *btree) at(r int) pentry {
 		}
 		n = n.in.kids[i]
 	}
-	return decode(n.p, packedSeek(n.p, r))
+	return decode(n.p, n.seek(r))
 }
 
 // insert adds (score, member), known to be absent; k is member's key.
@@ -413,7 +467,7 @@ func (n *node) insert(route, place *pred, score float64, member []byte, k *membe
 		i, off := n.leafSearch(place)
 		skind, iv := leafScoreKind(score)
 		sz := entrySize(k, skind)
-		if i == n.n && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
+		if i == int(n.n) && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
 			// Appending to a full leaf: it stays full, so give back
 			// its spare room, and the entry starts the next leaf,
 			// sized like this one so that filling it takes one
@@ -425,10 +479,15 @@ func (n *node) insert(route, place *pred, score float64, member []byte, k *membe
 		}
 		n.p = insertEntry(n.p, off, sz, k, score, skind, iv)
 		n.n++
-		if !n.overfull() {
-			return nil, nil
+		if n.overfull() {
+			return n.splitLeaf()
 		}
-		return n.splitLeaf()
+		if i == int(n.n)-1 {
+			n.markAppended(off)
+		} else {
+			n.remark()
+		}
+		return nil, nil
 	}
 	in := n.in
 	i := n.route(route)
@@ -469,8 +528,9 @@ func (n *node) insert(route, place *pred, score float64, member []byte, k *membe
 func (n *node) splitLeaf() ([]*node, []item) {
 	var cuts, counts []int // where each later piece starts, and entries per piece
 	if len(n.p) <= maxLeafBytes {
-		h := n.n / 2
-		cuts, counts = []int{packedSeek(n.p, h)}, []int{h, n.n - h}
+		h := int(n.n) / 2
+		// Not n.seek: the insert that made n overfull left its marks stale.
+		cuts, counts = []int{packedSeek(n.p, h)}, []int{h, int(n.n) - h}
 	} else {
 		bytes, c := 0, 0
 		for off := 0; off < len(n.p); {
@@ -492,10 +552,12 @@ func (n *node) splitLeaf() ([]*node, []item) {
 		if j+1 < len(cuts) {
 			z = cuts[j+1]
 		}
-		sibs[j] = &node{p: append(make([]byte, 0, allocSize(z-a)), n.p[a:z]...), n: counts[j+1]}
+		sibs[j] = &node{p: append(make([]byte, 0, allocSize(z-a)), n.p[a:z]...), n: int32(counts[j+1])}
+		sibs[j].remark()
 		seps[j] = sibs[j].firstItem()
 	}
-	n.p, n.n = trimBytes(n.p[:cuts[0]]), counts[0]
+	n.p, n.n = trimBytes(n.p[:cuts[0]]), int32(counts[0])
+	n.remark()
 	return sibs, seps
 }
 
@@ -556,37 +618,45 @@ func removeAt[T any](s []T, i int) []T {
 // delete removes the entry equal to (score, member) and reports whether it
 // was there.
 func (t *btree) delete(score float64, member []byte) bool {
-	if t.root == nil {
-		return false
-	}
 	p := keyPred(predLessEq, score, member)
-	ok := t.root.delete(&p)
+	_, ok := t.deleteKey(&p)
+	return ok
+}
+
+// deleteKey removes the entry equal to p's key (a predLessEq key pred)
+// and returns its stored score, if it was there.
+func (t *btree) deleteKey(p *pred) (float64, bool) {
+	if t.root == nil {
+		return 0, false
+	}
+	sc, ok := t.root.delete(p)
 	if ok {
 		t.n--
 		t.shrinkRoot()
 	}
-	return ok
+	return sc, ok
 }
 
 // delete removes the entry equal to p's key (a predLessEq key pred, which
 // routes an entry equal to a separator to the separator's child).
-func (n *node) delete(p *pred) bool {
+// It returns the removed entry's stored score (which tells -0 from 0).
+func (n *node) delete(p *pred) (float64, bool) {
 	if n.leaf() {
-		off, end, _ := n.leafFind(p)
+		i, off, end, sc := n.leafFind(p)
 		if off < 0 {
-			return false
+			return 0, false
 		}
-		n.p = cutBytes(n.p, off, end)
-		n.n--
-		return true
+		n.cut(i, i+1, off, end)
+		return sc, true
 	}
-	i := n.route(p)
-	if !n.in.kids[i].delete(p) {
-		return false
+	i := n.routeKey(p)
+	sc, ok := n.in.kids[i].delete(p)
+	if !ok {
+		return 0, false
 	}
 	n.in.cnts[i]--
 	n.fix(i)
-	return true
+	return sc, true
 }
 
 // mergeable reports whether nodes a and b fit in one.
@@ -632,6 +702,7 @@ func (n *node) merge(i int) {
 		}
 		l.p = append(l.p, r.p...)
 		l.n += r.n
+		l.remark()
 	} else {
 		l.in.kids = append(l.in.kids, r.in.kids...)
 		// r's first child is bounded below by r's own separator.
@@ -671,7 +742,7 @@ func (t *btree) deleteRange(lo, hi int, gone Visitor) {
 
 func (n *node) deleteRange(lo, hi int, gone Visitor, scratch *[20]byte) {
 	if n.leaf() {
-		a := packedSeek(n.p, lo)
+		a := n.seek(lo)
 		z := a
 		for range hi - lo {
 			if gone != nil {
@@ -682,8 +753,7 @@ func (n *node) deleteRange(lo, hi int, gone Visitor, scratch *[20]byte) {
 				z = skip(n.p, z)
 			}
 		}
-		n.p = cutBytes(n.p, a, z)
-		n.n -= hi - lo
+		n.cut(lo, hi, a, z)
 		return
 	}
 	in := n.in
@@ -732,7 +802,7 @@ func (n *node) deleteRange(lo, hi int, gone Visitor, scratch *[20]byte) {
 // formatted into scratch.
 func (n *node) ascend(from int, fn Visitor, scratch *[20]byte) bool {
 	if n.leaf() {
-		for off := packedSeek(n.p, from); off < len(n.p); {
+		for off := n.seek(from); off < len(n.p); {
 			e := decode(n.p, off)
 			if !fn(e.member(scratch), e.score) {
 				return false
@@ -758,7 +828,7 @@ func (n *node) ascend(from int, fn Visitor, scratch *[20]byte) bool {
 // order.
 func (n *node) descend(from int, fn Visitor, scratch *[20]byte) bool {
 	if n.leaf() {
-		end := packedSeek(n.p, from+1)
+		end := n.seek(from + 1)
 		for end > 0 {
 			off := readBacklen(n.p, end)
 			e := decode(n.p, off)

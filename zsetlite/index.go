@@ -118,10 +118,13 @@ func (x *index) set(tag uint32, old, score float64) {
 
 // remove takes out one (tag, score) pair.
 func (x *index) remove(tag uint32, score float64) {
-	i := x.slot(tag, score)
-	if i < 0 {
-		return
+	if i := x.slot(tag, score); i >= 0 {
+		x.removeSlot(i)
 	}
+}
+
+// removeSlot takes out the pair in slot i.
+func (x *index) removeSlot(i int) {
 	x.n--
 	mask := len(x.tags) - 1
 	// Backward shift: move each later entry of the run whose home is not

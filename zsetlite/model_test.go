@@ -324,6 +324,9 @@ func checkInvariants(t testing.TB, s *Set) {
 			c := 0
 			for off := 0; off < len(n.p); c++ {
 				var scratch [20]byte
+				if c%markStride == 0 && c > 0 && c/markStride <= n.liveMarks() && int(n.marks[c/markStride-1]) != off {
+					t.Fatalf("mark %d of a leaf says %d, entry %d is at %d", c/markStride-1, n.marks[c/markStride-1], c, off)
+				}
 				e := decode(n.p, off)
 				if readBacklen(n.p, e.end) != off {
 					t.Fatalf("backlen of leaf entry at %d is wrong", off)
@@ -349,7 +352,7 @@ func checkInvariants(t testing.TB, s *Set) {
 				prev = &it
 				off = e.end
 			}
-			if c != n.n {
+			if c != int(n.n) {
 				t.Fatalf("leaf counts %d, holds %d", n.n, c)
 			}
 			return c

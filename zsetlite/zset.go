@@ -65,26 +65,69 @@ func selfKeyedPair(member []byte, score float64) bool {
 	return ok && float64(v) == score
 }
 
-// score returns member's score: each index pair with member's tag names a
-// candidate score, which the tree confirms or not.
+// score returns member's score.
 func (b *large) score(member []byte) (float64, bool) {
-	if x := b.idx; x != nil {
-		tag := tagOf(member)
-		mask := uint32(len(x.tags) - 1)
-		for i := tag & mask; x.tags[i] != 0; i = (i + 1) & mask {
-			if x.tags[i] == tag {
-				if sc, ok := b.tree.find(x.scores[i], member); ok {
-					return sc, true
-				}
-			}
+	_, sc, ok := b.locate(member, false)
+	return sc, ok
+}
+
+// locate returns member's score, and its rank when withRank (the tree
+// finds both in one descent).
+func (b *large) locate(member []byte, withRank bool) (int, float64, bool) {
+	q := b.probe(member)
+	for b.next(&q) {
+		if r, sc, ok := b.tree.findRank(&q.p, withRank); ok {
+			return r, sc, true
 		}
-		return 0, false
 	}
-	v, ok := parseCanonicalInt(member)
-	if !ok {
-		return 0, false
+	return 0, 0, false
+}
+
+// probe walks the places a member can be at, each a key pred for one tree
+// descent that both confirms the place and does the caller's work: each
+// index pair with the member's tag names a candidate score, and a
+// self-keyed set's member can only be at its own value.
+type probe struct {
+	p    pred   // the key, at the current candidate's score
+	tag  uint32 // the member's tag, when indexed
+	i    uint32 // the next slot to look at
+	slot int    // the current candidate's slot; -1 when self-keyed
+	done bool
+}
+
+func (b *large) probe(member []byte) probe {
+	v, isInt := parseCanonicalInt(member)
+	q := probe{p: pred{op: predLessEq, member: member, keyInt: v, keyIsInt: isInt}, slot: -1}
+	if x := b.idx; x != nil {
+		q.tag = tagOf(member)
+		q.i = q.tag & uint32(len(x.tags)-1)
+	} else {
+		q.p.score = float64(v)
+		q.done = !isInt
 	}
-	return b.tree.find(float64(v), member)
+	return q
+}
+
+// next moves q to the next candidate and reports whether there was one.
+func (b *large) next(q *probe) bool {
+	if q.done {
+		return false
+	}
+	x := b.idx
+	if x == nil {
+		q.done = true
+		return true
+	}
+	mask := uint32(len(x.tags) - 1)
+	for ; x.tags[q.i] != 0; q.i = (q.i + 1) & mask {
+		if x.tags[q.i] == q.tag {
+			q.slot, q.p.score = int(q.i), x.scores[q.i]
+			q.i = (q.i + 1) & mask
+			return true
+		}
+	}
+	q.done = true
+	return false
 }
 
 // materialize builds the index when the set stops being self-keyed.
@@ -292,12 +335,10 @@ func (s *Set) Delete(member []byte) bool {
 func (s *Set) Rank(member []byte, reverse bool) (int, bool) {
 	var r int
 	if s.big != nil {
-		sc, ok := s.big.score(member)
-		if !ok {
+		var ok bool
+		if r, _, ok = s.big.locate(member, true); !ok {
 			return 0, false
 		}
-		p := keyPred(predLess, sc, member)
-		r = s.big.tree.rank(&p)
 	} else {
 		k := makeMemberKey(member)
 		p := s.packed
@@ -876,14 +917,28 @@ func (b *large) update(member []byte, old, score float64) {
 	b.idx.set(tagOf(member), old, score)
 }
 
+// delete removes member in one descent of the tree per candidate score.
 func (b *large) delete(member []byte) bool {
-	sc, ok := b.score(member)
-	if !ok {
-		return false
-	}
-	b.tree.delete(sc, member)
-	if b.idx != nil {
-		b.idx.remove(tagOf(member), sc)
+	q := b.probe(member)
+	for {
+		if !b.next(&q) {
+			return false
+		}
+		sc, ok := b.tree.deleteKey(&q.p)
+		if !ok {
+			continue
+		}
+		if x := b.idx; x != nil {
+			if sameBits(x.scores[q.slot], sc) {
+				x.removeSlot(q.slot)
+			} else {
+				// The candidate was another member's pair: 0 where
+				// this member is at -0, or the reverse. Take this
+				// member's own.
+				x.remove(q.tag, sc)
+			}
+		}
+		break
 	}
 	if b.tree.n == 0 {
 		b.idx = nil
