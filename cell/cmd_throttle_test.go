@@ -332,7 +332,10 @@ func (fakeObject) TypeName() string { return "hash" }
 func putObject(srv *Server, key string, obj any) {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
-	sh.keys[key] = &Entry{Obj: obj}
+	if e := sh.keys.getS(key); e != nil {
+		sh.drop(key)
+	}
+	sh.adopt([]byte(key), &Entry{Obj: obj})
 	sh.mu.Unlock()
 }
 
@@ -343,7 +346,7 @@ func entryOf(srv *Server, key string) *Entry {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.keys[key]
+	e := sh.keys.getS(key)
 	if e == nil {
 		return nil
 	}
@@ -355,8 +358,10 @@ func entryOf(srv *Server, key string) *Entry {
 func putString(srv *Server, key, val string, exp int64) {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
-	sh.keys[key] = &Entry{Str: []byte(val)}
-	sh.setExp(sh.keys[key], exp)
+	if e := sh.keys.getS(key); e != nil {
+		sh.drop(key)
+	}
+	sh.adopt([]byte(key), &Entry{Str: []byte(val), Exp: exp})
 	sh.mu.Unlock()
 }
 

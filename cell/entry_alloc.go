@@ -56,26 +56,85 @@ var keyedSizes = [...]struct {
 	{72, func() (*Entry, []byte) { k := new(keyedEntry72); return &k.Entry, k.b[:] }},
 }
 
+// keyLong in Entry.klen marks a key too long to share the allocation: a
+// string header follows the Entry instead (longKeyEntry).
+const keyLong = 1<<16 - 1
+
+// longKeyEntry holds a key longer than the shapes above: rare on the hot
+// paths, so its extra allocation does not matter.
+type longKeyEntry struct {
+	Entry
+	k string
+}
+
+// entryTail is where the bytes after an Entry start in its allocation.
+func (e *Entry) entryTail() unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))
+}
+
+// key returns the entry's key. Only entries made by newEntry have one.
+func (e *Entry) key() string {
+	if e.klen == keyLong {
+		return *(*string)(e.entryTail())
+	}
+	return unsafe.String((*byte)(e.entryTail()), int(e.klen))
+}
+
+// keyIs reports whether the entry's key is key.
+func (e *Entry) keyIs(key []byte) bool {
+	return e.key() == unsafe.String(unsafe.SliceData(key), len(key))
+}
+
 // newEntry makes an Entry for key, with room for a string value of vcap
-// bytes after the key, and adds it to s under key. It returns the entry
-// and the value buffer (nil when the value did not fit: the caller
-// allocates it).
+// bytes after the key, and adds it to s under key, which must be absent.
+// It returns the entry and the value buffer (nil when the value did not
+// fit: the caller allocates it).
 func (s *Shard) newEntry(key []byte, vcap int) (*Entry, []byte) {
+	e, b := allocEntry(key, vcap)
+	s.keys.insert(e)
+	return e, b
+}
+
+// allocEntry makes an Entry for key, not yet in any index, as newEntry
+// describes.
+func allocEntry(key []byte, vcap int) (*Entry, []byte) {
 	n := len(key) + vcap
+	h := keyHash(key)
 	for _, sz := range keyedSizes {
 		if n > sz.room {
 			continue
 		}
 		e, b := sz.alloc()
 		copy(b, key)
-		s.keys[unsafe.String(unsafe.SliceData(b), len(key))] = e
+		e.hash, e.klen = h, uint16(len(key))
 		if vcap == 0 {
 			return e, nil
 		}
 		return e, b[len(key):len(key):len(b)]
 	}
-	// Too long to share: a key this long is rare on the hot paths.
-	e := new(Entry)
-	s.keys[string(key)] = e
-	return e, nil
+	if len(key) <= sizeClassRoom {
+		// The key alone fits a shape; the value goes on its own.
+		e, _ := allocEntry(key, 0)
+		return e, nil
+	}
+	l := &longKeyEntry{k: string(key)}
+	l.hash, l.klen = h, keyLong
+	return &l.Entry, nil
+}
+
+// sizeClassRoom is the room of the largest shape.
+var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
+
+// adopt stores the value and expiry of v, an Entry made outside the
+// keyspace (loading, tests), under key, which must be absent.
+func (s *Shard) adopt(key []byte, v *Entry) *Entry {
+	e, buf := s.newEntry(key, len(v.Str))
+	if buf != nil {
+		e.Str = append(buf, v.Str...)
+	} else {
+		e.Str = v.Str
+	}
+	e.Obj, e.enc = v.Obj, v.enc
+	s.setExp(e, v.Exp)
+	return e
 }

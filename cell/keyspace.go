@@ -16,6 +16,13 @@ type Entry struct {
 	Exp int64
 	Str []byte
 	Obj any
+	// hash is the key's keyHash, which the shard's index probes by.
+	hash uint32
+	// klen is the key's length; the key's bytes follow the Entry in its
+	// allocation, or a string header does when klen is keyLong
+	// (entry_alloc.go). These fields fill the padding after enc, so they
+	// cost no byte.
+	klen uint16
 	// enc is how Redis would have encoded a string value, which depends on
 	// the command that made it, not only on the bytes (OBJECT ENCODING).
 	enc strEnc
@@ -55,8 +62,8 @@ func (e *Entry) expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
 // to keys, withTTL and watchers happens with mu held.
 type Shard struct {
 	mu       sync.Mutex
-	id       int // global lock order: db*shards + index
-	keys     map[string]*Entry
+	id       int                  // global lock order: db*shards + index
+	keys     keyIndex             // keyindex.go
 	withTTL  int                  // keys with an expiry, for INFO keyspace
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
@@ -99,7 +106,6 @@ func NewKeyspace(databases, shards int) *Keyspace {
 		for i := range ks.dbs[d].shards {
 			s := &ks.dbs[d].shards[i]
 			s.id = d*n + i
-			s.keys = map[string]*Entry{}
 		}
 	}
 	return ks

@@ -226,7 +226,7 @@ func (s *Server) evictOne(policy, samples int) int64 {
 		g := (start + i) % total
 		db, sh := g/nshards, &ks.dbs[g/nshards].shards[g%nshards]
 		sh.mu.Lock()
-		if len(sh.keys) == 0 || volatile && sh.withTTL == 0 {
+		if sh.keys.len() == 0 || volatile && sh.withTTL == 0 {
 			sh.mu.Unlock()
 			continue
 		}
@@ -237,7 +237,7 @@ func (s *Server) evictOne(policy, samples int) int64 {
 		// bounded scan under volatile-* (before that, the scan goes on:
 		// withTTL says there is one).
 		seen, visited := 0, 0
-		for k, e := range sh.keys {
+		for k, e := range sh.keys.from(rand.Uint64()) {
 			if visited++; visited > 32*max(samples, 1) && best != nil {
 				break
 			}

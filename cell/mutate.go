@@ -12,7 +12,7 @@ package cell
 // the way, as Redis's expireIfNeeded does on every access.
 func (x *Ctx) lookup(key []byte) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	e := s.keys.get(key)
 	if e == nil {
 		return nil
 	}
@@ -40,7 +40,7 @@ func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
 // held, with absolute expiry exp (0: none). The value is copied.
 func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	e := s.keys.get(key)
 	wide := isWide(e)
 	if e == nil {
 		var buf []byte
@@ -62,7 +62,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 // setObject stores an aggregate value under key, replacing what it held.
 func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	e := s.keys.get(key)
 	wide := isWide(e)
 	if e == nil {
 		e, _ = s.newEntry(key, 0)
@@ -106,13 +106,12 @@ func (x *Ctx) remove(key []byte) bool {
 func (x *Ctx) rename(src, dst []byte, e *Entry) {
 	ss := x.srv.ks.shardOf(x.db, src)
 	ds := x.srv.ks.shardOf(x.db, dst)
-	dstWide := isWide(ds.keys[string(dst)])
+	dstWide := isWide(ds.keys.get(dst))
 	ss.drop(string(src))
 	ds.drop(string(dst))
-	ds.keys[string(dst)] = e
-	if e.Exp != 0 {
-		ds.withTTL++
-	}
+	// The key lives in the entry's allocation: the value moves to a new
+	// entry made for dst.
+	ds.adopt(dst, e)
 	x.wroteOver(ss, src, isWide(e))
 	x.wroteOver(ds, dst, dstWide)
 }
@@ -150,10 +149,9 @@ func (s *Shard) setExp(e *Entry, exp int64) {
 
 // drop deletes key from the shard's maps.
 func (s *Shard) drop(key string) {
-	if e := s.keys[key]; e != nil && e.Exp != 0 {
+	if e := s.keys.removeS(key); e != nil && e.Exp != 0 {
 		s.withTTL--
 	}
-	delete(s.keys, key)
 }
 
 // expire deletes an entry found expired, lazily or by the active cycle.
@@ -181,18 +179,18 @@ func (x *Ctx) flushDB(db int) {
 	}
 	for i := range x.srv.ks.dbs[db].shards {
 		s := &x.srv.ks.dbs[db].shards[i]
-		if len(s.keys) == 0 {
+		if s.keys.len() == 0 {
 			continue
 		}
 		if len(s.watchers) != 0 {
 			for k := range s.watchers {
-				if _, ok := s.keys[k]; ok {
+				if s.keys.getS(k) != nil {
 					s.touchWatchers(k)
 				}
 			}
 		}
-		s.dirty += int64(len(s.keys))
-		s.keys = map[string]*Entry{}
+		s.dirty += int64(s.keys.len())
+		s.keys.reset()
 		s.withTTL = 0
 	}
 }

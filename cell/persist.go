@@ -153,7 +153,7 @@ func (c *Client) commit(st *persist.Store, l *lockSet) {
 	}
 	for _, d := range c.dirty {
 		key := c.dirtyBuf[d.off : d.off+d.n]
-		storeEntry(b, d.db, key, d.s.keys[string(key)], d.wide, c.srv)
+		storeEntry(b, d.db, key, d.s.keys.get(key), d.wide, c.srv)
 	}
 	n, err := st.Commit(b)
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Server) persistEviction(sh *Shard, db int, key string) {
 	if s.evictBatch == nil {
 		s.evictBatch = s.store.NewBatch()
 	}
-	if isWide(sh.keys[key]) {
+	if isWide(sh.keys.getS(key)) {
 		s.evictBatch.DeleteKey(db, []byte(key))
 	} else {
 		s.evictBatch.Delete(db, []byte(key))
@@ -275,11 +275,7 @@ func (s *Server) loadStore() error {
 		if z, ok := e.Obj.(*ZSet); ok && v.Wide {
 			z.setStoredWide(db, key)
 		}
-		sh := s.ks.shardOf(db, key)
-		sh.keys[string(key)] = e
-		if e.Exp != 0 {
-			sh.withTTL++
-		}
+		s.ks.shardOf(db, key).adopt(key, e)
 		loaded++
 		return nil
 	})
@@ -312,7 +308,7 @@ func (s *Server) saveKeyCounts() error {
 		for i := range s.ks.dbs[d].shards {
 			sh := &s.ks.dbs[d].shards[i]
 			sh.mu.Lock()
-			n += len(sh.keys)
+			n += sh.keys.len()
 			sh.mu.Unlock()
 		}
 		if d > 0 {
@@ -337,9 +333,7 @@ func (s *Server) presizeShards() {
 		shards := s.ks.dbs[d].shards
 		per := n/len(shards) + n/(8*len(shards)) + 1
 		for i := range shards {
-			if len(shards[i].keys) == 0 {
-				shards[i].keys = make(map[string]*Entry, per)
-			}
+			shards[i].keys.reserve(per)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func dumpKeyspace(srv *Server) []string {
 		for i := range srv.ks.dbs[d].shards {
 			s := &srv.ks.dbs[d].shards[i]
 			s.mu.Lock()
-			for k, e := range s.keys {
+			for k, e := range s.keys.all() {
 				if !e.expired(now) {
 					out = append(out, fmt.Sprintf("%d/%q=%s/%d", d, k, valueString(e), e.Exp))
 				}
@@ -232,7 +232,7 @@ func TestPersistExpiry(t *testing.T) {
 		for d := range srv.ks.dbs[1].shards {
 			sh := &srv.ks.dbs[1].shards[d]
 			sh.mu.Lock()
-			n += len(sh.keys)
+			n += sh.keys.len()
 			sh.mu.Unlock()
 		}
 		if n == 0 {
