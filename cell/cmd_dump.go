@@ -63,7 +63,7 @@ func encodeDump(e *Entry) (out []byte, ok bool) {
 	switch v := e.Obj.(type) {
 	case nil:
 		out = append(out, dumpString)
-		putBytes(e.Str)
+		putBytes(e.str())
 	case *List:
 		out = append(out, dumpList)
 		out = binary.AppendUvarint(out, uint64(v.Len()))

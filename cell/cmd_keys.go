@@ -512,11 +512,13 @@ func encodingOf(e *Entry) string {
 		}
 		return "unknown"
 	}
-	n := len(e.Str)
+	var buf [20]byte
+	v := e.strTo(&buf)
+	n := len(v)
 	switch {
 	case e.enc == encRaw:
 		return "raw"
-	case e.enc == encAuto && n <= 20 && isInt(e.Str):
+	case e.enc == encAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"
@@ -553,7 +555,7 @@ func objectRefcount(x *Ctx) {
 		return
 	}
 	if e.Obj == nil && encodingOf(e) == "int" {
-		if v, _ := resp.ParseInt(e.Str); v >= 0 && v < 10000 {
+		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cellserver/cellserver/resp"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -201,8 +203,18 @@ func TestEncodingOf(t *testing.T) {
 		{"01", encAuto, "embstr"}, {strings.Repeat("a", 44), encAuto, "embstr"}, {strings.Repeat("a", 45), encAuto, "raw"},
 		{"1", encRaw, "raw"}, {"1", encNoInt, "embstr"}, {strings.Repeat("1", 45), encNoInt, "raw"},
 	} {
-		if got := encodingOf(&Entry{Str: []byte(tc.val), enc: tc.enc}); got != tc.want {
+		// The same bytes as bytes, and as an int where they are one: the
+		// storage changes nothing.
+		e := &Entry{enc: tc.enc}
+		e.setStr([]byte(tc.val))
+		if got := encodingOf(e); got != tc.want {
 			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
+		}
+		if v, ok := resp.ParseInt([]byte(tc.val)); ok {
+			e.setInt(v)
+			if got := encodingOf(e); got != tc.want {
+				t.Errorf("encodingOf(int %q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
+			}
 		}
 	}
 }

@@ -350,7 +350,9 @@ func entryOf(srv *Server, key string) *Entry {
 	if e == nil {
 		return nil
 	}
-	return &Entry{Exp: e.Exp, Str: append([]byte(nil), e.Str...), Obj: e.Obj}
+	c := &Entry{Exp: e.Exp, Obj: e.Obj}
+	c.setStr(append([]byte(nil), e.str()...))
+	return c
 }
 
 // putString stores a string value with absolute expiry exp (ms, 0: none)
@@ -361,7 +363,9 @@ func putString(srv *Server, key, val string, exp int64) {
 	if e := sh.keys.getS(key); e != nil {
 		sh.drop(key)
 	}
-	sh.adopt([]byte(key), &Entry{Str: []byte(val), Exp: exp})
+	v := &Entry{Exp: exp}
+	v.setStr([]byte(val))
+	sh.adopt([]byte(key), v)
 	sh.mu.Unlock()
 }
 
@@ -381,7 +385,7 @@ func TestThrottleState(t *testing.T) {
 	}
 	after := nowMs()
 	e := entryOf(srv, "user123")
-	if e == nil || len(e.Str) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
+	if e == nil || len(e.str()) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
 		t.Fatalf("user123 entry %+v, want 19 digits expiring 2000 ms after [%d, %d]", e, before, after)
 	}
 
@@ -389,7 +393,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "neg", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Fatalf("neg: %q", got)
 	}
-	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.Str) != 19 {
+	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.str()) != 19 {
 		t.Errorf("neg entry %+v, want a TAT without expiry", e)
 	}
 
@@ -410,7 +414,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "fut", "4", "1", "1"); !strings.HasPrefix(got, "*5\r\n:1\r\n:5\r\n:0\r\n") {
 		t.Errorf("future TAT: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
 		t.Errorf("a limited call changed the entry: %+v", e)
 	}
 
@@ -423,7 +427,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.probe", "nothing", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Errorf("probe of the expire error: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
 		t.Errorf("CL.PROBE changed the entry: %+v", e)
 	}
 	if e := entryOf(srv, "nothing"); e != nil {
@@ -439,7 +443,7 @@ func TestThrottleState(t *testing.T) {
 				t.Errorf("%s on %q: %q", cmd, v, got)
 			}
 		}
-		if e := entryOf(srv, "str"); e == nil || string(e.Str) != v {
+		if e := entryOf(srv, "str"); e == nil || string(e.str()) != v {
 			t.Errorf("the bad state %q was changed: %+v", v, e)
 		}
 	}
@@ -452,8 +456,8 @@ func TestThrottleState(t *testing.T) {
 		t.Fatalf("y: %q", got)
 	}
 	e = entryOf(srv, "y")
-	if tat, err := strconv.ParseUint(string(e.Str), 10, 64); err != nil || tat <= math.MaxInt64 {
-		t.Errorf("y state %q: want a u64 above MaxInt64", e.Str)
+	if tat, err := strconv.ParseUint(string(e.str()), 10, 64); err != nil || tat <= math.MaxInt64 {
+		t.Errorf("y state %q: want a u64 above MaxInt64", e.str())
 	}
 	if got := c.do("cl.probe", "y", "0", "1", "9223372036"); got != ints(1, 1, 0, 9223372036, 9223372036) {
 		t.Errorf("y read back: %q", got)

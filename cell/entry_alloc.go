@@ -3,43 +3,43 @@ package cell
 import "unsafe"
 
 // A new key's Entry, its key bytes and a short string value share one
-// allocation: the map's key string points into it (keyed entries below).
+// allocation (keyed entries below); the shard's index points at the Entry.
 //
 // A lookup compares the key's bytes, then reads the Entry, then the value:
 // three cache misses on a keyspace larger than the cache when each lives
 // in its own allocation, one (or two adjacent lines) when they are one
 // object. It is also one allocation per new key instead of three, and
-// fewer bytes: a CL.THROTTLE key of 16 bytes with its 19-digit TAT is one
-// 96-byte object instead of 64 + 16 + 24.
+// fewer bytes: a CL.THROTTLE key of 16 bytes with its TAT (an int, no
+// buffer) is one 64-byte object.
 //
-// What must stay true: the key bytes are never written after the map holds
-// them (a Go string is immutable); the value's slice is capped at the end
-// of the buffer, so appending to it never reaches the key; and a key string
-// taken from the map keeps the whole object alive, which only delays its
-// reuse.
+// What must stay true: the key bytes are never written after the index
+// holds the entry (key() hands them out as a Go string, immutable); the
+// value's slice is capped at the end of the buffer, so appending to it
+// never reaches the key; and a key string taken from an entry keeps the
+// whole object alive, which only delays its reuse.
 
 // The buffer sizes put Entry plus buffer exactly on Go's size classes
-// (64, 80, 96, 112, 128 bytes with the 56-byte Entry).
+// (64, 80, 96, 112, 128 bytes with the 48-byte Entry).
 type (
-	keyedEntry8 struct {
+	keyedEntry16 struct {
 		Entry
-		b [8]byte
+		b [16]byte
 	}
-	keyedEntry24 struct {
+	keyedEntry32 struct {
 		Entry
-		b [24]byte
+		b [32]byte
 	}
-	keyedEntry40 struct {
+	keyedEntry48 struct {
 		Entry
-		b [40]byte
+		b [48]byte
 	}
-	keyedEntry56 struct {
+	keyedEntry64 struct {
 		Entry
-		b [56]byte
+		b [64]byte
 	}
-	keyedEntry72 struct {
+	keyedEntry80 struct {
 		Entry
-		b [72]byte
+		b [80]byte
 	}
 )
 
@@ -49,11 +49,11 @@ var keyedSizes = [...]struct {
 	room  int
 	alloc func() (*Entry, []byte)
 }{
-	{8, func() (*Entry, []byte) { k := new(keyedEntry8); return &k.Entry, k.b[:] }},
-	{24, func() (*Entry, []byte) { k := new(keyedEntry24); return &k.Entry, k.b[:] }},
-	{40, func() (*Entry, []byte) { k := new(keyedEntry40); return &k.Entry, k.b[:] }},
-	{56, func() (*Entry, []byte) { k := new(keyedEntry56); return &k.Entry, k.b[:] }},
-	{72, func() (*Entry, []byte) { k := new(keyedEntry72); return &k.Entry, k.b[:] }},
+	{16, func() (*Entry, []byte) { k := new(keyedEntry16); return &k.Entry, k.b[:] }},
+	{32, func() (*Entry, []byte) { k := new(keyedEntry32); return &k.Entry, k.b[:] }},
+	{48, func() (*Entry, []byte) { k := new(keyedEntry48); return &k.Entry, k.b[:] }},
+	{64, func() (*Entry, []byte) { k := new(keyedEntry64); return &k.Entry, k.b[:] }},
+	{80, func() (*Entry, []byte) { k := new(keyedEntry80); return &k.Entry, k.b[:] }},
 }
 
 // keyLong in Entry.klen marks a key too long to share the allocation: a
@@ -126,13 +126,21 @@ func allocEntry(key []byte, vcap int) (*Entry, []byte) {
 var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 
 // adopt stores the value and expiry of v, an Entry made outside the
-// keyspace (loading, tests), under key, which must be absent.
+// keyspace (loading, tests) or moving to another key (RENAME), under key,
+// which must be absent.
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
-	e, buf := s.newEntry(key, len(v.Str))
-	if buf != nil {
-		e.Str = append(buf, v.Str...)
+	var e *Entry
+	if v.isInt || v.Obj != nil {
+		e, _ = s.newEntry(key, 0)
+		e.sptr, e.slen, e.scap, e.isInt = v.sptr, v.slen, v.scap, v.isInt
 	} else {
-		e.Str = v.Str
+		var buf []byte
+		e, buf = s.newEntry(key, int(v.slen))
+		if buf != nil {
+			e.setStr(append(buf, v.str()...))
+		} else {
+			e.setStr(v.str())
+		}
 	}
 	e.Obj, e.enc = v.Obj, v.enc
 	s.setExp(e, v.Exp)

@@ -9,23 +9,37 @@ import (
 
 // Entry is one key's value and expiry.
 //
-// A string value lives in Str with Obj nil; other types live in Obj
-// (*ZSet, *Hash, *List). Exp is the absolute expiry in Unix ms, 0
-// for none. A key is expired when now > Exp, as in Redis.
+// A string value is read with str and written with setStr or setInt
+// (entry_value.go), with Obj nil; other types live in Obj (*ZSet, *Hash,
+// *List). Exp is the absolute expiry in Unix ms, 0 for none. A key is
+// expired when now > Exp, as in Redis.
+//
+// The header is 48 bytes, a Go size class of its own, so that a 16-byte
+// key after it fills a 64-byte object: the string value is a bare pointer
+// with 32-bit length and capacity rather than a slice, and an integer
+// value lives in those 8 bytes with no buffer at all.
 type Entry struct {
 	Exp int64
-	Str []byte
-	Obj any
+	// sptr, slen and scap are the string value's bytes, as a []byte's
+	// data, len and cap (values are at most proto-max-bulk-len, 512 MB by
+	// default, far below 4 GB). When isInt, sptr is nil and slen|scap<<32
+	// is the value as an int64.
+	sptr *byte
+	slen uint32
+	scap uint32
+	Obj  any
 	// hash is the key's keyHash, which the shard's index probes by.
 	hash uint32
 	// klen is the key's length; the key's bytes follow the Entry in its
 	// allocation, or a string header does when klen is keyLong
-	// (entry_alloc.go). These fields fill the padding after enc, so they
-	// cost no byte.
+	// (entry_alloc.go).
 	klen uint16
 	// enc is how Redis would have encoded a string value, which depends on
 	// the command that made it, not only on the bytes (OBJECT ENCODING).
 	enc strEnc
+	// isInt: the string value is the canonical decimal form of an int64,
+	// stored as the number (Redis's "int" encoding).
+	isInt bool
 }
 
 // strEnc is Redis's choice of string encoding. setString resets it to

@@ -279,10 +279,10 @@ func (s *Server) evictKey(sh *Shard, db int, key string) {
 }
 
 // entrySize estimates the bytes a key and its value hold, for the measure
-// between collections: the map entry, the Entry, the key and the value.
+// between collections: the index slot, the Entry, the key and the value.
 func entrySize(key string, e *Entry) int64 {
-	const overhead = 48 + 64 // map slot and hash overhead, Entry
-	n := int64(overhead + len(key) + cap(e.Str))
+	const overhead = 16 + 48 // index slot at its average fill, Entry
+	n := int64(overhead + len(key) + e.strCap())
 	if sz, ok := e.Obj.(interface{ MemoryBytes() int }); ok {
 		n += int64(sz.MemoryBytes())
 	} else if e.Obj != nil {

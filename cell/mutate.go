@@ -1,5 +1,7 @@
 package cell
 
+import "github.com/cellserver/cellserver/resp"
+
 // The keyspace mutation API. Every write to a key goes through one of the
 // functions below, and each of them ends in wrote(): the single place where
 // WATCH invalidation, the changes-since-save count and the persistence
@@ -42,18 +44,47 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	s := x.srv.ks.shardOf(x.db, key)
 	e := s.keys.get(key)
 	wide := isWide(e)
+	if v, ok := resp.ParseInt(val); ok {
+		return x.storeInt(s, e, key, v, exp, wide)
+	}
 	if e == nil {
 		var buf []byte
 		e, buf = s.newEntry(key, len(val)) // entry_alloc.go
 		if buf == nil {
 			buf = make([]byte, 0, len(val))
 		}
-		e.Str = append(buf, val...)
+		e.setStr(append(buf, val...))
 	} else {
+		var old []byte
+		if !e.isInt && e.Obj == nil {
+			old = e.str()[:0]
+		}
 		e.Obj = nil
-		e.Str = append(e.Str[:0], val...)
+		e.setStr(append(old, val...))
 		e.enc = encAuto
 	}
+	s.setExp(e, exp)
+	x.wroteOver(s, key, wide)
+	return e
+}
+
+// setInt stores the string value of v's decimal form under key, as
+// setString would, without formatting it: it is kept as the number.
+func (x *Ctx) setInt(key []byte, v, exp int64) *Entry {
+	s := x.srv.ks.shardOf(x.db, key)
+	e := s.keys.get(key)
+	return x.storeInt(s, e, key, v, exp, isWide(e))
+}
+
+// storeInt is setInt once key's entry e (nil: none) is looked up in s.
+func (x *Ctx) storeInt(s *Shard, e *Entry, key []byte, v, exp int64, wide bool) *Entry {
+	if e == nil {
+		e, _ = s.newEntry(key, 0)
+	} else {
+		e.Obj = nil
+		e.enc = encAuto
+	}
+	e.setInt(v)
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
 	return e
@@ -68,7 +99,8 @@ func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 		e, _ = s.newEntry(key, 0)
 		e.Obj = obj
 	} else {
-		e.Str, e.Obj = nil, obj
+		e.clearStr()
+		e.Obj = obj
 	}
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)

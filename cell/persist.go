@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
 )
 
@@ -210,7 +211,7 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 	}
 	switch v := e.Obj.(type) {
 	case nil:
-		b.PutString(db, key, e.Exp, e.Str)
+		b.PutString(db, key, e.Exp, e.str())
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
@@ -343,7 +344,13 @@ func (s *Server) presizeShards() {
 func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 	switch v.Kind {
 	case persist.KindString:
-		return &Entry{Exp: v.Exp, Str: append(make([]byte, 0, len(v.Str)), v.Str...)}, true
+		e := &Entry{Exp: v.Exp}
+		if n, ok := resp.ParseInt(v.Str); ok {
+			e.setInt(n)
+		} else {
+			e.setStr(append(make([]byte, 0, len(v.Str)), v.Str...))
+		}
+		return e, true
 	}
 	if obj, ok := s.objectFromStored(v); ok {
 		return &Entry{Exp: v.Exp, Obj: obj}, true

@@ -95,7 +95,7 @@ func dumpKeyspace(srv *Server) []string {
 func valueString(e *Entry) string {
 	switch v := e.Obj.(type) {
 	case nil:
-		return fmt.Sprintf("%q", e.Str)
+		return fmt.Sprintf("%q", e.str())
 	case *Hash:
 		var b strings.Builder
 		for i := range v.Len() {
