@@ -506,8 +506,8 @@ func objectEncoding(x *Ctx) {
 
 // encodingOf names the encoding Redis would use for e's value.
 func encodingOf(e *Entry) string {
-	if e.Obj != nil {
-		if o, ok := e.Obj.(interface{ Encoding() string }); ok {
+	if !e.isString() {
+		if o, ok := e.obj().(interface{ Encoding() string }); ok {
 			return o.Encoding()
 		}
 		return "unknown"
@@ -554,7 +554,7 @@ func objectRefcount(x *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.Obj == nil && encodingOf(e) == "int" {
+	if e.isString() && encodingOf(e) == "int" {
 		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return

@@ -292,7 +292,7 @@ func mget(x *Ctx) {
 	x.W.Array(len(x.Args) - 1)
 	for _, k := range x.Args[1:] {
 		e := x.lookup(k)
-		if e == nil || e.Obj != nil {
+		if e == nil || !e.isString() {
 			x.W.Null()
 			continue
 		}

@@ -73,7 +73,7 @@ func TestThrottleErrors(t *testing.T) {
 	if got := c.do("cl.throttle", "str", "1", "1", "1"); got != "-Cell error: invalid digit found in string\r\n" {
 		t.Errorf("non-u64 state: %q", got)
 	}
-	putObject(srv, "h", fakeObject{})
+	putObject(srv, "h", oneFieldHash())
 	if got := c.do("cl.throttle", "h", "1", "1", "1"); got != "-"+ErrWrongType+"\r\n" {
 		t.Errorf("hash key: %q", got)
 	}
@@ -323,10 +323,12 @@ func TestThrottleConcurrent(t *testing.T) {
 	}
 }
 
-// fakeObject stands for an aggregate value (hash, list, zset).
-type fakeObject struct{}
-
-func (fakeObject) TypeName() string { return "hash" }
+// oneFieldHash is an aggregate value for type checks.
+func oneFieldHash() *Hash {
+	h := NewHash()
+	h.Set([]byte("f"), []byte("v"))
+	return h
+}
 
 // putObject stores a non-string value directly, for type checks.
 func putObject(srv *Server, key string, obj any) {
@@ -335,7 +337,9 @@ func putObject(srv *Server, key string, obj any) {
 	if e := sh.keys.getS(key); e != nil {
 		sh.drop(key)
 	}
-	sh.adopt([]byte(key), &Entry{Obj: obj})
+	v := &Entry{}
+	v.setObj(obj)
+	sh.adopt([]byte(key), v)
 	sh.mu.Unlock()
 }
 
@@ -350,9 +354,11 @@ func entryOf(srv *Server, key string) *Entry {
 	if e == nil {
 		return nil
 	}
-	c := &Entry{Exp: e.Exp, Obj: e.Obj}
-	c.setStr(append([]byte(nil), e.str()...))
-	return c
+	c := *e // the header only: c has no key
+	if c.kind == valStr {
+		c.setStr(append([]byte(nil), e.strBytes()...))
+	}
+	return &c
 }
 
 // putString stores a string value with absolute expiry exp (ms, 0: none)
@@ -482,7 +488,7 @@ func TestThrottleCheckOrder(t *testing.T) {
 	srv := startServer(t, nil)
 	srv.activeExpiryOff.Store(true) // "old" must wait for a lookup to reap it
 	c := dial(t, srv)
-	putObject(srv, "h", fakeObject{})
+	putObject(srv, "h", oneFieldHash())
 	putString(srv, "old", "1", 1) // expired since 1970, still in the map
 	tests := []struct {
 		args []string
@@ -507,7 +513,7 @@ func TestThrottleCheckOrder(t *testing.T) {
 	if e := entryOf(srv, "old"); e == nil {
 		t.Errorf("a call refused before touching the key reaped it")
 	}
-	if e := entryOf(srv, "h"); e == nil || e.Obj == nil {
+	if e := entryOf(srv, "h"); e == nil || e.isString() {
 		t.Errorf("the hash was changed: %+v", e)
 	}
 }

@@ -10,7 +10,7 @@ import "unsafe"
 // in its own allocation, one (or two adjacent lines) when they are one
 // object. It is also one allocation per new key instead of three, and
 // fewer bytes: a CL.THROTTLE key of 16 bytes with its TAT (an int, no
-// buffer) is one 64-byte object.
+// buffer) is one 48-byte object.
 //
 // What must stay true: the key bytes are never written after the index
 // holds the entry (key() hands them out as a Go string, immutable); the
@@ -19,7 +19,7 @@ import "unsafe"
 // whole object alive, which only delays its reuse.
 
 // The buffer sizes put Entry plus buffer exactly on Go's size classes
-// (64, 80, 96, 112, 128 bytes with the 48-byte Entry).
+// (48, 64, 80, 96, 112, 128 bytes with the 32-byte Entry).
 type (
 	keyedEntry16 struct {
 		Entry
@@ -41,6 +41,10 @@ type (
 		Entry
 		b [80]byte
 	}
+	keyedEntry96 struct {
+		Entry
+		b [96]byte
+	}
 )
 
 // keyedSizes are the shapes newEntry picks from, smallest first: the room
@@ -54,6 +58,7 @@ var keyedSizes = [...]struct {
 	{48, func() (*Entry, []byte) { k := new(keyedEntry48); return &k.Entry, k.b[:] }},
 	{64, func() (*Entry, []byte) { k := new(keyedEntry64); return &k.Entry, k.b[:] }},
 	{80, func() (*Entry, []byte) { k := new(keyedEntry80); return &k.Entry, k.b[:] }},
+	{96, func() (*Entry, []byte) { k := new(keyedEntry96); return &k.Entry, k.b[:] }},
 }
 
 // keyLong in Entry.klen marks a key too long to share the allocation: a
@@ -130,19 +135,19 @@ var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 // which must be absent.
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 	var e *Entry
-	if v.isInt || v.Obj != nil {
+	if v.kind != valStr {
 		e, _ = s.newEntry(key, 0)
-		e.sptr, e.slen, e.scap, e.isInt = v.sptr, v.slen, v.scap, v.isInt
+		e.ptr, e.n, e.kind = v.ptr, v.n, v.kind
 	} else {
 		var buf []byte
-		e, buf = s.newEntry(key, int(v.slen))
+		e, buf = s.newEntry(key, v.strLen())
 		if buf != nil {
-			e.setStr(append(buf, v.str()...))
+			e.setStr(append(buf, v.strBytes()...))
 		} else {
-			e.setStr(v.str())
+			e.setStr(v.strBytes())
 		}
 	}
-	e.Obj, e.enc = v.Obj, v.enc
+	e.enc = v.enc
 	s.setExp(e, v.Exp)
 	return e
 }

@@ -1,75 +1,116 @@
 package cell
 
 import (
+	"fmt"
 	"strconv"
 	"unsafe"
 )
 
-// The string value of an Entry: bytes, or an int64 when the bytes are its
-// canonical decimal form (Redis's "int" encoding). A CL.THROTTLE TAT is 19
-// digits as text and 8 bytes as a number, which keeps the throttle key's
-// entry in a 64-byte object (entry_alloc.go). Reading gives back exactly
-// the bytes that were written: only strings that strconv.FormatInt would
-// produce are stored as numbers, which is what resp.ParseInt (Redis's
-// string2ll) accepts.
+// The value of an Entry. A string is bytes, or an int64 when the bytes are
+// its canonical decimal form (Redis's "int" encoding): a CL.THROTTLE TAT is
+// 19 digits as text and 8 bytes as a number, which keeps the throttle
+// key's entry in a 48-byte object (entry_alloc.go). Reading gives back
+// exactly the bytes that were written: only strings that resp.ParseInt
+// (Redis's string2ll) accepts, which are those strconv.FormatInt
+// produces, are stored as numbers.
+
+// valueKind is what an Entry holds.
+type valueKind uint8
+
+const (
+	valStr valueKind = iota // bytes at ptr, len and cap in n
+	valInt                  // the int64 in n
+	valZSet
+	valHash
+	valList
+)
+
+// isString reports whether the value is a string (bytes or int).
+func (e *Entry) isString() bool { return e.kind <= valInt }
 
 // str returns the string value's bytes; for an int it formats them into a
 // new slice, so hot readers use strTo or intVal instead.
 func (e *Entry) str() []byte {
-	if e.isInt {
-		return strconv.AppendInt(nil, e.intBits(), 10)
+	if e.kind == valInt {
+		return strconv.AppendInt(nil, int64(e.n), 10)
 	}
-	return unsafe.Slice(e.sptr, e.scap)[:e.slen]
+	return e.strBytes()
+}
+
+// strBytes is the byte form's slice (valStr only).
+func (e *Entry) strBytes() []byte {
+	return unsafe.Slice((*byte)(e.ptr), e.n>>32)[:uint32(e.n)]
 }
 
 // strTo returns the string value's bytes, formatting an int into buf.
 func (e *Entry) strTo(buf *[20]byte) []byte {
-	if e.isInt {
-		return strconv.AppendInt(buf[:0], e.intBits(), 10)
+	if e.kind == valInt {
+		return strconv.AppendInt(buf[:0], int64(e.n), 10)
 	}
-	return unsafe.Slice(e.sptr, e.scap)[:e.slen]
+	return e.strBytes()
 }
 
 // strLen is the length of the string value.
 func (e *Entry) strLen() int {
-	if e.isInt {
+	if e.kind == valInt {
 		var buf [20]byte
-		return len(strconv.AppendInt(buf[:0], e.intBits(), 10))
+		return len(strconv.AppendInt(buf[:0], int64(e.n), 10))
 	}
-	return int(e.slen)
+	return int(uint32(e.n))
 }
 
 // strCap is the capacity of the string value's buffer (0 for an int).
 func (e *Entry) strCap() int {
-	if e.isInt {
-		return 0
+	if e.kind == valStr {
+		return int(e.n >> 32)
 	}
-	return int(e.scap)
+	return 0
 }
 
 // intVal returns the value as an int64 when it is stored as one.
-func (e *Entry) intVal() (int64, bool) { return e.intBits(), e.isInt }
-
-func (e *Entry) intBits() int64 { return int64(uint64(e.slen) | uint64(e.scap)<<32) }
+func (e *Entry) intVal() (int64, bool) { return int64(e.n), e.kind == valInt }
 
 // setStr makes b the string value (b is kept, not copied).
 func (e *Entry) setStr(b []byte) {
-	e.sptr, e.slen, e.scap, e.isInt = unsafe.SliceData(b), uint32(len(b)), uint32(cap(b)), false
+	e.ptr, e.n, e.kind = unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b))|uint64(cap(b))<<32, valStr
 }
 
 // setInt makes v the string value, as the bytes of its decimal form.
-func (e *Entry) setInt(v int64) {
-	e.sptr, e.slen, e.scap, e.isInt = nil, uint32(uint64(v)), uint32(uint64(v)>>32), true
-}
-
-// clearStr drops the string value (for an aggregate).
-func (e *Entry) clearStr() { e.sptr, e.slen, e.scap, e.isInt = nil, 0, 0, false }
+func (e *Entry) setInt(v int64) { e.ptr, e.n, e.kind = nil, uint64(v), valInt }
 
 // mutableStr returns the string value as bytes the caller may append to
 // or change in place, turning an int into its bytes first.
 func (e *Entry) mutableStr() []byte {
-	if e.isInt {
+	if e.kind == valInt {
 		e.setStr(e.str())
 	}
-	return e.str()
+	return e.strBytes()
+}
+
+// obj returns the aggregate value, or nil for a string.
+func (e *Entry) obj() any {
+	switch e.kind {
+	case valZSet:
+		return (*ZSet)(e.ptr)
+	case valHash:
+		return (*Hash)(e.ptr)
+	case valList:
+		return (*List)(e.ptr)
+	}
+	return nil
+}
+
+// setObj makes o, a *ZSet, *Hash or *List, the value.
+func (e *Entry) setObj(o any) {
+	switch v := o.(type) {
+	case *ZSet:
+		e.ptr, e.kind = unsafe.Pointer(v), valZSet
+	case *Hash:
+		e.ptr, e.kind = unsafe.Pointer(v), valHash
+	case *List:
+		e.ptr, e.kind = unsafe.Pointer(v), valList
+	default:
+		panic(fmt.Sprintf("cell: %T stored as a value", o)) // a bug in this package
+	}
+	e.n = 0
 }

@@ -36,7 +36,7 @@ func checkNoEmptyAggregates(t *testing.T, srv *Server, line string) {
 			s.mu.Lock()
 			for k, e := range s.keys.all() {
 				var n = -1
-				switch v := e.Obj.(type) {
+				switch v := e.obj().(type) {
 				case *Hash:
 					n = v.Len()
 				case *List:

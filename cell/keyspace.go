@@ -5,29 +5,28 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Entry is one key's value and expiry.
 //
-// A string value is read with str and written with setStr or setInt
-// (entry_value.go), with Obj nil; other types live in Obj (*ZSet, *Hash,
-// *List). Exp is the absolute expiry in Unix ms, 0 for none. A key is
-// expired when now > Exp, as in Redis.
+// The value is a string, read with str and written with setStr or setInt,
+// or an aggregate (*ZSet, *Hash, *List), read with obj and written with
+// setObj (entry_value.go). Exp is the absolute expiry in Unix ms, 0 for
+// none. A key is expired when now > Exp, as in Redis.
 //
-// The header is 48 bytes, a Go size class of its own, so that a 16-byte
-// key after it fills a 64-byte object: the string value is a bare pointer
-// with 32-bit length and capacity rather than a slice, and an integer
-// value lives in those 8 bytes with no buffer at all.
+// The header is 32 bytes so that with a 16-byte key it fills a 48-byte
+// object (entry_alloc.go): one pointer field serves the string's bytes
+// and the aggregate alike, told apart by kind, and one 8-byte word holds
+// the string's 32-bit length and capacity, or an integer value itself.
 type Entry struct {
 	Exp int64
-	// sptr, slen and scap are the string value's bytes, as a []byte's
-	// data, len and cap (values are at most proto-max-bulk-len, 512 MB by
-	// default, far below 4 GB). When isInt, sptr is nil and slen|scap<<32
-	// is the value as an int64.
-	sptr *byte
-	slen uint32
-	scap uint32
-	Obj  any
+	// ptr is the string value's data (valStr) or the aggregate.
+	ptr unsafe.Pointer
+	// n is len | cap<<32 of the string's bytes (valStr: values are at
+	// most proto-max-bulk-len, 512 MB by default, far below 4 GB), or the
+	// value as an int64 (valInt).
+	n uint64
 	// hash is the key's keyHash, which the shard's index probes by.
 	hash uint32
 	// klen is the key's length; the key's bytes follow the Entry in its
@@ -37,9 +36,8 @@ type Entry struct {
 	// enc is how Redis would have encoded a string value, which depends on
 	// the command that made it, not only on the bytes (OBJECT ENCODING).
 	enc strEnc
-	// isInt: the string value is the canonical decimal form of an int64,
-	// stored as the number (Redis's "int" encoding).
-	isInt bool
+	// kind says what the value is, and so what ptr and n hold.
+	kind valueKind
 }
 
 // strEnc is Redis's choice of string encoding. setString resets it to
@@ -60,13 +58,15 @@ const (
 
 // Type names the value's type as TYPE replies it.
 func (e *Entry) Type() string {
-	if e.Obj == nil {
-		return "string"
+	switch e.kind {
+	case valZSet:
+		return "zset"
+	case valHash:
+		return "hash"
+	case valList:
+		return "list"
 	}
-	if t, ok := e.Obj.(interface{ TypeName() string }); ok {
-		return t.TypeName()
-	}
-	return "none"
+	return "string"
 }
 
 // expired reports whether the entry is logically gone at now (ms).

@@ -281,11 +281,11 @@ func (s *Server) evictKey(sh *Shard, db int, key string) {
 // entrySize estimates the bytes a key and its value hold, for the measure
 // between collections: the index slot, the Entry, the key and the value.
 func entrySize(key string, e *Entry) int64 {
-	const overhead = 16 + 48 // index slot at its average fill, Entry
+	const overhead = 16 + 32 // index slot at its average fill, Entry
 	n := int64(overhead + len(key) + e.strCap())
-	if sz, ok := e.Obj.(interface{ MemoryBytes() int }); ok {
+	if sz, ok := e.obj().(interface{ MemoryBytes() int }); ok {
 		n += int64(sz.MemoryBytes())
-	} else if e.Obj != nil {
+	} else if !e.isString() {
 		n += 64
 	}
 	return n

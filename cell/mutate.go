@@ -31,7 +31,7 @@ func (x *Ctx) lookup(key []byte) *Entry {
 // with WRONGTYPE already replied, if the key holds another type.
 func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
 	e = x.lookup(key)
-	if e != nil && e.Obj != nil {
+	if e != nil && !e.isString() {
 		x.Error(ErrWrongType)
 		return nil, false
 	}
@@ -56,10 +56,9 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 		e.setStr(append(buf, val...))
 	} else {
 		var old []byte
-		if !e.isInt && e.Obj == nil {
-			old = e.str()[:0]
+		if e.kind == valStr {
+			old = e.strBytes()[:0]
 		}
-		e.Obj = nil
 		e.setStr(append(old, val...))
 		e.enc = encAuto
 	}
@@ -81,7 +80,6 @@ func (x *Ctx) storeInt(s *Shard, e *Entry, key []byte, v, exp int64, wide bool) 
 	if e == nil {
 		e, _ = s.newEntry(key, 0)
 	} else {
-		e.Obj = nil
 		e.enc = encAuto
 	}
 	e.setInt(v)
@@ -97,11 +95,8 @@ func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
 	wide := isWide(e)
 	if e == nil {
 		e, _ = s.newEntry(key, 0)
-		e.Obj = obj
-	} else {
-		e.clearStr()
-		e.Obj = obj
 	}
+	e.setObj(obj)
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
 	return e

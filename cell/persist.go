@@ -98,10 +98,10 @@ func (l *List) appendStored(dst []byte, exp int64) []byte {
 
 // isWide reports whether e is stored as several records.
 func isWide(e *Entry) bool {
-	if e == nil || e.Obj == nil {
+	if e == nil || e.isString() {
 		return false
 	}
-	w, ok := e.Obj.(wideValue)
+	w, ok := e.obj().(wideValue)
 	return ok && w.storedWide()
 }
 
@@ -202,20 +202,20 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 		}
 		return
 	}
-	if z, ok := e.Obj.(*ZSet); ok {
+	if z, ok := e.obj().(*ZSet); ok {
 		storeZSet(b, db, key, z, e.Exp, wasWide)
 		return
 	}
 	if wasWide {
 		b.DeleteKey(db, key)
 	}
-	switch v := e.Obj.(type) {
+	switch v := e.obj().(type) {
 	case nil:
 		b.PutString(db, key, e.Exp, e.str())
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
-		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.Obj), "key", fmt.Sprintf("%q", key))
+		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.obj()), "key", fmt.Sprintf("%q", key))
 	}
 }
 
@@ -273,7 +273,7 @@ func (s *Server) loadStore() error {
 				"db", db, "key", fmt.Sprintf("%q", key), "type", string(rune(v.Kind)))
 			return nil
 		}
-		if z, ok := e.Obj.(*ZSet); ok && v.Wide {
+		if z, ok := e.obj().(*ZSet); ok && v.Wide {
 			z.setStoredWide(db, key)
 		}
 		s.ks.shardOf(db, key).adopt(key, e)
@@ -353,7 +353,9 @@ func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 		return e, true
 	}
 	if obj, ok := s.objectFromStored(v); ok {
-		return &Entry{Exp: v.Exp, Obj: obj}, true
+		e := &Entry{Exp: v.Exp}
+		e.setObj(obj)
+		return e, true
 	}
 	return nil, false
 }

@@ -93,7 +93,7 @@ func dumpKeyspace(srv *Server) []string {
 
 // valueString shows a value with its type and, for aggregates, its order.
 func valueString(e *Entry) string {
-	switch v := e.Obj.(type) {
+	switch v := e.obj().(type) {
 	case nil:
 		return fmt.Sprintf("%q", e.str())
 	case *Hash:
@@ -117,7 +117,7 @@ func valueString(e *Entry) string {
 		}
 		return "list(" + b.String() + ")"
 	}
-	return fmt.Sprintf("%T", e.Obj)
+	return fmt.Sprintf("%T", e.obj())
 }
 
 func sameKeys(t *testing.T, got, want []string) {
