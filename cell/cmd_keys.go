@@ -196,7 +196,7 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 		s := &shards[shard]
 		cands = cands[:0]
 		for k := range s.keys.all() {
-			if pos := maphash.String(ks.seed, k) >> (64 - posBits); pos >= thr {
+			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
 				cands = append(cands, keyPos{pos, k})
 			}
 		}

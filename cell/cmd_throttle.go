@@ -79,7 +79,7 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 		if r.TTLms >= 0 {
 			exp = now/int64(time.Millisecond) + r.TTLms
 		}
-		x.storeTAT(key, r.NewTAT, exp)
+		x.storeTAT(key, e, r.NewTAT, exp)
 	}
 	if err != nil { // ErrExpire: the value is written without a TTL, then the error
 		x.Error(err.Error())
@@ -92,10 +92,16 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 	return r.Limited
 }
 
-// storeTAT writes the new TAT: as an int when it fits an int64, which a
-// time in ns does until 2262, else as its decimal bytes.
-func (x *Ctx) storeTAT(key []byte, tat uint64, exp int64) {
-	if tat <= math.MaxInt64 {
+// storeTAT writes the new TAT of key, whose live entry is e (nil: none):
+// as an int when it fits an int64, which a time in ns does until 2262,
+// else as its decimal bytes.
+func (x *Ctx) storeTAT(key []byte, e *Entry, tat uint64, exp int64) {
+	switch {
+	case tat > math.MaxInt64:
+	case e != nil:
+		x.setIntOn(key, e, int64(tat), exp)
+		return
+	default:
 		x.setInt(key, int64(tat), exp)
 		return
 	}

@@ -90,21 +90,20 @@ func (e *Entry) keyIs(key []byte) bool {
 	return e.key() == unsafe.String(unsafe.SliceData(key), len(key))
 }
 
-// newEntry makes an Entry for key, with room for a string value of vcap
+// newEntry makes an Entry for key, whose keyHash is h, with room for a string value of vcap
 // bytes after the key, and adds it to s under key, which must be absent.
 // It returns the entry and the value buffer (nil when the value did not
 // fit: the caller allocates it).
-func (s *Shard) newEntry(key []byte, vcap int) (*Entry, []byte) {
-	e, b := allocEntry(key, vcap)
+func (s *Shard) newEntry(h uint32, key []byte, vcap int) (*Entry, []byte) {
+	e, b := allocEntry(h, key, vcap)
 	s.keys.insert(e)
 	return e, b
 }
 
 // allocEntry makes an Entry for key, not yet in any index, as newEntry
 // describes.
-func allocEntry(key []byte, vcap int) (*Entry, []byte) {
+func allocEntry(h uint32, key []byte, vcap int) (*Entry, []byte) {
 	n := len(key) + vcap
-	h := keyHash(key)
 	for _, sz := range keyedSizes {
 		if n > sz.room {
 			continue
@@ -119,7 +118,7 @@ func allocEntry(key []byte, vcap int) (*Entry, []byte) {
 	}
 	if len(key) <= sizeClassRoom {
 		// The key alone fits a shape; the value goes on its own.
-		e, _ := allocEntry(key, 0)
+		e, _ := allocEntry(h, key, 0)
 		return e, nil
 	}
 	l := &longKeyEntry{k: string(key)}
@@ -136,11 +135,11 @@ var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 	var e *Entry
 	if v.kind != valStr {
-		e, _ = s.newEntry(key, 0)
+		e, _ = s.newEntry(keyHash(key), key, 0)
 		e.ptr, e.n, e.kind = v.ptr, v.n, v.kind
 	} else {
 		var buf []byte
-		e, buf = s.newEntry(key, v.strLen())
+		e, buf = s.newEntry(keyHash(key), key, v.strLen())
 		if buf != nil {
 			e.setStr(append(buf, v.strBytes()...))
 		} else {

@@ -57,7 +57,8 @@ func TestActiveExpiryReapsUntouchedKeys(t *testing.T) {
 func TestShardShrink(t *testing.T) {
 	sh := &Shard{}
 	for i := 0; i < 2*shrinkMin; i++ {
-		sh.newEntry([]byte(strconv.Itoa(i)), 0)
+		k := []byte(strconv.Itoa(i))
+		sh.newEntry(keyHash(k), k, 0)
 	}
 	sh.shrink()
 	if sh.peak != 2*shrinkMin {

@@ -31,15 +31,23 @@ type keyIndex struct {
 	n     int
 }
 
-// indexSeed seeds every key hash the indexes store. One seed for the
-// process: entries move between shards (RENAME) with their hash.
-var indexSeed = maphash.MakeSeed()
+// keySeed seeds every key hash: the shard a key belongs to (its low bits,
+// outside cluster mode), its SCAN position (its top bits) and the hash
+// its Entry keeps for the index (its top 32 bits), so that one hash of
+// the key serves a whole lookup. One seed for the process.
+var keySeed = maphash.MakeSeed()
 
 // minIndexSize is the smallest table an index with keys has.
 const minIndexSize = 8
 
+// keyHash64 is the key's hash, of which the others are parts.
+func keyHash64(key []byte) uint64 { return maphash.Bytes(keySeed, key) }
+
 // keyHash is the hash an Entry of key stores.
-func keyHash(key []byte) uint32 { return uint32(maphash.Bytes(indexSeed, key)) }
+func keyHash(key []byte) uint32 { return indexHash(keyHash64(key)) }
+
+// indexHash is the part of a keyHash64 the index uses.
+func indexHash(h uint64) uint32 { return uint32(h >> 32) }
 
 // tagOf is the tag byte of hash: never 0, which marks an empty slot.
 func tagOf(h uint32) uint8 { return uint8(h>>24) | 1 }
@@ -52,7 +60,14 @@ func (ix *keyIndex) get(key []byte) *Entry {
 	if ix.n == 0 {
 		return nil
 	}
-	h := keyHash(key)
+	return ix.getH(keyHash(key), key)
+}
+
+// getH is get for a key whose keyHash is h.
+func (ix *keyIndex) getH(h uint32, key []byte) *Entry {
+	if ix.n == 0 {
+		return nil
+	}
 	if i := ix.find(h, key); i >= 0 {
 		return ix.slots[i]
 	}

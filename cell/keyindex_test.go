@@ -104,7 +104,7 @@ func applyIndexOp(ix *keyIndex, model map[string]*Entry, op string) {
 		if model[k] != nil {
 			return
 		}
-		e, _ := allocEntry([]byte(k), 0)
+		e, _ := allocEntry(keyHash([]byte(k)), []byte(k), 0)
 		ix.insert(e)
 		model[k] = e
 	case op[0] == '-':
@@ -126,7 +126,7 @@ func TestKeyIndexCollisions(t *testing.T) {
 		model := map[string]*Entry{}
 		for i := 0; i < 5; i++ {
 			k := "c" + strconv.Itoa(i)
-			e, _ := allocEntry([]byte(k), 0)
+			e, _ := allocEntry(keyHash([]byte(k)), []byte(k), 0)
 			e.hash = home | uint32(i)<<25 // same home, different tags
 			if i == 4 {
 				e.hash = home // same tag too: only the key bytes differ

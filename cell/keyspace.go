@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -102,7 +101,6 @@ type DB struct {
 type Keyspace struct {
 	dbs  []DB
 	mask uint64
-	seed maphash.Seed
 	// bySlot places keys by cluster hash slot instead of maphash, so that
 	// all keys of a slot share a shard (CLUSTER GETKEYSINSLOT scans one).
 	bySlot bool
@@ -114,7 +112,7 @@ func NewKeyspace(databases, shards int) *Keyspace {
 	for n < shards {
 		n <<= 1
 	}
-	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1), seed: maphash.MakeSeed()}
+	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1)}
 	for d := range ks.dbs {
 		ks.dbs[d].shards = make([]Shard, n)
 		for i := range ks.dbs[d].shards {
@@ -133,8 +131,17 @@ func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
 	if ks.bySlot {
 		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask]
 	}
-	h := maphash.Bytes(ks.seed, key)
-	return &ks.dbs[db].shards[h&ks.mask]
+	return &ks.dbs[db].shards[keyHash64(key)&ks.mask]
+}
+
+// locate returns the shard that owns key in db and the key's keyHash,
+// from one hash of the key.
+func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
+	h := keyHash64(key)
+	if ks.bySlot {
+		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask], indexHash(h)
+	}
+	return &ks.dbs[db].shards[h&ks.mask], indexHash(h)
 }
 
 // lockSet is the set of shards one execution holds, locked in ascending id
