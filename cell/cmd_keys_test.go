@@ -105,6 +105,52 @@ func TestScanGuarantee(t *testing.T) {
 	}
 }
 
+// TestScanAcrossGrowth: every key present for the whole scan is returned
+// exactly once while the shards' indexes grow many times over between the
+// calls, then shrink when those keys are deleted again.
+func TestScanAcrossGrowth(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Shards = 2 })
+	c := dial(t, srv)
+	other := dial(t, srv)
+	for i := range 300 {
+		c.do("SET", fmt.Sprintf("stay:%d", i), "v")
+	}
+	added := 0
+	seen := scanKeys(t, c, "5", func(call int) {
+		switch {
+		case call < 20: // grow: 300 keys to about 40,000
+			args := []string{"MSET"}
+			for range 2000 {
+				args = append(args, fmt.Sprintf("grow:%d", added), "v")
+				added++
+			}
+			other.do(args...)
+		case call == 20: // shrink: delete them all, compact every index
+			for i := 0; i < added; i += 1000 {
+				args := []string{"DEL"}
+				for j := i; j < min(i+1000, added); j++ {
+					args = append(args, fmt.Sprintf("grow:%d", j))
+				}
+				other.do(args...)
+			}
+			for i := range srv.ks.dbs[0].shards {
+				sh := &srv.ks.dbs[0].shards[i]
+				sh.mu.Lock()
+				sh.keys.compact()
+				sh.mu.Unlock()
+			}
+		}
+	})
+	for i := range 300 {
+		if n := seen[fmt.Sprintf("stay:%d", i)]; n != 1 {
+			t.Fatalf("stay:%d returned %d times", i, n)
+		}
+	}
+	if added < 40000 {
+		t.Fatalf("the scan ended after %d added keys: no growth tested", added)
+	}
+}
+
 // TestScanLinear: a full scan of a big shard takes a bounded number of
 // calls per shard however small COUNT is, so it stays linear.
 func TestScanLinear(t *testing.T) {
