@@ -355,7 +355,7 @@ func entryOf(srv *Server, key string) *Entry {
 		return nil
 	}
 	c := *e // the header only: c has no key
-	if c.kind == valStr {
+	if c.hasBytes() {
 		c.setStr(append([]byte(nil), e.strBytes()...))
 	}
 	return &c

@@ -134,7 +134,7 @@ var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 // which must be absent.
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 	var e *Entry
-	if v.kind != valStr {
+	if !v.hasBytes() {
 		e, _ = s.newEntry(keyHash(key), key, 0)
 		e.ptr, e.n, e.kind = v.ptr, v.n, v.kind
 	} else {

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"unsafe"
 )
@@ -19,6 +20,7 @@ type valueKind uint8
 
 const (
 	valStr valueKind = iota // bytes at ptr, len and cap in n
+	valBig                  // bytes of 4 GB or more: ptr is a *[]byte
 	valInt                  // the int64 in n
 	valZSet
 	valHash
@@ -27,6 +29,9 @@ const (
 
 // isString reports whether the value is a string (bytes or int).
 func (e *Entry) isString() bool { return e.kind <= valInt }
+
+// hasBytes reports whether the value is a string kept as bytes.
+func (e *Entry) hasBytes() bool { return e.kind <= valBig }
 
 // str returns the string value's bytes; for an int it formats them into a
 // new slice, so hot readers use strTo or intVal instead.
@@ -37,8 +42,11 @@ func (e *Entry) str() []byte {
 	return e.strBytes()
 }
 
-// strBytes is the byte form's slice (valStr only).
+// strBytes is the byte form's slice (hasBytes only).
 func (e *Entry) strBytes() []byte {
+	if e.kind == valBig {
+		return *(*[]byte)(e.ptr)
+	}
 	return unsafe.Slice((*byte)(e.ptr), e.n>>32)[:uint32(e.n)]
 }
 
@@ -56,13 +64,13 @@ func (e *Entry) strLen() int {
 		var buf [20]byte
 		return len(strconv.AppendInt(buf[:0], int64(e.n), 10))
 	}
-	return int(uint32(e.n))
+	return len(e.strBytes())
 }
 
 // strCap is the capacity of the string value's buffer (0 for an int).
 func (e *Entry) strCap() int {
-	if e.kind == valStr {
-		return int(e.n >> 32)
+	if e.hasBytes() {
+		return cap(e.strBytes())
 	}
 	return 0
 }
@@ -70,8 +78,16 @@ func (e *Entry) strCap() int {
 // intVal returns the value as an int64 when it is stored as one.
 func (e *Entry) intVal() (int64, bool) { return int64(e.n), e.kind == valInt }
 
-// setStr makes b the string value (b is kept, not copied).
+// setStr makes b the string value (b is kept, not copied). A string too
+// long for 32-bit length and capacity (proto-max-bulk-len may be raised
+// past 4 GB) keeps its slice header in an allocation of its own.
 func (e *Entry) setStr(b []byte) {
+	if uint64(cap(b)) > math.MaxUint32 {
+		h := new([]byte) // not &b: that would move every b to the heap
+		*h = b
+		e.ptr, e.n, e.kind = unsafe.Pointer(h), 0, valBig
+		return
+	}
 	e.ptr, e.n, e.kind = unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b))|uint64(cap(b))<<32, valStr
 }
 

@@ -20,11 +20,11 @@ import (
 // the string's 32-bit length and capacity, or an integer value itself.
 type Entry struct {
 	Exp int64
-	// ptr is the string value's data (valStr) or the aggregate.
+	// ptr is the string value's data (valStr), its slice (valBig) or the
+	// aggregate.
 	ptr unsafe.Pointer
-	// n is len | cap<<32 of the string's bytes (valStr: values are at
-	// most proto-max-bulk-len, 512 MB by default, far below 4 GB), or the
-	// value as an int64 (valInt).
+	// n is len | cap<<32 of the string's bytes (valStr: below 4 GB), or
+	// the value as an int64 (valInt).
 	n uint64
 	// hash is the key's keyHash, which the shard's index probes by.
 	hash uint32

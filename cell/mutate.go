@@ -56,7 +56,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 		e.setStr(append(buf, val...))
 	} else {
 		var old []byte
-		if e.kind == valStr {
+		if e.hasBytes() {
 			old = e.strBytes()[:0]
 		}
 		e.setStr(append(old, val...))
