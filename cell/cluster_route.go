@@ -147,7 +147,7 @@ func (r *slotRouter) exists(key []byte) bool {
 	if r.holds != nil && !r.holds(sh) {
 		return false
 	}
-	e := sh.keys[string(key)]
+	e := sh.keys.get(key)
 	return e != nil && !e.expired(r.now)
 }
 
@@ -193,7 +193,7 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 func (s *Server) keyExists(key []byte) bool {
 	sh := s.ks.shardOf(0, key)
 	sh.mu.Lock()
-	e := sh.keys[string(key)]
+	e := sh.keys.get(key)
 	ok := e != nil && !e.expired(time.Now().UnixMilli())
 	sh.mu.Unlock()
 	return ok

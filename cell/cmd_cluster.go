@@ -293,7 +293,7 @@ func clusterCountKeysInSlot(x *Ctx) {
 func countKeysInSlot(x *Ctx, slot int) int {
 	s := slotShard(x, slot)
 	n := 0
-	for k := range s.keys {
+	for k := range s.keys.all() {
 		if KeySlot([]byte(k)) == slot {
 			n++
 		}
@@ -325,7 +325,7 @@ func clusterGetKeysInSlot(x *Ctx) {
 	}
 	s := slotShard(x, int(slot))
 	var out []string
-	for k := range s.keys {
+	for k := range s.keys.all() {
 		if int64(len(out)) >= count {
 			break
 		}

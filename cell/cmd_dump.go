@@ -60,10 +60,10 @@ var dumpCRC = crc64.MakeTable(crc64.ECMA)
 // encodeDump serializes e's value; ok is false for a type it cannot write.
 func encodeDump(e *Entry) (out []byte, ok bool) {
 	putBytes := func(b []byte) { out = binary.AppendUvarint(out, uint64(len(b))); out = append(out, b...) }
-	switch v := e.Obj.(type) {
+	switch v := e.obj().(type) {
 	case nil:
 		out = append(out, dumpString)
-		putBytes(e.Str)
+		putBytes(e.str())
 	case *List:
 		out = append(out, dumpList)
 		out = binary.AppendUvarint(out, uint64(v.Len()))

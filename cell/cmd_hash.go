@@ -43,7 +43,7 @@ func (x *Ctx) lookupHash(key []byte) (h *Hash, ok bool) {
 	if e == nil {
 		return nil, true
 	}
-	if h, isHash := e.Obj.(*Hash); isHash {
+	if h, isHash := e.obj().(*Hash); isHash {
 		return h, true
 	}
 	x.Error(ErrWrongType)

@@ -480,7 +480,7 @@ func infoKeyspace(s *Server, x *Ctx, b *strings.Builder) {
 		keys, expires := 0, 0
 		for i := range s.ks.dbs[d].shards {
 			sh := &s.ks.dbs[d].shards[i]
-			keys += len(sh.keys)
+			keys += sh.keys.len()
 			expires += sh.withTTL
 		}
 		if keys > 0 {

@@ -85,7 +85,7 @@ func keys(x *Ctx) {
 	shards := x.srv.ks.dbs[x.db].shards
 	var out []string
 	for i := range shards {
-		for k, e := range shards[i].keys {
+		for k, e := range shards[i].keys.all() {
 			if e.expired(x.now) {
 				continue
 			}
@@ -195,12 +195,12 @@ func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
 	for int64(len(out)) < count {
 		s := &shards[shard]
 		cands = cands[:0]
-		for k := range s.keys {
-			if pos := maphash.String(ks.seed, k) >> (64 - posBits); pos >= thr {
+		for k := range s.keys.all() {
+			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
 				cands = append(cands, keyPos{pos, k})
 			}
 		}
-		want := max(int(count)-len(out), len(s.keys)/scanSlices, 1)
+		want := max(int(count)-len(out), s.keys.len()/scanSlices, 1)
 		if len(cands) > want {
 			smallestFirst(cands, want)
 			last := cands[0].pos
@@ -312,14 +312,14 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 // randomkey picks a live key at random: a shard with probability by its
-// size, then the first key of Go's randomised map iteration. Expired keys
+// size, then the first key at or after a random slot of its index. Expired keys
 // met on the way are deleted, as Redis does, until a live one turns up.
 func randomkey(x *Ctx) {
 	shards := x.srv.ks.dbs[x.db].shards
 	for {
 		total := 0
 		for i := range shards {
-			total += len(shards[i].keys)
+			total += shards[i].keys.len()
 		}
 		if total == 0 {
 			x.W.Null()
@@ -328,13 +328,13 @@ func randomkey(x *Ctx) {
 		r := rand.IntN(total)
 		var s *Shard
 		for i := range shards {
-			if r < len(shards[i].keys) {
+			if r < shards[i].keys.len() {
 				s = &shards[i]
 				break
 			}
-			r -= len(shards[i].keys)
+			r -= shards[i].keys.len()
 		}
-		for k := range s.keys {
+		for k := range s.keys.from(rand.Uint64()) {
 			if x.lookup([]byte(k)) != nil {
 				x.W.BulkString(k)
 				return
@@ -506,17 +506,19 @@ func objectEncoding(x *Ctx) {
 
 // encodingOf names the encoding Redis would use for e's value.
 func encodingOf(e *Entry) string {
-	if e.Obj != nil {
-		if o, ok := e.Obj.(interface{ Encoding() string }); ok {
+	if !e.isString() {
+		if o, ok := e.obj().(interface{ Encoding() string }); ok {
 			return o.Encoding()
 		}
 		return "unknown"
 	}
-	n := len(e.Str)
+	var buf [20]byte
+	v := e.strTo(&buf)
+	n := len(v)
 	switch {
 	case e.enc == encRaw:
 		return "raw"
-	case e.enc == encAuto && n <= 20 && isInt(e.Str):
+	case e.enc == encAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"
@@ -552,8 +554,8 @@ func objectRefcount(x *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.Obj == nil && encodingOf(e) == "int" {
-		if v, _ := resp.ParseInt(e.Str); v >= 0 && v < 10000 {
+	if e.isString() && encodingOf(e) == "int" {
+		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cellserver/cellserver/resp"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -100,6 +102,52 @@ func TestScanGuarantee(t *testing.T) {
 				t.Fatalf("COUNT %s: stay:%d returned %d times", count, i, n)
 			}
 		}
+	}
+}
+
+// TestScanAcrossGrowth: every key present for the whole scan is returned
+// exactly once while the shards' indexes grow many times over between the
+// calls, then shrink when those keys are deleted again.
+func TestScanAcrossGrowth(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Shards = 2 })
+	c := dial(t, srv)
+	other := dial(t, srv)
+	for i := range 300 {
+		c.do("SET", fmt.Sprintf("stay:%d", i), "v")
+	}
+	added := 0
+	seen := scanKeys(t, c, "5", func(call int) {
+		switch {
+		case call < 20: // grow: 300 keys to about 40,000
+			args := []string{"MSET"}
+			for range 2000 {
+				args = append(args, fmt.Sprintf("grow:%d", added), "v")
+				added++
+			}
+			other.do(args...)
+		case call == 20: // shrink: delete them all, compact every index
+			for i := 0; i < added; i += 1000 {
+				args := []string{"DEL"}
+				for j := i; j < min(i+1000, added); j++ {
+					args = append(args, fmt.Sprintf("grow:%d", j))
+				}
+				other.do(args...)
+			}
+			for i := range srv.ks.dbs[0].shards {
+				sh := &srv.ks.dbs[0].shards[i]
+				sh.mu.Lock()
+				sh.keys.compact()
+				sh.mu.Unlock()
+			}
+		}
+	})
+	for i := range 300 {
+		if n := seen[fmt.Sprintf("stay:%d", i)]; n != 1 {
+			t.Fatalf("stay:%d returned %d times", i, n)
+		}
+	}
+	if added < 40000 {
+		t.Fatalf("the scan ended after %d added keys: no growth tested", added)
 	}
 }
 
@@ -201,8 +249,18 @@ func TestEncodingOf(t *testing.T) {
 		{"01", encAuto, "embstr"}, {strings.Repeat("a", 44), encAuto, "embstr"}, {strings.Repeat("a", 45), encAuto, "raw"},
 		{"1", encRaw, "raw"}, {"1", encNoInt, "embstr"}, {strings.Repeat("1", 45), encNoInt, "raw"},
 	} {
-		if got := encodingOf(&Entry{Str: []byte(tc.val), enc: tc.enc}); got != tc.want {
+		// The same bytes as bytes, and as an int where they are one: the
+		// storage changes nothing.
+		e := &Entry{enc: tc.enc}
+		e.setStr([]byte(tc.val))
+		if got := encodingOf(e); got != tc.want {
 			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
+		}
+		if v, ok := resp.ParseInt([]byte(tc.val)); ok {
+			e.setInt(v)
+			if got := encodingOf(e); got != tc.want {
+				t.Errorf("encodingOf(int %q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
+			}
 		}
 	}
 }

@@ -41,7 +41,7 @@ func (x *Ctx) lookupList(key []byte) (l *List, ok bool) {
 	if e == nil {
 		return nil, true
 	}
-	if l, isList := e.Obj.(*List); isList {
+	if l, isList := e.obj().(*List); isList {
 		return l, true
 	}
 	x.Error(ErrWrongType)

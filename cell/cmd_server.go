@@ -30,7 +30,7 @@ func init() {
 func dbsize(x *Ctx) {
 	n := 0
 	for i := range x.srv.ks.dbs[x.db].shards {
-		n += len(x.srv.ks.dbs[x.db].shards[i].keys)
+		n += x.srv.ks.dbs[x.db].shards[i].keys.len()
 	}
 	x.W.Int(int64(n))
 }

@@ -2,14 +2,14 @@ package cell
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/cellserver/cellserver/resp"
 )
 
 // String commands, with Redis 7.0's option parsing, check order and
-// replies (t_string.c). Values are byte strings; integers are kept as their
-// decimal text, exactly as Redis shows them.
+// replies (t_string.c). Values are byte strings; a value that is the
+// canonical decimal form of an int64 is kept as the number and read back
+// as exactly those bytes (entry_value.go).
 
 func init() {
 	register(
@@ -157,7 +157,8 @@ func replyValue(x *Ctx, e *Entry) {
 		x.W.Null()
 		return
 	}
-	x.W.Bulk(e.Str)
+	var buf [20]byte
+	x.W.Bulk(e.strTo(&buf))
 }
 
 func get(x *Ctx) {
@@ -274,7 +275,8 @@ func getex(x *Ctx) {
 			return
 		}
 	}
-	x.W.Bulk(e.Str)
+	var buf [20]byte
+	x.W.Bulk(e.strTo(&buf))
 	switch {
 	case (o.exp == expEXAT || o.exp == expPXAT) && when <= x.now:
 		x.remove(key)
@@ -290,11 +292,12 @@ func mget(x *Ctx) {
 	x.W.Array(len(x.Args) - 1)
 	for _, k := range x.Args[1:] {
 		e := x.lookup(k)
-		if e == nil || e.Obj != nil {
+		if e == nil || !e.isString() {
 			x.W.Null()
 			continue
 		}
-		x.W.Bulk(e.Str)
+		var buf [20]byte
+		x.W.Bulk(e.strTo(&buf))
 	}
 }
 
@@ -375,7 +378,10 @@ func incrDecr(x *Ctx, delta int64) {
 	}
 	var v, exp int64
 	if e != nil {
-		if v, ok = resp.ParseInt(e.Str); !ok {
+		if v, ok = e.intVal(); !ok {
+			v, ok = resp.ParseInt(e.str())
+		}
+		if !ok {
 			x.Error(ErrNotInteger)
 			return
 		}
@@ -386,8 +392,7 @@ func incrDecr(x *Ctx, delta int64) {
 		return
 	}
 	v += delta
-	var buf [20]byte
-	x.setString(key, strconv.AppendInt(buf[:0], v, 10), exp)
+	x.setInt(key, v, exp)
 	x.W.Int(v)
 }
 
@@ -403,7 +408,7 @@ func incrbyfloat(x *Ctx) {
 	cur, _ := resp.ParseLongDouble([]byte("0"))
 	var exp int64
 	if e != nil {
-		if cur, ok = resp.ParseLongDouble(e.Str); !ok {
+		if cur, ok = resp.ParseLongDouble(e.str()); !ok {
 			x.Error(ErrNotFloat)
 			return
 		}
@@ -438,13 +443,13 @@ func appendCmd(x *Ctx) {
 		x.W.Int(int64(len(val)))
 		return
 	}
-	if !stringLengthOK(x, int64(len(e.Str)), int64(len(val))) {
+	if !stringLengthOK(x, int64(e.strLen()), int64(len(val))) {
 		return
 	}
-	e.Str = append(e.Str, val...)
+	e.setStr(append(e.mutableStr(), val...))
 	e.enc = encRaw
 	x.touched(key)
-	x.W.Int(int64(len(e.Str)))
+	x.W.Int(int64(e.strLen()))
 }
 
 // stringLengthOK refuses a string that would outgrow proto-max-bulk-len.
@@ -462,7 +467,7 @@ func strlen(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		x.W.Int(int64(len(e.Str)))
+		x.W.Int(int64(e.strLen()))
 	}
 }
 
@@ -483,7 +488,9 @@ func getrange(x *Ctx) {
 		x.W.BulkString("")
 		return
 	}
-	n := int64(len(e.Str))
+	var buf [20]byte
+	v := e.strTo(&buf)
+	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.W.BulkString("")
 		return
@@ -502,7 +509,7 @@ func getrange(x *Ctx) {
 		x.W.BulkString("")
 		return
 	}
-	x.W.Bulk(e.Str[start : end+1])
+	x.W.Bulk(v[start : end+1])
 }
 
 // setrange is SETRANGE key offset value: overwrite from offset, padding
@@ -526,7 +533,7 @@ func setrange(x *Ctx) {
 		if e == nil {
 			x.W.Int(0)
 		} else {
-			x.W.Int(int64(len(e.Str)))
+			x.W.Int(int64(e.strLen()))
 		}
 		return
 	}
@@ -536,11 +543,13 @@ func setrange(x *Ctx) {
 	if e == nil {
 		e = x.setString(key, nil, 0)
 	}
-	if need := int(off) + len(val); need > len(e.Str) {
-		e.Str = append(e.Str, make([]byte, need-len(e.Str))...)
+	v := e.mutableStr()
+	if need := int(off) + len(val); need > len(v) {
+		v = append(v, make([]byte, need-len(v))...)
 	}
-	copy(e.Str[off:], val)
+	copy(v[off:], val)
+	e.setStr(v)
 	e.enc = encRaw
 	x.touched(key)
-	x.W.Int(int64(len(e.Str)))
+	x.W.Int(int64(len(v)))
 }

@@ -35,7 +35,7 @@ const (
 // checks what Redis checks first, and changes nothing.
 func TestStringWrongType(t *testing.T) {
 	srv := startServer(t, nil)
-	putObject(srv, "h", fakeObject{})
+	putObject(srv, "h", oneFieldHash())
 	c := dial(t, srv)
 	runSteps(t, c, []step{
 		{cmd("GET", "h"), wrongType},

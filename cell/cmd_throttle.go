@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -52,10 +53,17 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 	}
 	var tat uint64
 	if e != nil {
-		var err error
-		if tat, err = gcra.ParseTAT(e.Str); err != nil {
-			x.Error(err.Error())
-			return false
+		// The TAT is normally stored as an int (setInt below); any other
+		// value is parsed as redis-cell parses it.
+		if v, isInt := e.intVal(); isInt && v >= 0 {
+			tat = uint64(v)
+		} else {
+			var buf [20]byte
+			var err error
+			if tat, err = gcra.ParseTAT(e.strTo(&buf)); err != nil {
+				x.Error(err.Error())
+				return false
+			}
 		}
 	}
 	// redis-cell reads the wall clock on every call, also inside MULTI and
@@ -67,12 +75,11 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 		return false
 	}
 	if write && r.Store {
-		var buf [20]byte
 		exp := int64(0)
 		if r.TTLms >= 0 {
 			exp = now/int64(time.Millisecond) + r.TTLms
 		}
-		x.setString(key, strconv.AppendUint(buf[:0], r.NewTAT, 10), exp)
+		x.storeTAT(key, e, r.NewTAT, exp)
 	}
 	if err != nil { // ErrExpire: the value is written without a TTL, then the error
 		x.Error(err.Error())
@@ -83,4 +90,21 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 		x.W.Int(v)
 	}
 	return r.Limited
+}
+
+// storeTAT writes the new TAT of key, whose live entry is e (nil: none):
+// as an int when it fits an int64, which a time in ns does until 2262,
+// else as its decimal bytes.
+func (x *Ctx) storeTAT(key []byte, e *Entry, tat uint64, exp int64) {
+	switch {
+	case tat > math.MaxInt64:
+	case e != nil:
+		x.setIntOn(key, e, int64(tat), exp)
+		return
+	default:
+		x.setInt(key, int64(tat), exp)
+		return
+	}
+	var buf [20]byte
+	x.setString(key, strconv.AppendUint(buf[:0], tat, 10), exp)
 }

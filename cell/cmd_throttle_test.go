@@ -73,7 +73,7 @@ func TestThrottleErrors(t *testing.T) {
 	if got := c.do("cl.throttle", "str", "1", "1", "1"); got != "-Cell error: invalid digit found in string\r\n" {
 		t.Errorf("non-u64 state: %q", got)
 	}
-	putObject(srv, "h", fakeObject{})
+	putObject(srv, "h", oneFieldHash())
 	if got := c.do("cl.throttle", "h", "1", "1", "1"); got != "-"+ErrWrongType+"\r\n" {
 		t.Errorf("hash key: %q", got)
 	}
@@ -323,16 +323,23 @@ func TestThrottleConcurrent(t *testing.T) {
 	}
 }
 
-// fakeObject stands for an aggregate value (hash, list, zset).
-type fakeObject struct{}
-
-func (fakeObject) TypeName() string { return "hash" }
+// oneFieldHash is an aggregate value for type checks.
+func oneFieldHash() *Hash {
+	h := NewHash()
+	h.Set([]byte("f"), []byte("v"))
+	return h
+}
 
 // putObject stores a non-string value directly, for type checks.
 func putObject(srv *Server, key string, obj any) {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
-	sh.keys[key] = &Entry{Obj: obj}
+	if e := sh.keys.getS(key); e != nil {
+		sh.drop(key)
+	}
+	v := &Entry{}
+	v.setObj(obj)
+	sh.adopt([]byte(key), v)
 	sh.mu.Unlock()
 }
 
@@ -343,11 +350,15 @@ func entryOf(srv *Server, key string) *Entry {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.keys[key]
+	e := sh.keys.getS(key)
 	if e == nil {
 		return nil
 	}
-	return &Entry{Exp: e.Exp, Str: append([]byte(nil), e.Str...), Obj: e.Obj}
+	c := *e // the header only: c has no key
+	if c.hasBytes() {
+		c.setStr(append([]byte(nil), e.strBytes()...))
+	}
+	return &c
 }
 
 // putString stores a string value with absolute expiry exp (ms, 0: none)
@@ -355,8 +366,12 @@ func entryOf(srv *Server, key string) *Entry {
 func putString(srv *Server, key, val string, exp int64) {
 	sh := srv.ks.shardOf(0, []byte(key))
 	sh.mu.Lock()
-	sh.keys[key] = &Entry{Str: []byte(val)}
-	sh.setExp(sh.keys[key], exp)
+	if e := sh.keys.getS(key); e != nil {
+		sh.drop(key)
+	}
+	v := &Entry{Exp: exp}
+	v.setStr([]byte(val))
+	sh.adopt([]byte(key), v)
 	sh.mu.Unlock()
 }
 
@@ -376,7 +391,7 @@ func TestThrottleState(t *testing.T) {
 	}
 	after := nowMs()
 	e := entryOf(srv, "user123")
-	if e == nil || len(e.Str) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
+	if e == nil || len(e.str()) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
 		t.Fatalf("user123 entry %+v, want 19 digits expiring 2000 ms after [%d, %d]", e, before, after)
 	}
 
@@ -384,7 +399,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "neg", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Fatalf("neg: %q", got)
 	}
-	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.Str) != 19 {
+	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.str()) != 19 {
 		t.Errorf("neg entry %+v, want a TAT without expiry", e)
 	}
 
@@ -405,7 +420,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "fut", "4", "1", "1"); !strings.HasPrefix(got, "*5\r\n:1\r\n:5\r\n:0\r\n") {
 		t.Errorf("future TAT: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
 		t.Errorf("a limited call changed the entry: %+v", e)
 	}
 
@@ -418,7 +433,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.probe", "nothing", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Errorf("probe of the expire error: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.Str) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
 		t.Errorf("CL.PROBE changed the entry: %+v", e)
 	}
 	if e := entryOf(srv, "nothing"); e != nil {
@@ -434,7 +449,7 @@ func TestThrottleState(t *testing.T) {
 				t.Errorf("%s on %q: %q", cmd, v, got)
 			}
 		}
-		if e := entryOf(srv, "str"); e == nil || string(e.Str) != v {
+		if e := entryOf(srv, "str"); e == nil || string(e.str()) != v {
 			t.Errorf("the bad state %q was changed: %+v", v, e)
 		}
 	}
@@ -447,8 +462,8 @@ func TestThrottleState(t *testing.T) {
 		t.Fatalf("y: %q", got)
 	}
 	e = entryOf(srv, "y")
-	if tat, err := strconv.ParseUint(string(e.Str), 10, 64); err != nil || tat <= math.MaxInt64 {
-		t.Errorf("y state %q: want a u64 above MaxInt64", e.Str)
+	if tat, err := strconv.ParseUint(string(e.str()), 10, 64); err != nil || tat <= math.MaxInt64 {
+		t.Errorf("y state %q: want a u64 above MaxInt64", e.str())
 	}
 	if got := c.do("cl.probe", "y", "0", "1", "9223372036"); got != ints(1, 1, 0, 9223372036, 9223372036) {
 		t.Errorf("y read back: %q", got)
@@ -473,7 +488,7 @@ func TestThrottleCheckOrder(t *testing.T) {
 	srv := startServer(t, nil)
 	srv.activeExpiryOff.Store(true) // "old" must wait for a lookup to reap it
 	c := dial(t, srv)
-	putObject(srv, "h", fakeObject{})
+	putObject(srv, "h", oneFieldHash())
 	putString(srv, "old", "1", 1) // expired since 1970, still in the map
 	tests := []struct {
 		args []string
@@ -498,7 +513,7 @@ func TestThrottleCheckOrder(t *testing.T) {
 	if e := entryOf(srv, "old"); e == nil {
 		t.Errorf("a call refused before touching the key reaped it")
 	}
-	if e := entryOf(srv, "h"); e == nil || e.Obj == nil {
+	if e := entryOf(srv, "h"); e == nil || e.isString() {
 		t.Errorf("the hash was changed: %+v", e)
 	}
 }

@@ -121,7 +121,7 @@ next:
 			}
 		}
 		s := x.srv.ks.shardOf(x.db, k)
-		e := s.keys[string(k)]
+		e := s.keys.get(k)
 		key := string(k)
 		if s.watchers == nil {
 			s.watchers = map[string][]*Client{}
@@ -220,7 +220,7 @@ func (c *Client) watchAborted(now int64) bool {
 			continue
 		}
 		s := c.srv.ks.shardOf(w.db, []byte(w.key))
-		if e := s.keys[w.key]; e != nil && e.expired(now) {
+		if e := s.keys.getS(w.key); e != nil && e.expired(now) {
 			return true
 		}
 	}

@@ -147,7 +147,7 @@ func (x *Ctx) lookupZSet(key []byte) (z *ZSet, ok bool) {
 	if e == nil {
 		return nil, true
 	}
-	if z, isZSet := e.Obj.(*ZSet); isZSet {
+	if z, isZSet := e.obj().(*ZSet); isZSet {
 		return z, true
 	}
 	x.Error(ErrWrongType)

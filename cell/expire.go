@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"time"
 
@@ -112,12 +113,11 @@ func (s *Server) collectAfterReaping() {
 	runtime.GC()
 }
 
-// shrink rebuilds the shard's map once it holds far fewer keys than it
-// once did: Go maps never give back their buckets, so without this a burst
-// of keys that expired would hold its memory for good. The shard must be
-// locked.
+// shrink rebuilds the shard's index once it holds far fewer keys than it
+// once did, so that a burst of keys that expired does not hold its memory
+// for good. The shard must be locked.
 func (sh *Shard) shrink() {
-	n := len(sh.keys)
+	n := sh.keys.len()
 	if n > sh.peak {
 		sh.peak = n
 		return
@@ -125,21 +125,17 @@ func (sh *Shard) shrink() {
 	if sh.peak < shrinkMin || n > sh.peak/4 {
 		return
 	}
-	m := make(map[string]*Entry, n)
-	for k, e := range sh.keys {
-		m[k] = e
-	}
-	sh.keys = m
+	sh.keys.compact()
 	sh.peak = n
 }
 
 // expireSample checks up to want keys with a TTL, starting at a
-// random place of the shard (Go randomises map iteration), and deletes the
+// random slot of the shard's index, and deletes the
 // expired ones, adding their deletion to b (nil: no persistence). The
 // shard, of database db, must be locked.
 func (ks *Keyspace) expireSample(sh *Shard, now int64, want, db int, b *persist.Batch) (sampled, expired int) {
 	seen := 0
-	for k, e := range sh.keys {
+	for k, e := range sh.keys.from(rand.Uint64()) {
 		seen++
 		if e.Exp != 0 {
 			sampled++

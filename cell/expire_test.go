@@ -52,42 +52,36 @@ func TestActiveExpiryReapsUntouchedKeys(t *testing.T) {
 	}
 }
 
-// shrink gives a map back once it holds a quarter of its peak or less.
+// shrink gives the index's table back once it holds a quarter of its
+// peak or less, and keeps every key.
 func TestShardShrink(t *testing.T) {
-	sh := &Shard{keys: map[string]*Entry{}}
+	sh := &Shard{}
 	for i := 0; i < 2*shrinkMin; i++ {
-		sh.keys[strconv.Itoa(i)] = &Entry{}
+		k := []byte(strconv.Itoa(i))
+		sh.newEntry(keyHash(k), k, 0)
 	}
 	sh.shrink()
 	if sh.peak != 2*shrinkMin {
 		t.Fatalf("peak = %d", sh.peak)
 	}
-	before := sh.keys
+	size := len(sh.keys.slots)
 	for i := 0; i < shrinkMin; i++ {
-		delete(sh.keys, strconv.Itoa(i))
+		sh.drop(strconv.Itoa(i))
 	}
 	sh.shrink()
-	if len(sh.keys) != shrinkMin || !sameMap(before, sh.keys) {
+	if sh.keys.len() != shrinkMin || len(sh.keys.slots) != size {
 		t.Fatal("rebuilt at half the peak")
 	}
 	for i := shrinkMin; i < 2*shrinkMin-10; i++ {
-		delete(sh.keys, strconv.Itoa(i))
+		sh.drop(strconv.Itoa(i))
 	}
 	sh.shrink()
-	if sameMap(before, sh.keys) || len(sh.keys) != 10 || sh.peak != 10 {
-		t.Fatalf("not rebuilt: len %d peak %d", len(sh.keys), sh.peak)
+	if len(sh.keys.slots) >= size || sh.keys.len() != 10 || sh.peak != 10 {
+		t.Fatalf("not rebuilt: len %d size %d peak %d", sh.keys.len(), len(sh.keys.slots), sh.peak)
 	}
 	for i := 2*shrinkMin - 10; i < 2*shrinkMin; i++ {
-		if sh.keys[strconv.Itoa(i)] == nil {
+		if sh.keys.getS(strconv.Itoa(i)) == nil {
 			t.Fatalf("key %d lost in the rebuild", i)
 		}
 	}
-}
-
-// sameMap reports whether a and b are the same map object.
-func sameMap(a, b map[string]*Entry) bool {
-	a["\x00probe"] = nil
-	_, ok := b["\x00probe"]
-	delete(a, "\x00probe")
-	return ok
 }

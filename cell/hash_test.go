@@ -191,12 +191,12 @@ func TestHashKeepsTTL(t *testing.T) {
 		s := srv.ks.shardOf(0, []byte("h"))
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.keys["h"]
+		return s.keys.getS("h")
 	}
 	exp := int64(1) << 50
 	s := srv.ks.shardOf(0, []byte("h"))
 	s.mu.Lock()
-	s.setExp(s.keys["h"], exp)
+	s.setExp(s.keys.getS("h"), exp)
 	s.mu.Unlock()
 	for _, cmd := range [][]string{
 		{"hset", "h", "c", "3"}, {"hdel", "h", "a"}, {"hincrby", "h", "b", "1"},

@@ -34,9 +34,9 @@ func checkNoEmptyAggregates(t *testing.T, srv *Server, line string) {
 		for i := range srv.ks.dbs[d].shards {
 			s := &srv.ks.dbs[d].shards[i]
 			s.mu.Lock()
-			for k, e := range s.keys {
+			for k, e := range s.keys.all() {
 				var n = -1
-				switch v := e.Obj.(type) {
+				switch v := e.obj().(type) {
 				case *Hash:
 					n = v.Len()
 				case *List:

@@ -1,24 +1,42 @@
 package cell
 
 import (
-	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Entry is one key's value and expiry.
 //
-// A string value lives in Str with Obj nil; other types live in Obj
-// (*ZSet, *Hash, *List). Exp is the absolute expiry in Unix ms, 0
-// for none. A key is expired when now > Exp, as in Redis.
+// The value is a string, read with str and written with setStr or setInt,
+// or an aggregate (*ZSet, *Hash, *List), read with obj and written with
+// setObj (entry_value.go). Exp is the absolute expiry in Unix ms, 0 for
+// none. A key is expired when now > Exp, as in Redis.
+//
+// The header is 32 bytes so that with a 16-byte key it fills a 48-byte
+// object (entry_alloc.go): one pointer field serves the string's bytes
+// and the aggregate alike, told apart by kind, and one 8-byte word holds
+// the string's 32-bit length and capacity, or an integer value itself.
 type Entry struct {
 	Exp int64
-	Str []byte
-	Obj any
+	// ptr is the string value's data (valStr), its slice (valBig) or the
+	// aggregate.
+	ptr unsafe.Pointer
+	// n is len | cap<<32 of the string's bytes (valStr: below 4 GB), or
+	// the value as an int64 (valInt).
+	n uint64
+	// hash is the key's keyHash, which the shard's index probes by.
+	hash uint32
+	// klen is the key's length; the key's bytes follow the Entry in its
+	// allocation, or a string header does when klen is keyLong
+	// (entry_alloc.go).
+	klen uint16
 	// enc is how Redis would have encoded a string value, which depends on
 	// the command that made it, not only on the bytes (OBJECT ENCODING).
 	enc strEnc
+	// kind says what the value is, and so what ptr and n hold.
+	kind valueKind
 }
 
 // strEnc is Redis's choice of string encoding. setString resets it to
@@ -39,13 +57,15 @@ const (
 
 // Type names the value's type as TYPE replies it.
 func (e *Entry) Type() string {
-	if e.Obj == nil {
-		return "string"
+	switch e.kind {
+	case valZSet:
+		return "zset"
+	case valHash:
+		return "hash"
+	case valList:
+		return "list"
 	}
-	if t, ok := e.Obj.(interface{ TypeName() string }); ok {
-		return t.TypeName()
-	}
-	return "none"
+	return "string"
 }
 
 // expired reports whether the entry is logically gone at now (ms).
@@ -55,8 +75,8 @@ func (e *Entry) expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
 // to keys, withTTL and watchers happens with mu held.
 type Shard struct {
 	mu       sync.Mutex
-	id       int // global lock order: db*shards + index
-	keys     map[string]*Entry
+	id       int                  // global lock order: db*shards + index
+	keys     keyIndex             // keyindex.go
 	withTTL  int                  // keys with an expiry, for INFO keyspace
 	dirty    int64                // writes, for rdb_changes_since_last_save
 	expired  int64                // keys expired, for INFO expired_keys
@@ -81,7 +101,6 @@ type DB struct {
 type Keyspace struct {
 	dbs  []DB
 	mask uint64
-	seed maphash.Seed
 	// bySlot places keys by cluster hash slot instead of maphash, so that
 	// all keys of a slot share a shard (CLUSTER GETKEYSINSLOT scans one).
 	bySlot bool
@@ -93,13 +112,12 @@ func NewKeyspace(databases, shards int) *Keyspace {
 	for n < shards {
 		n <<= 1
 	}
-	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1), seed: maphash.MakeSeed()}
+	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1)}
 	for d := range ks.dbs {
 		ks.dbs[d].shards = make([]Shard, n)
 		for i := range ks.dbs[d].shards {
 			s := &ks.dbs[d].shards[i]
 			s.id = d*n + i
-			s.keys = map[string]*Entry{}
 		}
 	}
 	return ks
@@ -113,8 +131,17 @@ func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
 	if ks.bySlot {
 		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask]
 	}
-	h := maphash.Bytes(ks.seed, key)
-	return &ks.dbs[db].shards[h&ks.mask]
+	return &ks.dbs[db].shards[keyHash64(key)&ks.mask]
+}
+
+// locate returns the shard that owns key in db and the key's keyHash,
+// from one hash of the key.
+func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
+	h := keyHash64(key)
+	if ks.bySlot {
+		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask], indexHash(h)
+	}
+	return &ks.dbs[db].shards[h&ks.mask], indexHash(h)
 }
 
 // lockSet is the set of shards one execution holds, locked in ascending id

@@ -218,11 +218,11 @@ func TestListKeepsTTL(t *testing.T) {
 	entry := func() *Entry {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.keys["l"]
+		return s.keys.getS("l")
 	}
 	exp := int64(1) << 50
 	s.mu.Lock()
-	s.setExp(s.keys["l"], exp)
+	s.setExp(s.keys.getS("l"), exp)
 	s.mu.Unlock()
 	for _, cmd := range []string{
 		"rpush l e", "lpush l z", "lpushx l y", "rpushx l x", "lpop l", "rpop l 2",

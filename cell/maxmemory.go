@@ -226,7 +226,7 @@ func (s *Server) evictOne(policy, samples int) int64 {
 		g := (start + i) % total
 		db, sh := g/nshards, &ks.dbs[g/nshards].shards[g%nshards]
 		sh.mu.Lock()
-		if len(sh.keys) == 0 || volatile && sh.withTTL == 0 {
+		if sh.keys.len() == 0 || volatile && sh.withTTL == 0 {
 			sh.mu.Unlock()
 			continue
 		}
@@ -237,7 +237,7 @@ func (s *Server) evictOne(policy, samples int) int64 {
 		// bounded scan under volatile-* (before that, the scan goes on:
 		// withTTL says there is one).
 		seen, visited := 0, 0
-		for k, e := range sh.keys {
+		for k, e := range sh.keys.from(rand.Uint64()) {
 			if visited++; visited > 32*max(samples, 1) && best != nil {
 				break
 			}
@@ -279,13 +279,13 @@ func (s *Server) evictKey(sh *Shard, db int, key string) {
 }
 
 // entrySize estimates the bytes a key and its value hold, for the measure
-// between collections: the map entry, the Entry, the key and the value.
+// between collections: the index slot, the Entry, the key and the value.
 func entrySize(key string, e *Entry) int64 {
-	const overhead = 48 + 64 // map slot and hash overhead, Entry
-	n := int64(overhead + len(key) + cap(e.Str))
-	if sz, ok := e.Obj.(interface{ MemoryBytes() int }); ok {
+	const overhead = 16 + 32 // index slot at its average fill, Entry
+	n := int64(overhead + len(key) + e.strCap())
+	if sz, ok := e.obj().(interface{ MemoryBytes() int }); ok {
 		n += int64(sz.MemoryBytes())
-	} else if e.Obj != nil {
+	} else if !e.isString() {
 		n += 64
 	}
 	return n

@@ -238,7 +238,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		for i := range s.ks.dbs[d].shards {
 			sh := &s.ks.dbs[d].shards[i]
 			sh.mu.Lock()
-			keys[d] += len(sh.keys)
+			keys[d] += sh.keys.len()
 			ttl[d] += sh.withTTL
 			expired += sh.expired
 			sh.mu.Unlock()

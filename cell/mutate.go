@@ -1,5 +1,7 @@
 package cell
 
+import "github.com/cellserver/cellserver/resp"
+
 // The keyspace mutation API. Every write to a key goes through one of the
 // functions below, and each of them ends in wrote(): the single place where
 // WATCH invalidation, the changes-since-save count and the persistence
@@ -11,8 +13,8 @@ package cell
 // lookup returns key's live entry or nil. An expired entry is deleted on
 // the way, as Redis's expireIfNeeded does on every access.
 func (x *Ctx) lookup(key []byte) *Entry {
-	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	s, h := x.srv.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
 	if e == nil {
 		return nil
 	}
@@ -29,7 +31,7 @@ func (x *Ctx) lookup(key []byte) *Entry {
 // with WRONGTYPE already replied, if the key holds another type.
 func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
 	e = x.lookup(key)
-	if e != nil && e.Obj != nil {
+	if e != nil && !e.isString() {
 		x.Error(ErrWrongType)
 		return nil, false
 	}
@@ -39,19 +41,25 @@ func (x *Ctx) lookupString(key []byte) (e *Entry, ok bool) {
 // setString stores a string value under key, replacing whatever the key
 // held, with absolute expiry exp (0: none). The value is copied.
 func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
-	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	s, h := x.srv.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
 	wide := isWide(e)
+	if v, ok := resp.ParseInt(val); ok {
+		return x.storeInt(s, h, e, key, v, exp, wide)
+	}
 	if e == nil {
 		var buf []byte
-		e, buf = s.newEntry(key, len(val)) // entry_alloc.go
+		e, buf = s.newEntry(h, key, len(val)) // entry_alloc.go
 		if buf == nil {
 			buf = make([]byte, 0, len(val))
 		}
-		e.Str = append(buf, val...)
+		e.setStr(append(buf, val...))
 	} else {
-		e.Obj = nil
-		e.Str = append(e.Str[:0], val...)
+		var old []byte
+		if e.hasBytes() {
+			old = e.strBytes()[:0]
+		}
+		e.setStr(append(old, val...))
 		e.enc = encAuto
 	}
 	s.setExp(e, exp)
@@ -59,17 +67,47 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 	return e
 }
 
+// setInt stores the string value of v's decimal form under key, as
+// setString would, without formatting it: it is kept as the number.
+func (x *Ctx) setInt(key []byte, v, exp int64) *Entry {
+	s, h := x.srv.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
+	return x.storeInt(s, h, e, key, v, exp, isWide(e))
+}
+
+// setIntOn is setInt for key's live string entry e, just looked up: it
+// spares the second lookup (CL.THROTTLE's write-back).
+func (x *Ctx) setIntOn(key []byte, e *Entry, v, exp int64) {
+	s := x.srv.ks.shardOf(x.db, key)
+	e.enc = encAuto
+	e.setInt(v)
+	s.setExp(e, exp)
+	x.wroteOver(s, key, false)
+}
+
+// storeInt is setInt once key's entry e (nil: none) is looked up in s
+// by its keyHash h.
+func (x *Ctx) storeInt(s *Shard, h uint32, e *Entry, key []byte, v, exp int64, wide bool) *Entry {
+	if e == nil {
+		e, _ = s.newEntry(h, key, 0)
+	} else {
+		e.enc = encAuto
+	}
+	e.setInt(v)
+	s.setExp(e, exp)
+	x.wroteOver(s, key, wide)
+	return e
+}
+
 // setObject stores an aggregate value under key, replacing what it held.
 func (x *Ctx) setObject(key []byte, obj any, exp int64) *Entry {
-	s := x.srv.ks.shardOf(x.db, key)
-	e := s.keys[string(key)]
+	s, h := x.srv.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if e == nil {
-		e, _ = s.newEntry(key, 0)
-		e.Obj = obj
-	} else {
-		e.Str, e.Obj = nil, obj
+		e, _ = s.newEntry(h, key, 0)
 	}
+	e.setObj(obj)
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
 	return e
@@ -106,13 +144,12 @@ func (x *Ctx) remove(key []byte) bool {
 func (x *Ctx) rename(src, dst []byte, e *Entry) {
 	ss := x.srv.ks.shardOf(x.db, src)
 	ds := x.srv.ks.shardOf(x.db, dst)
-	dstWide := isWide(ds.keys[string(dst)])
+	dstWide := isWide(ds.keys.get(dst))
 	ss.drop(string(src))
 	ds.drop(string(dst))
-	ds.keys[string(dst)] = e
-	if e.Exp != 0 {
-		ds.withTTL++
-	}
+	// The key lives in the entry's allocation: the value moves to a new
+	// entry made for dst.
+	ds.adopt(dst, e)
 	x.wroteOver(ss, src, isWide(e))
 	x.wroteOver(ds, dst, dstWide)
 }
@@ -150,10 +187,9 @@ func (s *Shard) setExp(e *Entry, exp int64) {
 
 // drop deletes key from the shard's maps.
 func (s *Shard) drop(key string) {
-	if e := s.keys[key]; e != nil && e.Exp != 0 {
+	if e := s.keys.removeS(key); e != nil && e.Exp != 0 {
 		s.withTTL--
 	}
-	delete(s.keys, key)
 }
 
 // expire deletes an entry found expired, lazily or by the active cycle.
@@ -181,18 +217,18 @@ func (x *Ctx) flushDB(db int) {
 	}
 	for i := range x.srv.ks.dbs[db].shards {
 		s := &x.srv.ks.dbs[db].shards[i]
-		if len(s.keys) == 0 {
+		if s.keys.len() == 0 {
 			continue
 		}
 		if len(s.watchers) != 0 {
 			for k := range s.watchers {
-				if _, ok := s.keys[k]; ok {
+				if s.keys.getS(k) != nil {
 					s.touchWatchers(k)
 				}
 			}
 		}
-		s.dirty += int64(len(s.keys))
-		s.keys = map[string]*Entry{}
+		s.dirty += int64(s.keys.len())
+		s.keys.reset()
 		s.withTTL = 0
 	}
 }

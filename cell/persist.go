@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
 )
 
@@ -97,10 +98,10 @@ func (l *List) appendStored(dst []byte, exp int64) []byte {
 
 // isWide reports whether e is stored as several records.
 func isWide(e *Entry) bool {
-	if e == nil || e.Obj == nil {
+	if e == nil || e.isString() {
 		return false
 	}
-	w, ok := e.Obj.(wideValue)
+	w, ok := e.obj().(wideValue)
 	return ok && w.storedWide()
 }
 
@@ -153,7 +154,7 @@ func (c *Client) commit(st *persist.Store, l *lockSet) {
 	}
 	for _, d := range c.dirty {
 		key := c.dirtyBuf[d.off : d.off+d.n]
-		storeEntry(b, d.db, key, d.s.keys[string(key)], d.wide, c.srv)
+		storeEntry(b, d.db, key, d.s.keys.get(key), d.wide, c.srv)
 	}
 	n, err := st.Commit(b)
 	if err != nil {
@@ -201,20 +202,20 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 		}
 		return
 	}
-	if z, ok := e.Obj.(*ZSet); ok {
+	if z, ok := e.obj().(*ZSet); ok {
 		storeZSet(b, db, key, z, e.Exp, wasWide)
 		return
 	}
 	if wasWide {
 		b.DeleteKey(db, key)
 	}
-	switch v := e.Obj.(type) {
+	switch v := e.obj().(type) {
 	case nil:
-		b.PutString(db, key, e.Exp, e.Str)
+		b.PutString(db, key, e.Exp, e.str())
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
-		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.Obj), "key", fmt.Sprintf("%q", key))
+		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.obj()), "key", fmt.Sprintf("%q", key))
 	}
 }
 
@@ -225,7 +226,7 @@ func (s *Server) persistEviction(sh *Shard, db int, key string) {
 	if s.evictBatch == nil {
 		s.evictBatch = s.store.NewBatch()
 	}
-	if isWide(sh.keys[key]) {
+	if isWide(sh.keys.getS(key)) {
 		s.evictBatch.DeleteKey(db, []byte(key))
 	} else {
 		s.evictBatch.Delete(db, []byte(key))
@@ -272,14 +273,10 @@ func (s *Server) loadStore() error {
 				"db", db, "key", fmt.Sprintf("%q", key), "type", string(rune(v.Kind)))
 			return nil
 		}
-		if z, ok := e.Obj.(*ZSet); ok && v.Wide {
+		if z, ok := e.obj().(*ZSet); ok && v.Wide {
 			z.setStoredWide(db, key)
 		}
-		sh := s.ks.shardOf(db, key)
-		sh.keys[string(key)] = e
-		if e.Exp != 0 {
-			sh.withTTL++
-		}
+		s.ks.shardOf(db, key).adopt(key, e)
 		loaded++
 		return nil
 	})
@@ -312,7 +309,7 @@ func (s *Server) saveKeyCounts() error {
 		for i := range s.ks.dbs[d].shards {
 			sh := &s.ks.dbs[d].shards[i]
 			sh.mu.Lock()
-			n += len(sh.keys)
+			n += sh.keys.len()
 			sh.mu.Unlock()
 		}
 		if d > 0 {
@@ -337,9 +334,7 @@ func (s *Server) presizeShards() {
 		shards := s.ks.dbs[d].shards
 		per := n/len(shards) + n/(8*len(shards)) + 1
 		for i := range shards {
-			if len(shards[i].keys) == 0 {
-				shards[i].keys = make(map[string]*Entry, per)
-			}
+			shards[i].keys.reserve(per)
 		}
 	}
 }
@@ -349,10 +344,18 @@ func (s *Server) presizeShards() {
 func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 	switch v.Kind {
 	case persist.KindString:
-		return &Entry{Exp: v.Exp, Str: append(make([]byte, 0, len(v.Str)), v.Str...)}, true
+		e := &Entry{Exp: v.Exp}
+		if n, ok := resp.ParseInt(v.Str); ok {
+			e.setInt(n)
+		} else {
+			e.setStr(append(make([]byte, 0, len(v.Str)), v.Str...))
+		}
+		return e, true
 	}
 	if obj, ok := s.objectFromStored(v); ok {
-		return &Entry{Exp: v.Exp, Obj: obj}, true
+		e := &Entry{Exp: v.Exp}
+		e.setObj(obj)
+		return e, true
 	}
 	return nil, false
 }

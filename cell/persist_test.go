@@ -79,7 +79,7 @@ func dumpKeyspace(srv *Server) []string {
 		for i := range srv.ks.dbs[d].shards {
 			s := &srv.ks.dbs[d].shards[i]
 			s.mu.Lock()
-			for k, e := range s.keys {
+			for k, e := range s.keys.all() {
 				if !e.expired(now) {
 					out = append(out, fmt.Sprintf("%d/%q=%s/%d", d, k, valueString(e), e.Exp))
 				}
@@ -93,9 +93,9 @@ func dumpKeyspace(srv *Server) []string {
 
 // valueString shows a value with its type and, for aggregates, its order.
 func valueString(e *Entry) string {
-	switch v := e.Obj.(type) {
+	switch v := e.obj().(type) {
 	case nil:
-		return fmt.Sprintf("%q", e.Str)
+		return fmt.Sprintf("%q", e.str())
 	case *Hash:
 		var b strings.Builder
 		for i := range v.Len() {
@@ -117,7 +117,7 @@ func valueString(e *Entry) string {
 		}
 		return "list(" + b.String() + ")"
 	}
-	return fmt.Sprintf("%T", e.Obj)
+	return fmt.Sprintf("%T", e.obj())
 }
 
 func sameKeys(t *testing.T, got, want []string) {
@@ -232,7 +232,7 @@ func TestPersistExpiry(t *testing.T) {
 		for d := range srv.ks.dbs[1].shards {
 			sh := &srv.ks.dbs[1].shards[d]
 			sh.mu.Lock()
-			n += len(sh.keys)
+			n += sh.keys.len()
 			sh.mu.Unlock()
 		}
 		if n == 0 {

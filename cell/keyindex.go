@@ -1,0 +1,230 @@
+package cell
+
+import (
+	"hash/maphash"
+	"iter"
+	"unsafe"
+)
+
+// keyIndex is a shard's key -> *Entry index: open addressing with linear
+// probing over a power-of-two table, in place of a map[string]*Entry.
+//
+// Why not a Go map: the map stores a 16-byte string header beside each
+// 8-byte value (about 38 bytes per key at its average fill) and hashes
+// the key a second time after shardOf did. Here a slot is one pointer
+// plus one tag byte (about 15 bytes per key at the average fill), and the
+// key bytes live in the Entry's own allocation (entry_alloc.go), which
+// also keeps the key's 32-bit hash. A lookup reads the tag bytes of the
+// probe run (adjacent, usually one cache line), and dereferences only the
+// slots whose tag matches: one entry miss per hit, almost none per miss.
+//
+// Invariants: tags[i] == 0 exactly when slots[i] == nil; a present key
+// sits in the run of occupied slots that starts at its home slot
+// (hash & mask), so a probe stops at the first empty slot. Deletion
+// shifts the rest of the run back (no tombstones), which keeps that true.
+// The load stays at most 4/5: the table doubles before it would pass it.
+// Iteration order is slot order and means nothing; SCAN does not depend
+// on it (its cursor is a position in the key hash, cmd_keys.go).
+type keyIndex struct {
+	tags  []uint8
+	slots []*Entry
+	n     int
+}
+
+// keySeed seeds every key hash: the shard a key belongs to (its low bits,
+// outside cluster mode), its SCAN position (its top bits) and the hash
+// its Entry keeps for the index (its top 32 bits), so that one hash of
+// the key serves a whole lookup. One seed for the process.
+var keySeed = maphash.MakeSeed()
+
+// minIndexSize is the smallest table an index with keys has.
+const minIndexSize = 8
+
+// keyHash64 is the key's hash, of which the others are parts.
+func keyHash64(key []byte) uint64 { return maphash.Bytes(keySeed, key) }
+
+// keyHash is the hash an Entry of key stores.
+func keyHash(key []byte) uint32 { return indexHash(keyHash64(key)) }
+
+// indexHash is the part of a keyHash64 the index uses.
+func indexHash(h uint64) uint32 { return uint32(h >> 32) }
+
+// tagOf is the tag byte of hash: never 0, which marks an empty slot.
+func tagOf(h uint32) uint8 { return uint8(h>>24) | 1 }
+
+// len is the number of keys.
+func (ix *keyIndex) len() int { return ix.n }
+
+// get returns key's entry, or nil.
+func (ix *keyIndex) get(key []byte) *Entry {
+	if ix.n == 0 {
+		return nil
+	}
+	return ix.getH(keyHash(key), key)
+}
+
+// getH is get for a key whose keyHash is h.
+func (ix *keyIndex) getH(h uint32, key []byte) *Entry {
+	if ix.n == 0 {
+		return nil
+	}
+	if i := ix.find(h, key); i >= 0 {
+		return ix.slots[i]
+	}
+	return nil
+}
+
+// getS is get for a string key, without copying it.
+func (ix *keyIndex) getS(key string) *Entry {
+	return ix.get(unsafe.Slice(unsafe.StringData(key), len(key)))
+}
+
+// find returns the slot of key with hash h, or -1.
+func (ix *keyIndex) find(h uint32, key []byte) int {
+	mask := uint32(len(ix.tags) - 1)
+	t := tagOf(h)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch ix.tags[i] {
+		case 0:
+			return -1
+		case t:
+			if e := ix.slots[i]; e.hash == h && e.keyIs(key) {
+				return int(i)
+			}
+		}
+	}
+}
+
+// insert adds e, whose key must not be present; e.hash must be its key's.
+func (ix *keyIndex) insert(e *Entry) {
+	if (ix.n+1)*5 > len(ix.tags)*4 {
+		ix.resize(max(minIndexSize, 2*len(ix.tags)))
+	}
+	ix.place(e)
+	ix.n++
+}
+
+// place puts e in the first free slot of its run.
+func (ix *keyIndex) place(e *Entry) {
+	mask := uint32(len(ix.tags) - 1)
+	i := e.hash & mask
+	for ix.tags[i] != 0 {
+		i = (i + 1) & mask
+	}
+	ix.tags[i], ix.slots[i] = tagOf(e.hash), e
+}
+
+// remove deletes key and returns its entry, or nil if it was absent.
+func (ix *keyIndex) remove(key []byte) *Entry {
+	if ix.n == 0 {
+		return nil
+	}
+	i := ix.find(keyHash(key), key)
+	if i < 0 {
+		return nil
+	}
+	e := ix.slots[i]
+	ix.removeAt(uint32(i))
+	return e
+}
+
+// removeS is remove for a string key.
+func (ix *keyIndex) removeS(key string) *Entry {
+	return ix.remove(unsafe.Slice(unsafe.StringData(key), len(key)))
+}
+
+// removeAt empties slot i and shifts back the entries after it that may
+// move closer to their home slot, so every run stays unbroken.
+func (ix *keyIndex) removeAt(i uint32) {
+	mask := uint32(len(ix.tags) - 1)
+	hole := i
+	for j := (i + 1) & mask; ix.tags[j] != 0; j = (j + 1) & mask {
+		home := ix.slots[j].hash & mask
+		// j's entry may fill the hole unless its home lies in (hole, j]
+		// cyclically: then it would sit before its home.
+		if (j-home)&mask >= (j-hole)&mask {
+			ix.tags[hole], ix.slots[hole] = ix.tags[j], ix.slots[j]
+			hole = j
+		}
+	}
+	ix.tags[hole], ix.slots[hole] = 0, nil
+	ix.n--
+}
+
+// resize rebuilds the table with size slots (a power of two that holds n).
+func (ix *keyIndex) resize(size int) {
+	old := ix.slots
+	ix.tags, ix.slots = make([]uint8, size), make([]*Entry, size)
+	for _, e := range old {
+		if e != nil {
+			ix.place(e)
+		}
+	}
+}
+
+// reserve sizes the table for n keys in all, so that loading them does
+// not grow it step by step.
+func (ix *keyIndex) reserve(n int) {
+	size := minIndexSize
+	for size*4 < n*5 {
+		size <<= 1
+	}
+	if size > len(ix.tags) {
+		ix.resize(size)
+	}
+}
+
+// compact shrinks the table to fit its keys once it is mostly empty, so
+// that a burst of keys that expired gives its memory back.
+func (ix *keyIndex) compact() {
+	if ix.n == 0 {
+		ix.reset()
+		return
+	}
+	if len(ix.tags) > minIndexSize && ix.n*8 < len(ix.tags) {
+		size := minIndexSize
+		for size*4 < ix.n*5*2 { // room to grow by half before the next doubling
+			size <<= 1
+		}
+		if size < len(ix.tags) {
+			ix.resize(size)
+		}
+	}
+}
+
+// reset empties the index and frees its table.
+func (ix *keyIndex) reset() { *ix = keyIndex{} }
+
+// all yields every key and entry in slot order.
+func (ix *keyIndex) all() iter.Seq2[string, *Entry] { return ix.from(0) }
+
+// from yields every key and entry in slot order starting at slot
+// start % size, wrapping around: a random start gives a random sample.
+// The loop body may delete the entry it is given (and only that one):
+// the entry shifted into its slot is visited next, so none is skipped,
+// though one shifted across the start may be seen twice.
+func (ix *keyIndex) from(start uint64) iter.Seq2[string, *Entry] {
+	return func(yield func(string, *Entry) bool) {
+		size := len(ix.slots)
+		if ix.n == 0 {
+			return
+		}
+		i := int(start % uint64(size))
+		for steps := 0; steps < size; {
+			e := ix.slots[i]
+			if e == nil {
+				i, steps = (i+1)&(size-1), steps+1
+				continue
+			}
+			if !yield(e.key(), e) {
+				return
+			}
+			if ix.slots[i] == e || len(ix.slots) != size {
+				if len(ix.slots) != size {
+					return // the body grew or shrank the table: stop
+				}
+				i, steps = (i+1)&(size-1), steps+1
+			}
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package cell
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// checkIndex fails unless ix holds exactly the keys of model, each found
+// by get, with every invariant of keyIndex true.
+func checkIndex(t *testing.T, ix *keyIndex, model map[string]*Entry) {
+	t.Helper()
+	if ix.len() != len(model) {
+		t.Fatalf("len %d, model %d", ix.len(), len(model))
+	}
+	if len(ix.tags) != 0 && ix.n*5 > len(ix.tags)*4 {
+		t.Fatalf("load %d/%d above 4/5", ix.n, len(ix.tags))
+	}
+	mask := uint32(len(ix.tags) - 1)
+	n := 0
+	for i, e := range ix.slots {
+		if (e == nil) != (ix.tags[i] == 0) {
+			t.Fatalf("slot %d: tag %d, entry %v", i, ix.tags[i], e)
+		}
+		if e == nil {
+			continue
+		}
+		n++
+		if ix.tags[i] != tagOf(e.hash) {
+			t.Fatalf("slot %d: tag %d, want %d", i, ix.tags[i], tagOf(e.hash))
+		}
+		// Every slot from the entry's home to it is occupied.
+		for j := e.hash & mask; j != uint32(i); j = (j + 1) & mask {
+			if ix.tags[j] == 0 {
+				t.Fatalf("slot %d: gap at %d after home %d", i, j, e.hash&mask)
+			}
+		}
+	}
+	if n != ix.n {
+		t.Fatalf("%d occupied slots, n = %d", n, ix.n)
+	}
+	for k, e := range model {
+		if got := ix.getS(k); got != e {
+			t.Fatalf("get %q = %p, want %p", k, got, e)
+		}
+	}
+	seen := map[string]bool{}
+	for k, e := range ix.all() {
+		if model[k] != e || seen[k] {
+			t.Fatalf("all yields %q (in model: %v, twice: %v)", k, model[k] == e, seen[k])
+		}
+		seen[k] = true
+	}
+}
+
+// TestKeyIndex: inserts, deletes, growth, shrinking and long keys against
+// a map, with every invariant checked after each step.
+func TestKeyIndex(t *testing.T) {
+	long := strings.Repeat("L", 300)
+	tests := []struct {
+		name string
+		ops  []string // "+key" inserts, "-key" deletes, "compact"
+	}{
+		{"empty", nil},
+		{"one", []string{"+a"}},
+		{"insert delete", []string{"+a", "+b", "-a", "+c", "-b", "-c"}},
+		{"delete absent", []string{"-x", "+a", "-x", "-a", "-a"}},
+		{"grow", numbered("+k", 100)},
+		{"grow and empty", append(numbered("+k", 100), numbered("-k", 100)...)},
+		{"shrink", append(append(numbered("+k", 200), numbered("-k", 190)...), "compact")},
+		{"compact empty", append(append(numbered("+k", 20), numbered("-k", 20)...), "compact", "+again")},
+		{"long keys", []string{"+" + long, "+" + long + "2", "+short", "-" + long, "+" + long}},
+		{"empty key", []string{"+", "+a", "-", "+"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ix keyIndex
+			model := map[string]*Entry{}
+			for _, op := range tc.ops {
+				applyIndexOp(&ix, model, op)
+				checkIndex(t, &ix, model)
+			}
+		})
+	}
+}
+
+// numbered makes n operations prefix0, prefix1, ...
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
+
+func applyIndexOp(ix *keyIndex, model map[string]*Entry, op string) {
+	switch {
+	case op == "compact":
+		ix.compact()
+	case op[0] == '+':
+		k := op[1:]
+		if model[k] != nil {
+			return
+		}
+		e, _ := allocEntry(keyHash([]byte(k)), []byte(k), 0)
+		ix.insert(e)
+		model[k] = e
+	case op[0] == '-':
+		k := op[1:]
+		if got := ix.removeS(k); got != model[k] {
+			panic("remove " + k + " returned another entry")
+		}
+		delete(model, k)
+	}
+}
+
+// TestKeyIndexCollisions: keys forced into one home slot form one run;
+// deleting from its middle and its start keeps the rest findable, also
+// when the run wraps past the end of the table.
+func TestKeyIndexCollisions(t *testing.T) {
+	for _, home := range []uint32{0, 3, 7} { // 7: the run wraps in a table of 8
+		var ix keyIndex
+		ix.resize(minIndexSize)
+		model := map[string]*Entry{}
+		for i := 0; i < 5; i++ {
+			k := "c" + strconv.Itoa(i)
+			e, _ := allocEntry(keyHash([]byte(k)), []byte(k), 0)
+			e.hash = home | uint32(i)<<25 // same home, different tags
+			if i == 4 {
+				e.hash = home // same tag too: only the key bytes differ
+			}
+			ix.place(e)
+			ix.n++
+			model[k] = e
+		}
+		findAll := func() {
+			t.Helper()
+			for k, e := range model {
+				if i := ix.find(e.hash, []byte(k)); i < 0 || ix.slots[i] != e {
+					t.Fatalf("home %d: %q not found", home, k)
+				}
+			}
+		}
+		findAll()
+		for _, k := range []string{"c2", "c0", "c4", "c1", "c3"} {
+			i := ix.find(model[k].hash, []byte(k))
+			ix.removeAt(uint32(i))
+			delete(model, k)
+			findAll()
+		}
+		if ix.n != 0 || slices.ContainsFunc(ix.tags, func(t uint8) bool { return t != 0 }) {
+			t.Fatalf("home %d: not empty after deleting all: %v", home, ix.tags)
+		}
+	}
+}
+
+// TestKeyIndexIterDelete: a loop over from() that deletes some of the
+// entries it meets still meets every entry once, as expiry sampling needs.
+func TestKeyIndexIterDelete(t *testing.T) {
+	for _, start := range []uint64{0, 5, 1 << 40} {
+		var ix keyIndex
+		model := map[string]*Entry{}
+		for _, op := range numbered("+k", 300) {
+			applyIndexOp(&ix, model, op)
+		}
+		seen := map[string]int{}
+		for k := range ix.from(start) {
+			seen[k]++
+			if len(k)%2 == 0 || k[len(k)-1]%3 == 0 {
+				ix.removeS(k)
+				delete(model, k)
+			}
+		}
+		for _, k := range numbered("k", 300) {
+			if seen[k] == 0 {
+				t.Errorf("start %d: %q never visited", start, k)
+			}
+		}
+		checkIndex(t, &ix, model)
+	}
+}
+
+// FuzzKeyIndex runs random inserts, deletes and compactions against a map
+// model. Each operation is two bytes: the op, and a key from a small space
+// so that operations meet the same keys; a few keys are long.
+func FuzzKeyIndex(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 2, 1, 1, 0, 3, 2, 0})
+	f.Add(binary.LittleEndian.AppendUint64(nil, 0x0102030405060708))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var ix keyIndex
+		model := map[string]*Entry{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			k := strconv.Itoa(int(ops[i+1]))
+			if ops[i+1] > 250 {
+				k = strings.Repeat(k, 40)
+			}
+			switch ops[i] % 8 {
+			case 0, 1, 2, 3:
+				applyIndexOp(&ix, model, "+"+k)
+			case 4, 5, 6:
+				applyIndexOp(&ix, model, "-"+k)
+			case 7:
+				ix.compact()
+			}
+		}
+		checkIndex(t, &ix, model)
+	})
+}
