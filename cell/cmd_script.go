@@ -63,7 +63,10 @@ func init() {
 }
 
 // evalKeys is EVAL's key positions: the numkeys arguments after numkeys.
-// A bad numkeys names no keys; the handler reports it.
+// A bad numkeys names no keys; the handler reports it. The positions are
+// always 3, 4, ..., so up to evalKeyCount keys they are a slice of one
+// shared table, which callers only read (keyIndexes copies it): a script
+// call then costs no allocation here.
 func evalKeys(args [][]byte) []int {
 	if len(args) < 3 {
 		return nil
@@ -72,12 +75,25 @@ func evalKeys(args [][]byte) []int {
 	if !ok || n <= 0 || n > int64(len(args)-3) {
 		return nil
 	}
+	if n <= evalKeyCount {
+		return evalKeyIdx[:n:n]
+	}
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = 3 + i
 	}
 	return idx
 }
+
+const evalKeyCount = 64
+
+// evalKeyIdx is 3, 4, ..., 3+evalKeyCount-1; never written after init.
+var evalKeyIdx = func() (t [evalKeyCount]int) {
+	for i := range t {
+		t[i] = 3 + i
+	}
+	return t
+}()
 
 func eval(x *Ctx)      { evalGeneric(x, false, false) }
 func evalsha(x *Ctx)   { evalGeneric(x, true, false) }
@@ -157,7 +173,6 @@ type scriptRun struct {
 	allowAll bool
 	readOnly bool
 	start    time.Time
-	keyIdx   []int
 	sub      Ctx // the Ctx of the command redis.call runs, reused
 
 	busy chan struct{} // closed at busy-reply-threshold
@@ -289,8 +304,11 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 			refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 			return
 		}
-		r.keyIdx = cmd.keyIndexes(args, r.keyIdx[:0])
-		for _, i := range r.keyIdx {
+		// The client's key-position scratch: its EVAL took its locks
+		// already, and no command a script runs locks again.
+		c := x.cl
+		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
+		for _, i := range c.keyIdx {
 			if !r.holds(x.srv.ks.shardOf(r.db, args[i])) {
 				refuse(cmd, errUndeclaredKey(args[i]))
 				return

@@ -189,3 +189,37 @@ func TestScriptW2Concurrent(t *testing.T) {
 		t.Errorf("%d distinct replies, want %d", total, clients*each)
 	}
 }
+
+// TestEvalKeys checks EVAL's key positions, from the shared table and
+// past it, and that appending them leaves the shared table as it was.
+func TestEvalKeys(t *testing.T) {
+	args := func(numkeys string, n int) [][]byte {
+		a := [][]byte{[]byte("EVAL"), []byte("return 1"), []byte(numkeys)}
+		for i := 0; i < n; i++ {
+			a = append(a, []byte("k"))
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		numkeys string
+		n, want int
+	}{
+		{"0", 2, 0}, {"1", 1, 1}, {"2", 3, 2}, {"64", 64, 64}, {"65", 70, 65}, {"3", 2, 0}, {"-1", 2, 0}, {"x", 2, 0},
+	} {
+		got := evalKeys(args(tc.numkeys, tc.n))
+		if len(got) != tc.want {
+			t.Fatalf("numkeys %s: %d positions, want %d", tc.numkeys, len(got), tc.want)
+		}
+		for i, p := range got {
+			if p != 3+i {
+				t.Fatalf("numkeys %s: position %d is %d", tc.numkeys, i, p)
+			}
+		}
+		if tc.want > 0 {
+			got = append(got, 99) // must not write into the shared table
+		}
+	}
+	if evalKeyIdx[1] != 4 {
+		t.Fatalf("shared positions changed: %v", evalKeyIdx[:4])
+	}
+}
