@@ -23,8 +23,9 @@ type argTable struct {
 // script changed in a way the refill cannot undo (a metatable, a key that
 // is not one of 1..n) is replaced by a new one; one whose elements it only
 // overwrote, removed or appended is refilled. The element strings share
-// one backing string, so the copy costs one allocation per table.
-func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte) *lua.LTable {
+// one backing string, so the copy costs one allocation per table, and
+// their boxes come from the state's blocks (boxes.go).
+func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte, box *boxes) *lua.LTable {
 	// A table the script grew far past this call's size would cost its
 	// clearing on every later call: start afresh instead.
 	if a.t == nil || !a.clean() || a.n > len(items)+16 {
@@ -46,7 +47,7 @@ func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte) *lua.LTable 
 		if a.same(i, it) {
 			continue
 		}
-		a.t.RawSetInt(i+1, lua.LString(all[off:off+len(it)]))
+		a.t.RawSetInt(i+1, box.str(all[off:off+len(it)]))
 		off += len(it)
 	}
 	for i := len(items) + 1; i <= a.n; i++ {
@@ -181,10 +182,19 @@ func smallNumber(n int) lua.LValue {
 	return lua.LNumber(n)
 }
 
-// number is lua.LNumber(f) as an LValue, shared for small integers.
+// number is lua.LNumber(f) as an LValue, shared for small integers. A
+// state's own boxes.number also shares the rest of its boxes.
 func number(f float64) lua.LValue {
-	if f >= 0 && f < float64(len(smallNumbers)) && f == math.Trunc(f) && !math.Signbit(f) {
-		return smallNumbers[int(f)]
+	if v, ok := smallInteger(f); ok {
+		return v
 	}
 	return lua.LNumber(f)
+}
+
+// smallInteger is the shared LValue of f when f is one of smallNumbers.
+func smallInteger(f float64) (lua.LValue, bool) {
+	if f >= 0 && f < float64(len(smallNumbers)) && f == math.Trunc(f) && !math.Signbit(f) {
+		return smallNumbers[int(f)], true
+	}
+	return nil, false
 }

@@ -195,13 +195,13 @@ func (p *replyParser) value(depth int) lua.LValue {
 	switch kind {
 	case ':':
 		n, _ := p.integer()
-		return number(float64(n))
+		return p.st.box.number(float64(n))
 	case '$':
 		n := p.count()
 		if n < 0 {
 			return lua.LFalse
 		}
-		return lua.LString(p.bulk(n))
+		return p.st.box.str(p.bulk(n))
 	case '+':
 		var ok lua.LValue = statusOK
 		if s := p.lineBytes(); string(s) != "OK" {

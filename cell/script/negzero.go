@@ -107,15 +107,15 @@ func positiveConst(e ast.Expr) bool {
 // luaUnm is -x, metamethod included. gopher-lua's own unary minus keeps
 // -0, but its error message names neither the operand nor its type, so
 // every unary minus of a non-constant goes through here.
-func luaUnm(L *lua.LState) int {
+func (st *state) luaUnm(L *lua.LState) int {
 	v := L.Get(1)
 	switch x := v.(type) {
 	case lua.LNumber:
-		L.Push(number(-float64(x)))
+		L.Push(st.box.number(-float64(x)))
 		return 1
 	case lua.LString:
 		if f, ok := strtodLua(string(x)); ok {
-			L.Push(number(-f))
+			L.Push(st.box.number(-f))
 			return 1
 		}
 	}
@@ -139,22 +139,22 @@ func luaUnm(L *lua.LState) int {
 	return 0
 }
 
-func luaMul(L *lua.LState) int {
+func (st *state) luaMul(L *lua.LState) int {
 	a, aok := L.Get(1).(lua.LNumber)
 	b, bok := L.Get(2).(lua.LNumber)
 	if aok && bok {
-		L.Push(number(float64(a) * float64(b)))
+		L.Push(st.box.number(float64(a) * float64(b)))
 		return 1
 	}
 	L.Push(lua.LNil)
 	return 1
 }
 
-func luaDiv(L *lua.LState) int {
+func (st *state) luaDiv(L *lua.LState) int {
 	a, aok := L.Get(1).(lua.LNumber)
 	b, bok := L.Get(2).(lua.LNumber)
 	if aok && bok {
-		L.Push(number(float64(a) / float64(b)))
+		L.Push(st.box.number(float64(a) / float64(b)))
 		return 1
 	}
 	L.Push(lua.LNil)

@@ -53,6 +53,7 @@ type state struct {
 	keys, argv argTable
 	fillBuf    []byte
 	callArgs   argBuffer
+	box        boxes
 }
 
 func newState(e *Engine) *state {
@@ -323,9 +324,9 @@ func (st *state) patchBase() {
 				L.Push(v)
 			case lua.LString:
 				if n, ok := decimalInteger(string(v)); ok {
-					L.Push(number(float64(n)))
+					L.Push(st.box.number(float64(n)))
 				} else if f, ok := strtodLua(string(v)); ok {
-					L.Push(number(f))
+					L.Push(st.box.number(f))
 				} else {
 					L.Push(lua.LNil)
 				}
@@ -351,9 +352,9 @@ func (st *state) patchBase() {
 	})
 	G.RawSetString(concatName, L.NewFunction(luaConcat))
 	G.RawSetString(ctorName, L.NewFunction(st.luaCtor))
-	G.RawSetString(unmName, L.NewFunction(luaUnm))
-	G.RawSetString(mulName, L.NewFunction(luaMul))
-	G.RawSetString(divName, L.NewFunction(luaDiv))
+	G.RawSetString(unmName, L.NewFunction(st.luaUnm))
+	G.RawSetString(mulName, L.NewFunction(st.luaMul))
+	G.RawSetString(divName, L.NewFunction(st.luaDiv))
 }
 
 // isHidden reports a global of the compiler's rewrites (concat.go,
@@ -587,10 +588,10 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 	}
 	// The globals keep the tables between runs (scripts cannot replace
 	// a global): set them only when fill had to make new ones.
-	if k := st.keys.t; st.keys.fill(L, keys, &st.fillBuf) != k {
+	if k := st.keys.t; st.keys.fill(L, keys, &st.fillBuf, &st.box) != k {
 		st.globals.RawSetString("KEYS", st.keys.t)
 	}
-	if a := st.argv.t; st.argv.fill(L, argv, &st.fillBuf) != a {
+	if a := st.argv.t; st.argv.fill(L, argv, &st.fillBuf, &st.box) != a {
 		st.globals.RawSetString("ARGV", st.argv.t)
 	}
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
