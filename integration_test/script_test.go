@@ -916,3 +916,30 @@ func TestScriptMoreConversions(t *testing.T) {
 		}
 	})
 }
+
+// TestScriptBoxedNumbers: the values cellserver boxes in blocks (math.max,
+// min, floor and ceil, tonumber, arithmetic helpers, reply integers and
+// bulks, ARGV) read back as Redis's, errors included.
+func TestScriptBoxedNumbers(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		evalEach(c,
+			"return tostring(math.max(1, 2.5, -3))", "return tostring(math.min(1e300, -0.5, 7))",
+			"return tostring(math.max('10', 9))", "return tostring(math.min(3, '2.5'))",
+			"return math.max()", "return math.min()", "return math.max(1, 'x')", "return math.max(1, nil)",
+			"return tostring(math.max(0/0, 1))", "return tostring(math.max(1, 0/0))", "return tostring(math.max(-0, 0))",
+			"return tostring(math.floor(-0.5))", "return tostring(math.ceil(-0.5))", "return tostring(math.floor(1e300))",
+			"return tostring(math.floor(2^53 + 0.5))", "return tostring(math.ceil(1700000000000.25))",
+			"return tostring(math.floor('3.7'))", "return math.ceil()", "return math.floor({})", "return tostring(math.ceil(1/0))",
+			"local m = {} for i = 1, 300 do m[i] = math.floor(i * 1000.5) end return tostring(m[1]) .. ' ' .. tostring(m[300])",
+			"return tostring(tonumber('1700000000000') * 1000 / 3)", "return tostring(-tonumber('2.5'))",
+			"local t = redis.call('TIME') return {type(t[1]), type(tonumber(t[2]))}",
+		)
+		for _, body := range []string{
+			"redis.call('set', KEYS[1], '5000000000') return tostring(redis.call('incrby', KEYS[1], 3) + 0.5)",
+			"redis.call('set', KEYS[1], 'abc') local s = redis.call('get', KEYS[1]) return {s, #s, s .. s}",
+		} {
+			c.Do("EVAL", body, "1", "boxed")
+		}
+		c.Do("EVAL", "return {ARGV[1] + ARGV[2], ARGV[3], #ARGV[3], tostring(tonumber(ARGV[1]))}", "0", "1700000000000", "-0.25", "")
+	})
+}

@@ -457,6 +457,7 @@ func (st *state) patchLibs() {
 	math.RawSetString("huge", lua.LNumber(gomath.Inf(1)))
 	math.RawSetString("random", L.NewFunction(st.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(st.mathRandomseed))
+	st.patchMath(math)
 }
 
 // maxStringLen bounds strings built by string.rep: Redis's own limit for a
