@@ -19,13 +19,34 @@ type argTable struct {
 	n int // the elements it was filled with
 }
 
-// fill makes a.t hold items as a fresh Lua array would. A table the last
-// script changed in a way the refill cannot undo (a metatable, a key that
-// is not one of 1..n) is replaced by a new one; one whose elements it only
-// overwrote, removed or appended is refilled. The element strings share
-// one backing string, so the copy costs one allocation per table, and
+// fillArgs makes KEYS and ARGV hold keys and argv as fresh Lua arrays
+// would (see argTable.prepare). The new element strings of both share one
+// backing string, so the copy costs at most one allocation per run, and
 // their boxes come from the state's blocks (boxes.go).
-func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte, box *boxes) *lua.LTable {
+func (st *state) fillArgs(keys, argv [][]byte) {
+	k, a := st.keys.t, st.argv.t
+	b := st.keys.prepare(st.L, keys, st.fillBuf[:0])
+	b = st.argv.prepare(st.L, argv, b)
+	st.fillBuf = b
+	all := string(b)
+	all = st.keys.assign(keys, all, &st.box)
+	st.argv.assign(argv, all, &st.box)
+	// The globals keep the tables between runs (scripts cannot replace
+	// a global): set them only when prepare had to make new ones.
+	if st.keys.t != k {
+		st.globals.RawSetString("KEYS", st.keys.t)
+	}
+	if st.argv.t != a {
+		st.globals.RawSetString("ARGV", st.argv.t)
+	}
+}
+
+// prepare readies a.t for items and appends to b the bytes of the
+// elements assign must set. A table the last script changed in a way the
+// refill cannot undo (a metatable, a key that is not one of 1..n) is
+// replaced by a new one; one whose elements it only overwrote, removed or
+// appended is refilled.
+func (a *argTable) prepare(L *lua.LState, items [][]byte, b []byte) []byte {
 	// A table the script grew far past this call's size would cost its
 	// clearing on every later call: start afresh instead.
 	if a.t == nil || !a.clean() || a.n > len(items)+16 {
@@ -34,27 +55,29 @@ func (a *argTable) fill(L *lua.LState, items [][]byte, buf *[]byte, box *boxes) 
 	// An element equal to the one already there is kept: rate limiters
 	// pass the same limits on every call, and a kept string costs no
 	// allocation at all.
-	b := (*buf)[:0]
 	for i, it := range items {
 		if !a.same(i, it) {
 			b = append(b, it...)
 		}
 	}
-	*buf = b
-	all := string(b)
-	off := 0
+	return b
+}
+
+// assign sets the elements prepare found changed, taking their text from
+// the front of all, and returns the rest of all.
+func (a *argTable) assign(items [][]byte, all string, box *boxes) string {
 	for i, it := range items {
 		if a.same(i, it) {
 			continue
 		}
-		a.t.RawSetInt(i+1, box.str(all[off:off+len(it)]))
-		off += len(it)
+		a.t.RawSetInt(i+1, box.str(all[:len(it)]))
+		all = all[len(it):]
 	}
 	for i := len(items) + 1; i <= a.n; i++ {
 		a.t.RawSetInt(i, lua.LNil)
 	}
 	a.n = len(items)
-	return a.t
+	return all
 }
 
 // same reports that element i (from 0) already holds the bytes of it.

@@ -444,7 +444,7 @@ func (st *state) patchLibs() {
 		}
 		return origRep.GFunction(L)
 	}))
-	str.RawSetString("format", L.NewFunction(strFormat))
+	str.RawSetString("format", L.NewFunction(st.strFormat))
 	tbl := G.RawGetString("table").(*lua.LTable)
 	tbl.RawSetString("concat", L.NewFunction(tableConcat))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
@@ -587,14 +587,7 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 		fn.Env = st.env
 		st.fns[s.SHA] = fn
 	}
-	// The globals keep the tables between runs (scripts cannot replace
-	// a global): set them only when fill had to make new ones.
-	if k := st.keys.t; st.keys.fill(L, keys, &st.fillBuf, &st.box) != k {
-		st.globals.RawSetString("KEYS", st.keys.t)
-	}
-	if a := st.argv.t; st.argv.fill(L, argv, &st.fillBuf, &st.box) != a {
-		st.globals.RawSetString("ARGV", st.argv.t)
-	}
+	st.fillArgs(keys, argv)
 	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
 	st.out = Outcome{}
 	clear(st.counted)

@@ -12,10 +12,10 @@ import (
 // strFormat is Lua 5.1's string.format over C's printf: gopher-lua's
 // version formats with Go's fmt, which differs for %g without a precision,
 // for infinities, for %u and for negative %x, and accepts any value for %s.
-func strFormat(L *lua.LState) int {
+func (st *state) strFormat(L *lua.LState) int {
 	f := L.CheckString(1)
 	if s, ok := formatOneNumber(f, L); ok {
-		L.Push(lua.LString(s))
+		L.Push(st.box.str(s))
 		return 1
 	}
 	arg := 1
