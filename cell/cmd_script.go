@@ -147,8 +147,6 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		db:       x.db,
 		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
 		allowAll: x.srv.cfg.LuaAllowUndeclaredKeys,
-		busy:     make(chan struct{}),
-		done:     make(chan struct{}),
 		stop:     make(chan struct{}),
 		start:    time.Now(),
 	}
@@ -175,17 +173,18 @@ type scriptRun struct {
 	start    time.Time
 	sub      Ctx // the Ctx of the command redis.call runs, reused
 
-	busy chan struct{} // closed at busy-reply-threshold
-	done chan struct{} // closed when the script has ended
 	stop chan struct{} // closed to stop the script, and when it has ended
 
-	mu      sync.Mutex // guards the fields below
-	wrote   bool       // a write command ran: SCRIPT KILL refuses
-	killed  bool
-	ended   bool
-	cause   error // why stop was closed, if by SCRIPT KILL or a limit
-	memBase uint64
-	isBusy  bool
+	mu       sync.Mutex    // guards the fields below
+	busy     chan struct{} // closed at busy-reply-threshold; see signals
+	done     chan struct{} // closed when the script has ended; see signals
+	wrote    bool          // a write command ran: SCRIPT KILL refuses
+	killed   bool
+	ended    bool  // no more checks by the watcher
+	finished bool  // done is, or would be, closed
+	cause    error // why stop was closed, if by SCRIPT KILL or a limit
+	memBase  uint64
+	isBusy   bool
 }
 
 // runScript runs s for r's EVAL, with r registered where SCRIPT KILL and
@@ -216,7 +215,12 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 		sh.script.Store(nil)
 	}
 	srv.unwatchScript(r)
-	close(r.done)
+	r.mu.Lock()
+	r.finished = true
+	if r.done != nil {
+		close(r.done)
+	}
+	r.mu.Unlock()
 	r.halt(nil)
 	c.db = savedDB // SELECT inside a script does not leak to its caller
 }
@@ -410,12 +414,8 @@ func (c *Client) busyInMulti(cmd *Command, args [][]byte) bool {
 	var l lockSet
 	c.lockFor(&l, cmd, args, c.db)
 	for _, s := range l.shards {
-		if r := s.script.Load(); r != nil {
-			select {
-			case <-r.busy:
-				return true
-			default:
-			}
+		if r := s.script.Load(); r != nil && r.pastThreshold() {
+			return true
 		}
 	}
 	return false
@@ -463,9 +463,10 @@ func scriptKill(x *Ctx) {
 	srv.scriptMu.Unlock()
 	killed, unkillable := false, false
 	for _, r := range runs {
+		busy, done := r.signals()
 		select {
-		case <-r.busy:
-		case <-r.done:
+		case <-busy:
+		case <-done:
 			continue
 		}
 		if r.kill() {

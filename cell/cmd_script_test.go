@@ -223,3 +223,48 @@ func TestEvalKeys(t *testing.T) {
 		t.Fatalf("shared positions changed: %v", evalKeyIdx[:4])
 	}
 }
+
+// TestScriptWaiterServedAtEnd: a command on a running script's shard,
+// sent before busy-reply-threshold, waits and runs once the script ends
+// (its end signal is made on demand, while the script runs).
+func TestScriptWaiterServedAtEnd(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.BusyReplyThreshold = 10 * time.Second })
+	runner, other := dial(t, srv), dial(t, srv)
+	runner.nc.Write(encode("EVAL", "while true do end", "1", "k"))
+	for {
+		srv.scriptMu.Lock()
+		n := len(srv.running)
+		srv.scriptMu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	other.nc.Write(encode("SET", "k", "v"))
+	// Wait until the SET waits on the script's end signal.
+	for {
+		var asked bool
+		srv.scriptMu.Lock()
+		for r := range srv.running {
+			r.mu.Lock()
+			asked = r.done != nil
+			r.mu.Unlock()
+		}
+		srv.scriptMu.Unlock()
+		if asked {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	srv.scriptMu.Lock()
+	for r := range srv.running {
+		r.halt(scriptError(ErrScriptKilled))
+	}
+	srv.scriptMu.Unlock()
+	if got := runner.read(); !strings.HasPrefix(got, "-"+ErrScriptKilled+" script: ") {
+		t.Errorf("stopped script: %q", got)
+	}
+	if got := other.read(); got != "+OK\r\n" {
+		t.Errorf("waiting SET: %q", got)
+	}
+}

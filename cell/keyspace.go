@@ -202,15 +202,16 @@ func (s *Shard) lockUnlessBusy() bool {
 			s.mu.Lock()
 			return true
 		}
+		busy, done := r.signals()
 		select {
-		case <-r.busy:
+		case <-busy:
 			select {
-			case <-r.done:
+			case <-done:
 				continue
 			default:
 				return false
 			}
-		case <-r.done:
+		case <-done:
 		}
 	}
 }
