@@ -176,6 +176,16 @@ func TestScriptSandbox(t *testing.T) {
 			"local k = {} for n in pairs(cjson) do k[#k+1] = n end table.sort(k) return k",
 			"local k = {} for _, l in ipairs({cmsgpack, bit, struct, coroutine}) do for n in pairs(l) do k[#k+1] = n end end table.sort(k) return k",
 			"return cjson.new().encode({1})",
+			// Scripts that assign no global run without the proxy: none
+			// of these may change what the next script sees.
+			"local ok = pcall(loadstring('tonumber = nil')) return {ok == false, type(tonumber)}",
+			"local ok = pcall(loadstring('KEYS = 1')) return {ok == false, type(KEYS)}",
+			"local f = loadstring('return _G') return f() == _G", "return tonumber('12')",
+			"local function g() y = 2 end return 1", "local function g() y = 2 end g() return 1",
+			"return coroutine.wrap(function() return tonumber('5') + #KEYS end)()",
+			"return _G.tonumber('7')", "return rawget(_G, 'tonumber') ~= nil", "return nosuch",
+			"local t = KEYS t[1] = 'x' return KEYS[1]", "return KEYS[1]",
+			"return {pcall(function() return undefinedname end)}", "return type(string.format)",
 		)
 	})
 }

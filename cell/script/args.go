@@ -34,10 +34,10 @@ func (st *state) fillArgs(keys, argv [][]byte) {
 	// The globals keep the tables between runs (scripts cannot replace
 	// a global): set them only when prepare had to make new ones.
 	if st.keys.t != k {
-		st.globals.RawSetString("KEYS", st.keys.t)
+		st.setGlobal("KEYS", st.keys.t)
 	}
 	if st.argv.t != a {
-		st.globals.RawSetString("ARGV", st.argv.t)
+		st.setGlobal("ARGV", st.argv.t)
 	}
 }
 

@@ -43,3 +43,28 @@ func TestBoxes(t *testing.T) {
 		t.Fatalf("empty string: %v", v)
 	}
 }
+
+// TestAssignsGlobal: which scripts may run with the fast environment.
+func TestAssignsGlobal(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{"return tonumber(ARGV[1])", false},
+		{"local x = 1 x = 2 return x", false},
+		{"KEYS[1] = 'x' return KEYS[1]", false},
+		{"x = 1", true},
+		{"local function f() y = 2 end return 1", true},
+		{"function f() end", true},
+		{"local t = {} function t.f() end return loadstring('z = 1')", false},
+		{"local a, b a, c = 1, 2", true},
+	} {
+		s, err := testEngine.Load([]byte(tc.body))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.body, err)
+		}
+		if s.assignsGlobal != tc.want {
+			t.Errorf("%q: assignsGlobal %v, want %v", tc.body, s.assignsGlobal, tc.want)
+		}
+	}
+}

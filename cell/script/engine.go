@@ -66,6 +66,9 @@ type Script struct {
 	Body  []byte
 	Flags Flags
 	proto *lua.FunctionProto
+	// assignsGlobal: the script may write a global, so it must run with
+	// the read-only proxy as its environment (fastenv.go).
+	assignsGlobal bool
 }
 
 // Host runs the commands a script calls. Call runs args (already checked
@@ -135,7 +138,7 @@ func (e *Engine) Load(body []byte) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{SHA: sha, Body: bytes.Clone(body), Flags: flags, proto: proto}
+	s := &Script{SHA: sha, Body: bytes.Clone(body), Flags: flags, proto: proto, assignsGlobal: assignsGlobal(proto)}
 	e.mu.Lock()
 	if old := e.scripts[sha]; old != nil {
 		s = old

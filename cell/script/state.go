@@ -28,6 +28,7 @@ type state struct {
 	fns     map[string]*lua.LFunction
 	globals *lua.LTable                 // the real _G
 	env     *lua.LTable                 // the proxy scripts see as _G
+	fast    *lua.LTable                 // the globals for scripts that assign none (fastenv.go)
 	real    map[*lua.LTable]*lua.LTable // proxy -> real table
 	proxyOf map[*lua.LTable]*lua.LTable // real table -> proxy
 	errFn   *lua.LFunction
@@ -138,6 +139,7 @@ func newState(e *Engine) *state {
 	L.SetMetatable(lua.LString(""), smt)
 	G.RawSetString("_G", st.env)
 	L.Env = st.env
+	st.makeFastEnv()
 	return st
 }
 
@@ -585,6 +587,9 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 	if fn == nil {
 		fn = L.NewFunctionFromProto(s.proto)
 		fn.Env = st.env
+		if !s.assignsGlobal {
+			fn.Env = st.fast
+		}
 		st.fns[s.SHA] = fn
 	}
 	st.fillArgs(keys, argv)
