@@ -1,7 +1,6 @@
 package persist
 
 import (
-	"bytes"
 	"hash/maphash"
 	"time"
 
@@ -98,10 +97,9 @@ func (r *records) val(x rec) []byte { return r.buf[x.k1:x.v1] }
 // delete.
 type group struct {
 	records
-	// index maps a key's hash to its record since the last range delete.
-	// A collision (two keys, one hash) only costs a record that is not
-	// coalesced: the later record is appended after the earlier one.
-	index map[uint64]int32
+	// index finds a key's record since the last range delete
+	// (groupindex.go).
+	index groupIndex
 	last  uint64 // the number of the last batch merged
 	// live is the bytes of buf that records still use; the rest is what
 	// replaced records left behind.
@@ -110,7 +108,7 @@ type group struct {
 
 var groupSeed = maphash.MakeSeed()
 
-func newGroup() *group { return &group{index: map[uint64]int32{}} }
+func newGroup() *group { return &group{} }
 
 // merge appends o's records to g, each replacing g's record of its key:
 // in place when the new value fits in the old one's room, else appended.
@@ -119,11 +117,12 @@ func (g *group) merge(o *records) {
 		key, val := o.key(x), o.val(x)
 		g.live += len(key) + len(val)
 		if x.op == opDeleteRange {
-			clear(g.index)
+			g.index.barrier(int32(len(g.recs)))
 			g.addHashed(x.op, key, val, 0)
 			continue
 		}
-		if i, ok := g.index[x.h]; ok && bytes.Equal(g.key(g.recs[i]), key) {
+		i, slot := g.index.find(&g.records, key, x.h)
+		if i >= 0 {
 			old := g.recs[i]
 			g.live -= int(old.v1 - old.k0)
 			if room := g.buf[old.k1:cap(g.buf)]; int(old.v1-old.k1) >= len(val) && len(room) >= len(val) {
@@ -138,8 +137,8 @@ func (g *group) merge(o *records) {
 			g.recs[i] = rec{x.op, uint32(k0), uint32(k1), uint32(len(g.buf)), x.h}
 			continue
 		}
-		g.index[x.h] = int32(len(g.recs))
 		g.addHashed(x.op, key, val, x.h)
+		g.index.add(&g.records, slot, x.h, int32(len(g.recs)-1))
 	}
 }
 
@@ -166,7 +165,7 @@ func (g *group) full() bool {
 
 func (g *group) reset() {
 	g.records.reset()
-	clear(g.index)
+	g.index.reset()
 	g.live = 0
 }
 

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"testing"
 )
@@ -114,5 +115,87 @@ func TestGroupFull(t *testing.T) {
 	}
 	if !g.full() {
 		t.Fatal("a group of 4 MB of live records is not full")
+	}
+}
+
+// BenchmarkGroupMerge merges W1-like batches (one ~200-byte record each,
+// keys drawn from 100,000) into a group, committing it (reset) every
+// 150,000 records as the everysec tick does at that rate.
+func BenchmarkGroupMerge(b *testing.B) {
+	const keys, perGroup = 100_000, 150_000
+	val := []byte(strings.Repeat("v", 200))
+	batches := make([]records, 1<<16)
+	x := uint64(1)
+	for i := range batches {
+		x = x*6364136223846793005 + 1442695040888963407
+		batches[i].add(opSet, fmt.Appendf(nil, "\x01\x00\x00w1:%d", x>>33%keys), val)
+	}
+	g := newGroup()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%perGroup == 0 {
+			g.reset()
+		}
+		g.merge(&batches[i&(len(batches)-1)])
+	}
+}
+
+// TestGroupIndexModel merges random sets, deletes and range deletes over
+// enough keys to grow the index several times, with hashes forced to
+// collide, and checks the group against a plain model: one record per key
+// since the last range delete, in the place of its first.
+func TestGroupIndexModel(t *testing.T) {
+	for _, hashBits := range []uint{64, 3} { // 3: every key shares its hash with many
+		t.Run(fmt.Sprintf("hash bits %d", hashBits), func(t *testing.T) {
+			g := newGroup()
+			type mrec struct{ op, key, val string }
+			var model []mrec
+			at := map[string]int{} // key -> index in model since the last barrier
+			x := uint64(7)
+			rnd := func(n uint64) uint64 {
+				x = x*6364136223846793005 + 1442695040888963407
+				return x >> 33 % n
+			}
+			for step := range 20000 {
+				if step == 10000 {
+					g.reset()
+					model, at = nil, map[string]int{}
+				}
+				var r records
+				switch k := fmt.Sprintf("k%d", rnd(3000)); rnd(2000) {
+				case 0:
+					r.addHashed(opDeleteRange, []byte(k), []byte(k+"~"), 0)
+					model = append(model, mrec{"range", k, k + "~"})
+					at = map[string]int{}
+				default:
+					op, name, val := opSet, "set", fmt.Sprint(step)
+					if rnd(4) == 0 {
+						op, name, val = opDelete, "del", ""
+					}
+					h := maphash.Bytes(groupSeed, []byte(k))
+					if hashBits < 64 {
+						h &= 1<<hashBits - 1
+					}
+					r.addHashed(op, []byte(k), []byte(val), h)
+					if i, ok := at[k]; ok {
+						model[i] = mrec{name, k, val}
+					} else {
+						at[k] = len(model)
+						model = append(model, mrec{name, k, val})
+					}
+				}
+				g.merge(&r)
+			}
+			if len(g.recs) != len(model) {
+				t.Fatalf("%d records, want %d", len(g.recs), len(model))
+			}
+			names := map[opKind]string{opSet: "set", opDelete: "del", opDeleteRange: "range"}
+			for i, x := range g.recs {
+				if got := (mrec{names[x.op], string(g.key(x)), string(g.val(x))}); got != model[i] {
+					t.Fatalf("record %d: %v, want %v", i, got, model[i])
+				}
+			}
+		})
 	}
 }
