@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cellserver/cellserver/cell/hashslot"
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Cluster mode (-cluster-nodes 1,2,3): cellserver only, as clusters of N
@@ -37,7 +38,7 @@ type benchCluster struct {
 func (c *benchCluster) pids() []int {
 	var out []int
 	for _, n := range c.nodes {
-		out = append(out, n.s.pid())
+		out = append(out, n.s.Pid())
 	}
 	return out
 }
@@ -106,7 +107,7 @@ func (b *bench) launchCluster(n, try int) (*benchCluster, error) {
 	}
 	c := &benchCluster{}
 	for i, r := range evenSlots(n) {
-		port, err := freePort()
+		port, err := serverproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +127,7 @@ func (b *bench) launchCluster(n, try int) (*benchCluster, error) {
 		s, err := launch(kindCell, b.cellBin, args, nodeDir, nd.port)
 		if err != nil {
 			for _, done := range c.nodes[:i] {
-				done.s.stop()
+				done.s.Stop()
 			}
 			return nil, err
 		}
@@ -165,7 +166,7 @@ func (b *bench) runCluster() (report, error) {
 		clusters = append(clusters, c)
 		var pids []string
 		for _, nd := range c.nodes {
-			pids = append(pids, fmt.Sprintf("%d on %s", nd.s.pid(), nd.s.addr))
+			pids = append(pids, fmt.Sprintf("%d on %s", nd.s.Pid(), nd.s.addr))
 		}
 		fmt.Fprintf(b.log, "bench: %s: pids %s\n", clusterName(n), strings.Join(pids, ", "))
 	}

@@ -81,7 +81,7 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	if err != nil {
 		return r, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	c, err := dial(s.addr)
 	if err != nil {
 		return r, err
@@ -105,7 +105,7 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 		return r, err
 	}
 	used0, hasUsed := c.infoField("memory", "used_memory")
-	rss0, err := readRSS(s.pid())
+	rss0, err := readRSS(s.Pid())
 	if err != nil {
 		return r, err
 	}
@@ -172,7 +172,7 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 		return r, err
 	}
 	used1, hasUsed1 := c.infoField("memory", "used_memory")
-	rss1, err := readRSS(s.pid())
+	rss1, err := readRSS(s.Pid())
 	if err != nil {
 		return r, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Restart mode (-restart): how long a server takes to come back with a
@@ -143,7 +145,7 @@ func (b *bench) loadFresh(kind serverKind, bin string, args func(port int, dir s
 	}
 	c, err := dial(s.addr)
 	if err != nil {
-		s.stop()
+		s.Stop()
 		return nil, "", r, err
 	}
 	defer c.close()
@@ -151,7 +153,7 @@ func (b *bench) loadFresh(kind serverKind, bin string, args func(port int, dir s
 	if lua {
 		rep, err := c.do("SCRIPT", "LOAD", gcraScript)
 		if err != nil || rep.err != "" {
-			s.stop()
+			s.Stop()
 			return nil, "", r, fmt.Errorf("SCRIPT LOAD: %v %s", err, rep.err)
 		}
 		sha = string(rep.bulk)
@@ -159,11 +161,11 @@ func (b *bench) loadFresh(kind serverKind, bin string, args func(port int, dir s
 	fmt.Fprintf(b.log, "bench: restart: loading %s\n", kind)
 	start := time.Now()
 	if r.Keys, err = b.loadRestartData(c, sha); err != nil {
-		s.stop()
+		s.Stop()
 		return nil, "", r, err
 	}
 	r.LoadSecs = time.Since(start).Seconds()
-	return s, filepath.Dir(s.logPath), r, nil
+	return s, filepath.Dir(s.LogPath), r, nil
 }
 
 func (b *bench) restartCell(kill bool) (restartRow, error) {
@@ -178,11 +180,11 @@ func (b *bench) restartCell(kill bool) (restartRow, error) {
 	if kill {
 		r.Stop = "SIGKILL 1 s after the load"
 		time.Sleep(time.Second)
-		s.cmd.Process.Kill()
-		<-s.exited
+		s.Cmd.Process.Kill()
+		<-s.Exited()
 	} else {
 		r.Stop = "SIGTERM (saves)"
-		s.stop()
+		s.Stop()
 	}
 	return b.timeRestart(r, kindCell, b.cellBin, dir, args)
 }
@@ -197,16 +199,16 @@ func (b *bench) restartRedis() ([]restartRow, error) {
 	// it is written.
 	c, err := dial(s.addr)
 	if err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	rep, err := c.do("SAVE")
 	c.close()
 	if err != nil || rep.err != "" {
-		s.stop()
+		s.Stop()
 		return nil, fmt.Errorf("SAVE: %v %s", err, rep.err)
 	}
-	s.stop()
+	s.Stop()
 	rdbSize := dirSize(filepath.Join(dir, "dump.rdb"))
 	r.Stop = "SIGTERM, AOF replay (appendfsync " + string(b.o.persist) + ")"
 	rAOF, err := b.timeRestart(r, kindRedis, b.o.redisBin, dir, aof)
@@ -228,7 +230,7 @@ func (b *bench) restartRedis() ([]restartRow, error) {
 // takes to serve its data; it stops the server again.
 func (b *bench) timeRestart(r restartRow, kind serverKind, bin, dir string, args func(port int, dir string) []string) (restartRow, error) {
 	r.DiskBytes = dirSize(dir)
-	port, err := freePort()
+	port, err := serverproc.FreePort()
 	if err != nil {
 		return r, err
 	}
@@ -237,14 +239,14 @@ func (b *bench) timeRestart(r restartRow, kind serverKind, bin, dir string, args
 	if err != nil {
 		return r, err
 	}
-	defer s.stop()
+	defer s.Stop()
 	c, err := waitLoaded(s)
 	if err != nil {
 		return r, err
 	}
 	r.RestartSecs = time.Since(start).Seconds()
 	defer c.close()
-	if cpu, err := readCPU(s.pid()); err == nil {
+	if cpu, err := readCPU(s.Pid()); err == nil {
 		r.RestartCPUSecs = float64(cpu.ticks()) / float64(clockTicks())
 	}
 	rep, err := c.do("DBSIZE")
@@ -261,8 +263,8 @@ func (b *bench) timeRestart(r restartRow, kind serverKind, bin, dir string, args
 func waitLoaded(s *server) (*conn, error) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		if !s.alive() {
-			return nil, fmt.Errorf("exited while loading:\n%s", s.logTail())
+		if !s.Alive() {
+			return nil, fmt.Errorf("exited while loading:\n%s", s.LogTail(20))
 		}
 		c, err := dial(s.addr)
 		if err != nil {

@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // serverKind names the three servers a run can compare.
@@ -24,42 +25,19 @@ const (
 	kindCell   serverKind = "cellserver"
 )
 
-// server is one process we started. It is stopped by its pid, and only by
-// that: other Redis servers on the machine are not ours.
+// server is one process we started (serverproc stops it by its pid, and
+// only by that).
 type server struct {
-	kind    serverKind
-	addr    string
-	port    int
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	waitErr error // how it ended; valid once exited is closed
+	*serverproc.Proc
+	kind serverKind
+	addr string
+	port int
 }
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
 
 // running tracks every process started, so that an interrupt stops them all.
 var running struct {
 	mu    sync.Mutex
 	procs []*server
-}
-
-// stop sends SIGTERM, then SIGKILL after a grace period. Stopping twice is
-// harmless.
-func (s *server) stop() {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return
-	case <-time.After(5 * time.Second):
-	}
-	s.cmd.Process.Kill()
-	<-s.exited
 }
 
 // stopAll stops every server still running, each by its pid.
@@ -70,7 +48,7 @@ func stopAll() {
 	running.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
-		wg.Go(p.stop)
+		wg.Go(p.Stop)
 	}
 	wg.Wait()
 }
@@ -214,7 +192,7 @@ func moduleRoot() (string, error) {
 func startServer(kind serverKind, bin, tmp string, args func(port int, dir string) []string) (*server, error) {
 	var lastErr error
 	for try := range 3 {
-		port, err := freePort()
+		port, err := serverproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -232,94 +210,36 @@ func startServer(kind serverKind, bin, tmp string, args func(port int, dir strin
 }
 
 func launch(kind serverKind, bin string, args []string, dir string, port int) (*server, error) {
-	logPath := filepath.Join(dir, "output.log")
-	logFile, err := os.Create(logPath)
+	// A process group of its own keeps the terminal's Ctrl-C from reaching
+	// the server directly: we stop it ourselves, after the report.
+	sp, err := serverproc.Start(bin, args, dir, true)
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the child has its own descriptor
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	// A process group of its own keeps the terminal's Ctrl-C from reaching
-	// the server directly: we stop it ourselves, after the report. The
-	// death signal stops it if the driver is killed outright.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %v", bin, err)
-	}
-	s := &server{
-		kind:    kind,
-		port:    port,
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		cmd:     cmd,
-		logPath: logPath,
-		exited:  make(chan struct{}),
-	}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
+	s := &server{Proc: sp, kind: kind, port: port, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 	running.mu.Lock()
 	running.procs = append(running.procs, s)
 	running.mu.Unlock()
-	if err := s.waitReady(); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("%s %s: %v\n--- its output:\n%s", bin, strings.Join(args, " "), err, s.logTail())
+	if err := s.WaitReady(s.addr, 30*time.Second, ping); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("%s %s: %v\n--- its output:\n%s", bin, strings.Join(args, " "), err, s.LogTail(20))
 	}
 	return s, nil
 }
 
-func (s *server) waitReady() error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return errors.New("exited before answering PING")
-		default:
-		}
-		if c, err := dial(s.addr); err == nil {
-			_, err := c.do("PING")
-			c.close()
-			if err == nil {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+// ping sends one PING to addr and reads its reply.
+func ping(addr string) error {
+	c, err := dial(addr)
+	if err != nil {
+		return err
 	}
-	return errors.New("no answer to PING within 30s")
-}
-
-func (s *server) alive() bool {
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
+	_, err = c.do("PING")
+	c.close()
+	return err
 }
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
-}
-
-func (s *server) logTail() string {
-	data, _ := os.ReadFile(s.logPath)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // conn is a plain connection for set-up, probes and INFO: one command at a

@@ -62,7 +62,7 @@ func (b *bench) runThroughput() (report, error) {
 			return rep, err
 		}
 		servers[k] = s
-		fmt.Fprintf(b.log, "bench: %s pid %d on %s\n", k, s.pid(), s.addr)
+		fmt.Fprintf(b.log, "bench: %s pid %d on %s\n", k, s.Pid(), s.addr)
 	}
 	if b.o.profileDir != "" {
 		if err := os.MkdirAll(b.o.profileDir, 0o755); err != nil {
@@ -80,9 +80,9 @@ func (b *bench) runThroughput() (report, error) {
 			}
 			// A server that died in an earlier row is started afresh, so
 			// one crash costs its rows, not the rest of the run.
-			if s := servers[k]; !s.alive() {
+			if s := servers[k]; !s.Alive() {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("%s exited (%v) before %s and was restarted; its last output:\n\n%s\n",
-					k, s.waitErr, w.name, indent(s.logTail())))
+					k, s.Err(), w.name, indent(s.LogTail(20))))
 				ns, err := b.start(k)
 				if err != nil {
 					return rep, err
@@ -211,14 +211,14 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 	if b.o.profileDir != "" && s.kind == kindCell {
 		r.Profile = profileName(b.o.profileDir, w.name, depth)
 		os.Remove(r.Profile + ".perf.data") // else perf keeps it as .old
-		perf = exec.Command("perf", profileArgs(s.pid(), r.Profile+".perf.data", b.o.warmup+b.o.duration)...)
+		perf = exec.Command("perf", profileArgs(s.Pid(), r.Profile+".perf.data", b.o.warmup+b.o.duration)...)
 		perf.Stdout, perf.Stderr = b.log, b.log
 		if err := perf.Start(); err != nil {
 			fmt.Fprintf(b.log, "bench: perf: %v (no profile)\n", err)
 			perf, r.Profile = nil, ""
 		}
 	}
-	m, err := runLoad([]target{{s.addr, gen}}, []int{s.pid()}, w, b.loadConfig(depth))
+	m, err := runLoad([]target{{s.addr, gen}}, []int{s.Pid()}, w, b.loadConfig(depth))
 	if perf != nil {
 		perf.Wait()
 		writePerfReport(r.Profile, b.log)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Clusters for the cluster-mode tests: cellserver nodes sharing one topology
@@ -113,7 +115,7 @@ func launchCellCluster(bin string, ranges [][]string, extra ...string) (*cluster
 	}
 	ports := make([]int, len(ranges))
 	for i := range ports {
-		p, err := freePort()
+		p, err := serverproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +146,7 @@ func launchCellCluster(bin string, ranges [][]string, extra ...string) (*cluster
 
 func (c *cluster) stop() {
 	for _, p := range c.procs {
-		p.stop()
+		p.Stop()
 	}
 }
 

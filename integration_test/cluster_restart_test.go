@@ -48,8 +48,8 @@ func TestClusterNodeDies(t *testing.T) {
 		t.Fatalf("node 1 holds %d keys (%v), want the 2 of %s", n, err, dying)
 	}
 
-	cc.procs[1].cmd.Process.Signal(syscall.SIGKILL)
-	<-cc.procs[1].exited
+	cc.procs[1].Cmd.Process.Signal(syscall.SIGKILL)
+	<-cc.procs[1].Exited()
 	if got, err := throttle(living + ":rl"); err != nil || got != "[0 10 5]" {
 		t.Errorf("a living node's limiter while node 1 is down: %s %v, want [0 10 5]", got, err)
 	}
@@ -62,7 +62,7 @@ func TestClusterNodeDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc.procs[1] = p
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	// The client reconnects on its next command to the node.
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -220,7 +220,7 @@ func TestClusterDownLikeRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rp.stop()
+	defer rp.Stop()
 	if out, err := exec.Command("redis-cli", "-p", portOf(rp.addr), "CLUSTER", "ADDSLOTSRANGE", "0", "8000").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("OK")) {
 		t.Fatalf("ADDSLOTSRANGE: %v %s", err, out)
 	}
@@ -516,7 +516,7 @@ func TestClusterMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range cc.procs {
-		p.cmd.Process.Signal(syscall.SIGHUP)
+		p.Cmd.Process.Signal(syscall.SIGHUP)
 	}
 	key := "{" + slot5Key + "}x"
 	deadline := time.Now().Add(5 * time.Second)
@@ -535,13 +535,13 @@ func TestClusterMigrate(t *testing.T) {
 	}
 	// A broken file is refused and the running topology stays.
 	os.WriteFile(cc.file, []byte("garbage\n"), 0o644)
-	cc.procs[0].cmd.Process.Signal(syscall.SIGHUP)
+	cc.procs[0].Cmd.Process.Signal(syscall.SIGHUP)
 	time.Sleep(100 * time.Millisecond)
 	if err := n0.Set(ctx, key, "v", 0).Err(); err == nil || err.Error() != "MOVED 5 "+cc.addrs[2] {
 		t.Errorf("node 0 after a bad file: %v", err)
 	}
-	if !cc.procs[0].alive() || !strings.Contains(cc.procs[0].logTail(5), "topology not reloaded") {
-		t.Errorf("node 0 after a bad file:\n%s", cc.procs[0].logTail(5))
+	if !cc.procs[0].Alive() || !strings.Contains(cc.procs[0].LogTail(5), "topology not reloaded") {
+		t.Errorf("node 0 after a bad file:\n%s", cc.procs[0].LogTail(5))
 	}
 }
 

@@ -81,10 +81,10 @@ func TestMain(m *testing.M) {
 	procs := harness.procs
 	harness.mu.Unlock()
 	for _, p := range procs {
-		p.stop()
+		p.Stop()
 	}
 	if code != 0 && harness.shared != nil {
-		if tail := harness.shared.cell.logTail(40); tail != "" {
+		if tail := harness.shared.cell.LogTail(40); tail != "" {
 			fmt.Fprintf(os.Stderr, "--- last lines of %s's output:\n%s\n", harness.shared.cell.name, tail)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellserver/cellserver/internal/serverproc"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
@@ -291,7 +292,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Skip("redis-server has no /metrics")
 	}
 	bin := cellserverBinary(t)
-	mport, err := freePort()
+	mport, err := serverproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	c, err := dialRESP(p.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -376,8 +377,8 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
-	if !strings.Contains(p.logTail(20), "level=DEBUG") {
-		t.Errorf("--loglevel debug logged no debug line:\n%s", p.logTail(20))
+	if !strings.Contains(p.LogTail(20), "level=DEBUG") {
+		t.Errorf("--loglevel debug logged no debug line:\n%s", p.LogTail(20))
 	}
 }
 

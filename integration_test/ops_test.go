@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/internal/serverproc"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -98,7 +99,7 @@ func startWithConf(t *testing.T, conf func(port int, dir string) string, flags .
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	return p, path
 }
 
@@ -150,15 +151,15 @@ func TestConfigFileAndRewrite(t *testing.T) {
 		}
 	}
 	c.Close()
-	p.stop()
+	p.Stop()
 	// Back up on the rewritten file alone, on a new port.
-	port, _ := freePort()
+	port, _ := serverproc.FreePort()
 	bin := cellserverBinary(t)
 	p2, err := launch("cellserver", bin, []string{path, "--port", strconv.Itoa(port)}, filepath.Dir(path), port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p2.stop()
+	defer p2.Stop()
 	c2, err := dialRESP(p2.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -312,9 +313,9 @@ func TestShutdownCommand(t *testing.T) {
 	c.ExpectClosed()
 	for _, p := range []*process{s.redis, s.cell} {
 		select {
-		case <-p.exited:
-			if p.waitErr != nil {
-				t.Errorf("%s exited with %v", p.name, p.waitErr)
+		case <-p.Exited():
+			if p.Err() != nil {
+				t.Errorf("%s exited with %v", p.name, p.Err())
 			}
 		case <-time.After(10 * time.Second):
 			t.Errorf("%s still running after SHUTDOWN", p.name)
@@ -375,7 +376,7 @@ func writeTestCerts(t *testing.T, dir string) map[string]string {
 // redis-cli --tls.
 func TestTLSRoundTrips(t *testing.T) {
 	certs := writeTestCerts(t, t.TempDir())
-	tlsPort, _ := freePort()
+	tlsPort, _ := serverproc.FreePort()
 	p, err := startProcess("cellserver", cellserverBinary(t), func(port int, dir string) []string {
 		return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 			"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", certs["server.crt"],
@@ -384,7 +385,7 @@ func TestTLSRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	tlsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(tlsPort))
 
 	pool := x509.NewCertPool()
@@ -443,7 +444,7 @@ func TestPingMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	_, port, _ := net.SplitHostPort(p.addr)
 	if out, err := exec.Command(bin, "--port", port, "--requirepass", "pw", "--ping").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "PONG" {
 		t.Errorf("--ping a live server: %v %q", err, out)
@@ -454,7 +455,7 @@ func TestPingMode(t *testing.T) {
 	if out, err := exec.Command(bin, "--port", port, "--requirepass", "wrong", "--ping").CombinedOutput(); err == nil {
 		t.Errorf("--ping with a wrong password succeeded: %q", out)
 	}
-	free, _ := freePort()
+	free, _ := serverproc.FreePort()
 	if out, err := exec.Command(bin, "--port", strconv.Itoa(free), "--ping").CombinedOutput(); err == nil {
 		t.Errorf("--ping a port nobody listens on succeeded: %q", out)
 	}

@@ -271,10 +271,10 @@ func describeDiff(nameA string, a []byte, nameB string, b []byte) string {
 
 // deathNote explains a broken connection when the server itself died.
 func deathNote(p *process) string {
-	if p.alive() {
+	if p.Alive() {
 		return ""
 	}
-	return fmt.Sprintf("\n  %s has exited (%v); its last output:\n%s", p.name, p.waitErr, p.logTail(40))
+	return fmt.Sprintf("\n  %s has exited (%v); its last output:\n%s", p.name, p.Err(), p.LogTail(40))
 }
 
 // formatCommand shows a command for messages, quoting each argument and

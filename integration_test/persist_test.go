@@ -25,7 +25,7 @@ func cellOnDir(t *testing.T, dataDir string, args ...string) *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.stop)
+	t.Cleanup(p.Stop)
 	return p
 }
 
@@ -37,8 +37,8 @@ func startCellOnDir(dataDir string, args ...string) (*process, error) {
 
 // kill ends p with SIGKILL: no shutdown, no final sync.
 func (p *process) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
+	p.Cmd.Process.Kill()
+	<-p.Exited()
 }
 
 func mustDial(t *testing.T, p *process) *respConn {
@@ -124,9 +124,9 @@ func TestPersistRestart(t *testing.T) {
 	for _, r := range reads {
 		before = append(before, mustDo(t, c, r...))
 	}
-	p.stop()
-	if p.waitErr != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", p.waitErr, p.logTail(20))
+	p.Stop()
+	if p.Err() != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", p.Err(), p.LogTail(20))
 	}
 	p2 := cellOnDir(t, dir)
 	c2 := mustDial(t, p2)
@@ -177,8 +177,8 @@ func shortRound() time.Duration { return time.Duration(100+rand.IntN(200)) * tim
 // the restart.
 func TestPersistSigtermUnderLoad(t *testing.T) {
 	writeThenStop(t, 5, "everysec", func(p *process) {
-		p.stop()
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		p.Stop()
+		if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
 			t.Errorf("exit code %d after SIGTERM, want 0", code)
 		}
 	}, shortRound, 0)
@@ -322,7 +322,7 @@ func writeThenStop(t *testing.T, rounds int, fsync string, stop func(*process), 
 			t.Logf("round %d: %d acknowledged INCRs lost over %d connections, the oldest acknowledged %v before the kill",
 				round, lost, conns, oldest.Round(time.Millisecond))
 		}
-		p2.stop()
+		p2.Stop()
 	}
 	spent := int64(0)
 	for _, a := range acked {
@@ -389,7 +389,7 @@ func TestPersistTornWAL(t *testing.T) {
 			if cut == "middle" && (kept == 0 || kept == n) {
 				t.Fatalf("kept %d of %d writes after cutting the log in half", kept, n)
 			}
-			out, _ := os.ReadFile(p2.logPath)
+			out, _ := os.ReadFile(p2.LogPath)
 			if !bytes.Contains(out, []byte("cut the torn tail")) {
 				t.Fatalf("no log line about the cut:\n%s", out)
 			}
@@ -406,7 +406,7 @@ func TestPersistSecondServer(t *testing.T) {
 	cellOnDir(t, dir)
 	p, err := startCellOnDir(dir)
 	if err == nil {
-		p.stop()
+		p.Stop()
 		t.Fatal("a second server started on the same --dir")
 	}
 	if !strings.Contains(err.Error(), "in use by another cellserver") {
@@ -430,7 +430,7 @@ func TestPersistShutdownCommand(t *testing.T) {
 		mustDo(t, c, "INCR", "n")
 		c.Send(mode...)
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%v: the server did not exit", mode)
 		}

@@ -1,32 +1,28 @@
 package integration_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // startTimeout bounds how long a server may take to answer its first PING.
 const startTimeout = 30 * time.Second
 
-// A process is one server we started. We stop it by its pid and nothing else:
-// other Redis servers on the machine are not ours.
+// A process is one server we started (serverproc stops it by its pid and
+// nothing else).
 type process struct {
-	name    string // "redis-server" or "cellserver", for messages
-	addr    string // 127.0.0.1:port
-	logPath string // its stdout and stderr
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed once the process has been reaped
-	waitErr error         // valid after exited is closed
+	*serverproc.Proc
+	name string // "redis-server" or "cellserver", for messages
+	addr string // 127.0.0.1:port
 }
 
 // servers is a redis-server and the cellserver compared with it.
@@ -73,8 +69,8 @@ func startServers(t testing.TB, opt serverOptions) *servers {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		s.redis.stop()
-		s.cell.stop()
+		s.redis.Stop()
+		s.cell.Stop()
 	})
 	return s
 }
@@ -102,7 +98,7 @@ func launchServers(opt serverOptions) (*servers, error) {
 		})
 	}
 	if err != nil {
-		redis.stop()
+		redis.Stop()
 		return nil, err
 	}
 	return &servers{redis: redis, cell: cell}, nil
@@ -153,7 +149,7 @@ func startProcess(name, bin string, args func(port int, dir string) []string) (*
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		port, err := freePort()
+		port, err := serverproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -167,66 +163,25 @@ func startProcess(name, bin string, args func(port int, dir string) []string) (*
 }
 
 func launch(name, bin string, args []string, dir string, port int) (*process, error) {
-	logPath := filepath.Join(dir, "output.log")
-	logFile, err := os.Create(logPath)
+	sp, err := serverproc.Start(bin, args, dir, false)
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the child has its own copy
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	setDeathSignal(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %v", name, err)
-	}
-	p := &process{
-		name:    name,
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		logPath: logPath,
-		cmd:     cmd,
-		exited:  make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &process{Proc: sp, name: name, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 	harness.mu.Lock()
 	harness.procs = append(harness.procs, p)
 	harness.mu.Unlock()
-	if err := p.waitReady(); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("%s %s: %v\n--- its output:\n%s", name, strings.Join(args, " "), err, p.logTail(40))
+	// Any complete reply will do: with a password set, it is NOAUTH.
+	if err := p.WaitReady(p.addr, startTimeout, pingRESP); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%s %s: %v\n--- its output:\n%s", name, strings.Join(args, " "), err, p.LogTail(40))
 	}
 	return p, nil
 }
 
-// waitReady waits until the server answers PING with any complete reply (with
-// a password set, that reply is NOAUTH).
-func (p *process) waitReady() error {
-	deadline := time.Now().Add(startTimeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("exited before answering PING: %v", p.waitErr)
-		default:
-		}
-		if c, err := dialRESP(p.addr); err == nil {
-			_, err := c.Do("PING")
-			c.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("no answer to PING on %s within %v", p.addr, startTimeout)
-}
-
-// touch opens and closes one connection.
-func (p *process) touch() error {
-	c, err := dialRESP(p.addr)
+// pingRESP sends one PING to addr and reads its reply, whatever it is.
+func pingRESP(addr string) error {
+	c, err := dialRESP(addr)
 	if err != nil {
 		return err
 	}
@@ -235,53 +190,5 @@ func (p *process) touch() error {
 	return err
 }
 
-// stop ends the process: SIGTERM, then SIGKILL if it is still there after a
-// few seconds. Stopping twice is harmless.
-func (p *process) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return
-	case <-time.After(5 * time.Second):
-	}
-	p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// alive reports whether the process is still running.
-func (p *process) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// logTail returns the last n lines the process wrote.
-func (p *process) logTail(n int) string {
-	data, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return ""
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// touch opens and closes one connection.
+func (p *process) touch() error { return pingRESP(p.addr) }
