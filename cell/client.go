@@ -54,6 +54,7 @@ type Client struct {
 	dirtyBuf []byte
 	flushed  []int
 	seen     map[dirtyID]int
+	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
 	batch    *persist.Batch
 	// syncTo is the last batch this client's replies may reveal; under
 	// appendfsync always they wait for it to be on disk.

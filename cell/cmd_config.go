@@ -140,9 +140,9 @@ var configParams = []*configParam{
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return itoa(min(max(n, 1), 500))
 	}},
-	// Redis's default without a config file; cellserver snapshots on its
-	// own schedule whatever this says.
-	{name: "save", kind: kindSave, def: "3600 1 300 100 60 10000"},
+	// Redis's default without a config file. Each rule starts a
+	// checkpoint (checkpoint.go), as it starts a BGSAVE in Redis.
+	{name: "save", kind: kindSave, def: defaultSaveRules},
 	// appendonly reads as the store's state at start (--appendonly).
 	// CONFIG SET stores a value, as Redis accepts it, but turning the
 	// store on or off takes a restart.
@@ -158,6 +158,18 @@ var configParams = []*configParam{
 	{name: "appendfsync", kind: kindEnum, choices: []string{"always", "everysec", "no"},
 		get:   func(s *Server) string { return s.fsyncPolicy() },
 		apply: func(s *Server, v string) string { s.setFsync(v); return "" }},
+	// When the effect log has grown enough to be folded into the snapshot
+	// (checkpoint.go): Redis's rule for rewriting its AOF.
+	{name: "auto-aof-rewrite-percentage", kind: kindInt, min: 0, max: intMax,
+		get: func(s *Server) string { return itoa(s.live.ckptPercent.Load()) },
+		apply: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.live.ckptPercent.Store(n)
+			return ""
+		}},
+	{name: "auto-aof-rewrite-min-size", kind: kindMemory, min: 0, max: math.MaxInt64,
+		get:   func(s *Server) string { return itoa(s.live.ckptMinSize.Load()) },
+		apply: func(s *Server, v string) string { n, _ := ParseMemory(v); s.live.ckptMinSize.Store(n); return "" }},
 	{name: "appendfilename", kind: kindString, def: "appendonly.aof", immutable: true},
 	{name: "appenddirname", kind: kindString, def: "appendonlydir", immutable: true},
 	{name: "dbfilename", kind: kindString, def: "dump.rdb", protected: true},
@@ -261,6 +273,24 @@ func configParamByName(name string) *configParam {
 type configStore struct {
 	mu   sync.Mutex
 	vals map[string]string
+}
+
+// saveParam is the "save" parameter's value: its save rules.
+func saveParam(s *Server) string {
+	if v, ok := s.conf.get("save"); ok {
+		return v
+	}
+	return defaultSaveRules
+}
+
+// defaultSaveRules is Redis's "save" without a config file.
+const defaultSaveRules = "3600 1 300 100 60 10000"
+
+func (c *configStore) get(name string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.vals[name]
+	return v, ok
 }
 
 func (s *Server) configValue(name string) string {

@@ -516,9 +516,9 @@ func encodingOf(e *Entry) string {
 	v := e.strTo(&buf)
 	n := len(v)
 	switch {
-	case e.enc == encRaw:
+	case e.strEnc() == encRaw:
 		return "raw"
-	case e.enc == encAuto && n <= 20 && isInt(v):
+	case e.strEnc() == encAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"

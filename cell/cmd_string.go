@@ -426,7 +426,7 @@ func incrbyfloat(x *Ctx) {
 	}
 	var buf [64]byte
 	txt := resp.AppendLongDouble(buf[:0], sum)
-	x.setString(key, txt, exp).enc = encNoInt
+	x.setString(key, txt, exp).setStrEnc(encNoInt)
 	x.W.Bulk(txt)
 }
 
@@ -447,7 +447,7 @@ func appendCmd(x *Ctx) {
 		return
 	}
 	e.setStr(append(e.mutableStr(), val...))
-	e.enc = encRaw
+	e.setStrEnc(encRaw)
 	x.touched(key)
 	x.W.Int(int64(e.strLen()))
 }
@@ -549,7 +549,7 @@ func setrange(x *Ctx) {
 	}
 	copy(v[off:], val)
 	e.setStr(v)
-	e.enc = encRaw
+	e.setStrEnc(encRaw)
 	x.touched(key)
 	x.W.Int(int64(len(v)))
 }

@@ -154,6 +154,17 @@ func (x *Ctx) lookupZSet(key []byte) (z *ZSet, ok bool) {
 	return nil, false
 }
 
+// lookupZSetW is lookupZSet for a command that may change the set in
+// place: the members it changes are recorded for the effect log
+// (zset_persist.go).
+func (x *Ctx) lookupZSetW(key []byte) (z *ZSet, ok bool) {
+	z, ok = x.lookupZSet(key)
+	if z != nil && x.srv.store != nil {
+		x.cl.zrec.attach(z)
+	}
+	return z, ok
+}
+
 // afterZRemoval records a removal of n members from key's set z: the key
 // goes when the set is empty, and nothing is signalled when n is 0.
 func (x *Ctx) afterZRemoval(key []byte, z *ZSet, n int) {
@@ -238,7 +249,7 @@ parsed:
 		scores = append(scores, s)
 	}
 	key := x.Args[1]
-	z, ok := x.lookupZSet(key)
+	z, ok := x.lookupZSetW(key)
 	if !ok {
 		return
 	}
@@ -302,7 +313,7 @@ func zaddNothing(x *Ctx, incr bool) {
 // zrem is ZREM key member [member ...]: how many were removed.
 func zrem(x *Ctx) {
 	key := x.Args[1]
-	z, ok := x.lookupZSet(key)
+	z, ok := x.lookupZSetW(key)
 	if !ok {
 		return
 	}
@@ -678,7 +689,7 @@ func zremrangebyrank(x *Ctx) {
 // parsed; del removes it from the set and says how many went.
 func zremrange(x *Ctx, del func(z *ZSet) int) {
 	key := x.Args[1]
-	z, ok := x.lookupZSet(key)
+	z, ok := x.lookupZSetW(key)
 	if !ok {
 		return
 	}
@@ -714,7 +725,7 @@ func zpop(x *Ctx, max bool) {
 		}
 	}
 	key := x.Args[1]
-	z, ok := x.lookupZSet(key)
+	z, ok := x.lookupZSetW(key)
 	if !ok {
 		return
 	}
@@ -788,7 +799,7 @@ func zmpop(x *Ctx) {
 		count = 1
 	}
 	for _, key := range args[2:where] {
-		z, ok := x.lookupZSet(key)
+		z, ok := x.lookupZSetW(key)
 		if !ok {
 			return
 		}

@@ -67,8 +67,10 @@ type Config struct {
 	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
 
 	// persistFS replaces the operating system's file system under the
-	// store; tests use it to make the disk fail.
+	// store, and logFault fails the effect log's disk operations; tests
+	// use them to make the disk fail.
 	persistFS vfs.FS
+	logFault  func(op string) error
 }
 
 // liveConfig holds the settings CONFIG SET can change while clients run.
@@ -82,6 +84,10 @@ type liveConfig struct {
 	// insert (zset.go).
 	zsetMaxListpackEntries atomic.Int64
 	zsetMaxListpackValue   atomic.Int64
+	// auto-aof-rewrite-min-size and -percentage: when the effect log has
+	// grown enough for a checkpoint (checkpoint.go).
+	ckptMinSize atomic.Int64
+	ckptPercent atomic.Int64
 }
 
 // DefaultConfig is what `cellserver` runs with when given no flags: Redis's
@@ -124,6 +130,8 @@ func (l *liveConfig) load(c *Config) {
 	l.busyReplyThresholdMs.Store(c.BusyReplyThreshold.Milliseconds())
 	l.zsetMaxListpackEntries.Store(128)
 	l.zsetMaxListpackValue.Store(64)
+	l.ckptMinSize.Store(64 << 20)
+	l.ckptPercent.Store(100)
 }
 
 // ParseMemory reads a size as redis.conf writes it: a number with an

@@ -146,7 +146,8 @@ func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 			e.setStr(v.strBytes())
 		}
 	}
-	e.enc = v.enc
+	// Not the unsaved flag: the new entry is counted when marked.
+	e.enc = v.enc &^ encUnsaved
 	s.setExp(e, v.Exp)
 	return e
 }

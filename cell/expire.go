@@ -141,11 +141,8 @@ func (ks *Keyspace) expireSample(sh *Shard, now int64, want, db int, b *persist.
 			sampled++
 			if e.expired(now) {
 				if b != nil {
-					if isWide(e) {
-						b.DeleteKey(db, []byte(k))
-					} else {
-						b.Delete(db, []byte(k))
-					}
+					sh.noteChanged([]byte(k), nil, isWide(e))
+					b.Delete(db, []byte(k))
 				}
 				ks.expire(sh, k, e)
 				expired++

@@ -53,7 +53,18 @@ const (
 	// encNoInt: made by createStringObject (INCRBYFLOAT): "embstr" or "raw"
 	// by length, never "int".
 	encNoInt
+
+	// encUnsaved is not an encoding but a flag kept in the same byte (the
+	// Entry has no other room): the key changed since the last
+	// checkpoint began, so the next one must write it (checkpoint.go).
+	encUnsaved strEnc = 0x80
 )
+
+// strEnc is the entry's string encoding, without the flag bits.
+func (e *Entry) strEnc() strEnc { return e.enc &^ encUnsaved }
+
+// setStrEnc sets the entry's string encoding, keeping the flag bits.
+func (e *Entry) setStrEnc(v strEnc) { e.enc = e.enc&encUnsaved | v }
 
 // Type names the value's type as TYPE replies it.
 func (e *Entry) Type() string {
@@ -86,6 +97,11 @@ type Shard struct {
 	// this shard: a reply that read the shard is not sent before that
 	// batch is synced (appendfsync always).
 	lastCommit uint64
+	// What the next checkpoint must write (checkpoint.go): how many
+	// entries carry encUnsaved (at least), and the keys deleted since the
+	// last checkpoint began.
+	unsaved int
+	tombs   tombstones
 	// script is the running script that holds this shard, if any: lock
 	// waits on it to answer BUSY once it passes busy-reply-threshold.
 	script atomic.Pointer[scriptRun]

@@ -21,7 +21,7 @@ func (x *Ctx) lookup(key []byte) *Entry {
 	if e.expired(x.now) {
 		wide := isWide(e)
 		x.srv.ks.expire(s, string(key), e)
-		x.persistNote(s, key, wide)
+		x.persistNote(s, key, wide, true)
 		return nil
 	}
 	return e
@@ -60,7 +60,7 @@ func (x *Ctx) setString(key, val []byte, exp int64) *Entry {
 			old = e.strBytes()[:0]
 		}
 		e.setStr(append(old, val...))
-		e.enc = encAuto
+		e.setStrEnc(encAuto)
 	}
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
@@ -79,7 +79,7 @@ func (x *Ctx) setInt(key []byte, v, exp int64) *Entry {
 // spares the second lookup (CL.THROTTLE's write-back).
 func (x *Ctx) setIntOn(key []byte, e *Entry, v, exp int64) {
 	s := x.srv.ks.shardOf(x.db, key)
-	e.enc = encAuto
+	e.setStrEnc(encAuto)
 	e.setInt(v)
 	s.setExp(e, exp)
 	x.wroteOver(s, key, false)
@@ -91,7 +91,7 @@ func (x *Ctx) storeInt(s *Shard, h uint32, e *Entry, key []byte, v, exp int64, w
 	if e == nil {
 		e, _ = s.newEntry(h, key, 0)
 	} else {
-		e.enc = encAuto
+		e.setStrEnc(encAuto)
 	}
 	e.setInt(v)
 	s.setExp(e, exp)
@@ -154,23 +154,31 @@ func (x *Ctx) rename(src, dst []byte, e *Entry) {
 	x.wroteOver(ds, dst, dstWide)
 }
 
-// wrote is the one hook every mutation reaches.
-func (x *Ctx) wrote(s *Shard, key []byte) { x.wroteOver(s, key, false) }
+// wrote is the hook of a change in place (an expiry, INCR, ZADD into an
+// existing set); wroteOver of a replacement or a delete. Every mutation
+// reaches one of them.
+func (x *Ctx) wrote(s *Shard, key []byte) {
+	s.dirty++
+	if len(s.watchers) != 0 {
+		s.touchWatchers(string(key))
+	}
+	x.persistNote(s, key, false, false)
+}
 
-// wroteOver is wrote for mutations that may have replaced or deleted a
-// value stored as several records (wide, see persist.go).
+// wroteOver is wrote for mutations that replaced or deleted the key's
+// value; wide: that value was stored as several records (persist.go).
 func (x *Ctx) wroteOver(s *Shard, key []byte, wide bool) {
 	s.dirty++
 	if len(s.watchers) != 0 {
 		s.touchWatchers(string(key))
 	}
-	x.persistNote(s, key, wide)
+	x.persistNote(s, key, wide, true)
 }
 
 // persistNote gives the change to the effect log, if there is one.
-func (x *Ctx) persistNote(s *Shard, key []byte, wide bool) {
+func (x *Ctx) persistNote(s *Shard, key []byte, wide, full bool) {
 	if x.srv.store != nil {
-		x.cl.noteDirty(s, x.db, key, wide)
+		x.cl.noteDirty(s, x.db, key, wide, full)
 	}
 }
 

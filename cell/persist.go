@@ -14,14 +14,20 @@ import (
 
 // Persistence glue: how the keyspace reaches persist.Store.
 //
-// Every mutation ends in wrote(), which notes the (db, key) on the client.
-// When the command (or a whole EXEC) has run, and while its shards are
-// still locked, commitEffects serialises the final state of each noted key
-// (its entry, or a delete) into one batch and commits it without waiting
-// for the disk. Two clients writing one key hold its shard in turn, so
-// their batches reach the log in the same order as their effects reached
-// memory. FLUSHDB and FLUSHALL become one range delete per database,
-// written before the keys the same execution wrote afterwards.
+// Every mutation ends in wrote() or wroteOver(), which note the (db, key)
+// on the client. When the command (or a whole EXEC or script) has run, and
+// while its shards are still locked, commitEffects serialises the new
+// state of each noted key into one record of the effect log: its whole
+// value, a delete, or, for a sorted set changed in place, its expiry and
+// the members that changed (zsetRec), which keeps a sliding window's
+// record at two members instead of the whole window. The record is in the
+// kernel's page cache before any reply leaves (persist.Store.Commit), so a
+// crash of the process loses nothing acknowledged under any policy. Two
+// clients writing one key hold its shard in turn, so their records reach
+// the log in the same order as their effects reached memory. FLUSHDB and
+// FLUSHALL become one range delete per database, written before the keys
+// the same execution wrote afterwards. The commit also marks what the next
+// checkpoint must write to the snapshot (checkpoint.go).
 //
 // Under appendfsync always, a client's replies wait in flush() until the
 // last batch that changed any shard its commands held is synced: its own
@@ -29,7 +35,8 @@ import (
 // reply reveals data a crash could lose, while a read of shards nobody
 // wrote lately never waits (and keeps working while the disk fails). The
 // waits of all clients share fsyncs (persist.Store.Sync). Under everysec
-// a ticker syncs once a second; under no, every 30 seconds (fsyncLoop).
+// a ticker syncs once a second; under no, the kernel writes the pages back
+// when it decides.
 //
 // With --appendonly no there is no store: s.store is nil and each hook is
 // one nil check.
@@ -47,9 +54,12 @@ type dirtyKey struct {
 	db     int
 	off, n int
 	// wide: the key held a value stored as several records (a sorted set)
-	// at some point of the execution, so deleting or replacing it must
-	// remove the member records too.
+	// at some point of the execution, and it was deleted or replaced, so
+	// the snapshot must remove the member records too.
 	wide bool
+	// full: the key was replaced or deleted, not only changed in place,
+	// so its log record is its whole value (or a delete).
+	full bool
 }
 
 // wideValue is implemented by values that may be stored as a head record
@@ -105,16 +115,18 @@ func isWide(e *Entry) bool {
 	return ok && w.storedWide()
 }
 
-// noteDirty records that key of db, in shard s, changed.
-func (c *Client) noteDirty(s *Shard, db int, key []byte, wide bool) {
+// noteDirty records that key of db, in shard s, changed: in place, or
+// replaced or deleted (full).
+func (c *Client) noteDirty(s *Shard, db int, key []byte, wide, full bool) {
 	if n := len(c.dirty); n > 0 {
 		last := &c.dirty[n-1]
 		if last.db == db && string(c.dirtyBuf[last.off:last.off+last.n]) == string(key) {
 			last.wide = last.wide || wide
+			last.full = last.full || full
 			return
 		}
 	}
-	c.dirty = append(c.dirty, dirtyKey{s: s, db: db, off: len(c.dirtyBuf), n: len(key), wide: wide})
+	c.dirty = append(c.dirty, dirtyKey{s: s, db: db, off: len(c.dirtyBuf), n: len(key), wide: wide, full: full})
 	c.dirtyBuf = append(c.dirtyBuf, key...)
 }
 
@@ -123,9 +135,9 @@ func (c *Client) noteFlush(db int) {
 	c.flushed = append(c.flushed, db)
 }
 
-// commitEffects writes what the execution changed as one batch. l is the
-// execution's lock set, still locked. Under appendfsync always it also
-// notes which batch the replies must wait for.
+// commitEffects writes what the execution changed as one record of the
+// effect log. l is the execution's lock set, still locked. Under
+// appendfsync always it also notes which record the replies must wait for.
 func (c *Client) commitEffects(l *lockSet) {
 	st := c.srv.store
 	if st == nil {
@@ -133,6 +145,9 @@ func (c *Client) commitEffects(l *lockSet) {
 	}
 	if len(c.dirty) != 0 || len(c.flushed) != 0 {
 		c.commit(st, l)
+	}
+	if len(c.zrec.attached) != 0 {
+		c.zrec.reset()
 	}
 	if c.srv.fsyncAlways.Load() {
 		for _, s := range l.shards {
@@ -148,13 +163,19 @@ func (c *Client) commit(st *persist.Store, l *lockSet) {
 	b := c.batch
 	for _, db := range c.flushed {
 		b.DeleteDB(db)
+		c.srv.flushedDBs[db].Store(true)
 	}
 	if len(c.dirty) > 1 {
 		c.dedupeDirty()
 	}
 	for _, d := range c.dirty {
 		key := c.dirtyBuf[d.off : d.off+d.n]
-		storeEntry(b, d.db, key, d.s.keys.get(key), d.wide, c.srv)
+		e := d.s.keys.get(key)
+		d.s.noteChanged(key, e, d.wide)
+		if !d.full && c.logZSetDelta(b, d.db, key, e) {
+			continue
+		}
+		logEntry(b, d.db, key, e, c.srv)
 	}
 	n, err := st.Commit(b)
 	if err != nil {
@@ -166,8 +187,58 @@ func (c *Client) commit(st *persist.Store, l *lockSet) {
 	c.dirty, c.dirtyBuf, c.flushed = c.dirty[:0], c.dirtyBuf[:0], c.flushed[:0]
 }
 
-// dedupeDirty keeps the first note of each key, carrying the wide flags
-// of the others into it.
+// logEntry adds to b the record that makes db's key hold e (nil: no key)
+// in the effect log: the whole value, whatever its size or stored form.
+func logEntry(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
+	if e == nil {
+		b.Delete(db, key)
+		return
+	}
+	switch v := e.obj().(type) {
+	case nil:
+		var buf [20]byte
+		b.PutString(db, key, e.Exp, e.strTo(&buf))
+	case storedValue:
+		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
+	default:
+		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.obj()), "key", fmt.Sprintf("%q", key))
+	}
+}
+
+// logZSetDelta adds to b, for a sorted set changed in place, its expiry
+// and the new state of each member the execution changed, and reports
+// whether it could: the set must be one this client's writers held
+// (zsetRec), and the changes fewer than the set's size, or the whole set
+// is the smaller record.
+func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bool {
+	if e == nil {
+		return false
+	}
+	z, ok := e.obj().(*ZSet)
+	if !ok || !c.zrec.held(z) {
+		return false
+	}
+	if n := c.zrec.members(z, nil); n > 8 && n > z.Len() {
+		return false
+	}
+	b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
+	// The members still present first: replay then never sees the set
+	// empty before its final state (persist_replay.go).
+	c.zrec.members(z, func(m []byte) {
+		if sc, ok := z.Score(m); ok {
+			b.PutMember(db, key, m, sc)
+		}
+	})
+	c.zrec.members(z, func(m []byte) {
+		if _, ok := z.Score(m); !ok {
+			b.DeleteMember(db, key, m)
+		}
+	})
+	return true
+}
+
+// dedupeDirty keeps the first note of each key, carrying the wide and
+// full flags of the others into it.
 func (c *Client) dedupeDirty() {
 	if c.seen == nil {
 		c.seen = map[dirtyID]int{}
@@ -178,6 +249,7 @@ func (c *Client) dedupeDirty() {
 		id := dirtyID{d.db, string(c.dirtyBuf[d.off : d.off+d.n])}
 		if i, ok := c.seen[id]; ok {
 			out[i].wide = out[i].wide || d.wide
+			out[i].full = out[i].full || d.full
 			continue
 		}
 		c.seen[id] = len(out)
@@ -211,7 +283,8 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 	}
 	switch v := e.obj().(type) {
 	case nil:
-		b.PutString(db, key, e.Exp, e.str())
+		var buf [20]byte
+		b.PutString(db, key, e.Exp, e.strTo(&buf))
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
@@ -226,11 +299,8 @@ func (s *Server) persistEviction(sh *Shard, db int, key string) {
 	if s.evictBatch == nil {
 		s.evictBatch = s.store.NewBatch()
 	}
-	if isWide(sh.keys.getS(key)) {
-		s.evictBatch.DeleteKey(db, []byte(key))
-	} else {
-		s.evictBatch.Delete(db, []byte(key))
-	}
+	sh.noteChanged([]byte(key), nil, isWide(sh.keys.getS(key)))
+	s.evictBatch.Delete(db, []byte(key))
 	n, err := s.store.Commit(s.evictBatch)
 	if err != nil {
 		s.log.Error("persistence: commit failed", "err", err)
@@ -283,15 +353,21 @@ func (s *Server) loadStore() error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.Commit(drop); err != nil {
+	if err := s.store.WriteSnapshot(drop); err != nil {
 		return err
 	}
+	records, err := s.replayLog()
+	if err != nil {
+		return err
+	}
+	s.replayed = records
 	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
 	if skipped > 0 {
 		s.log.Warn("persistence: keys of databases beyond --databases or of unknown types were left on disk", "count", skipped)
 	}
 	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
-		"expired_dropped", expired, "corrupt_skipped", bad, "ms", time.Since(start).Milliseconds())
+		"expired_dropped", expired, "corrupt_skipped", bad, "log_records_replayed", records,
+		"ms", time.Since(start).Milliseconds())
 	return nil
 }
 
@@ -414,28 +490,25 @@ func (s *Server) fsyncPolicy() string {
 	return FsyncNo
 }
 
-// fsyncLoop syncs the log once a second under appendfsync everysec, and
-// every 30 seconds under no. Pebble keeps records that nobody asked to sync
-// in its current 32 KB log block, not even written to the OS, so without
-// these syncs a quiet server under "no" could lose its last writes to a
-// crash of the process alone, however old they were. 30 s is the kernel's
-// own default writeback age (dirty_expire_centisecs), what "the OS
-// decides" means for Redis.
+// fsyncLoop syncs the log once a second under appendfsync everysec; under
+// no the kernel writes the log's pages back on its own schedule, as it
+// does Redis's AOF. Either way it releases the memory of the log pages
+// written (persist.Store.TrimLog).
 func (s *Server) fsyncLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for tick := 1; ; tick++ {
+	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
-			if s.fsyncAlways.Load() || (!s.fsyncEverySec.Load() && tick%30 != 0) {
-				continue
+			if s.fsyncEverySec.Load() {
+				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
+					s.log.Error("persistence: fsync failed", "err", err)
+				}
 			}
-			if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
-				s.log.Error("persistence: fsync failed", "err", err)
-			}
+			s.store.TrimLog()
 		}
 	}
 }
@@ -465,22 +538,42 @@ func (s *Server) writesDenied() string {
 	return ""
 }
 
-// saveNow makes everything durable and flushes the memtable: the snapshot.
+// saveNow makes everything durable and runs a checkpoint: the snapshot.
 func (s *Server) saveNow() error {
 	dirty := s.totalDirty()
-	if err := s.saveKeyCounts(); err != nil {
-		return err
-	}
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
-	if err := s.store.Save(); err != nil {
+	if err := s.checkpoint(); err != nil {
 		return err
 	}
 	s.lastSave.Store(time.Now().Unix())
 	s.dirtyAtSave.Store(dirty)
 	s.saves.Add(1)
 	return nil
+}
+
+// saveRuleDue reports whether a save rule ("save" seconds changes ...)
+// asks for a snapshot now: its seconds have passed since the last save,
+// with at least its count of changes.
+func (s *Server) saveRuleDue() bool {
+	rules := strings.Fields(saveParam(s))
+	elapsed := time.Now().Unix() - s.lastSave.Load()
+	changes := int64(-1)
+	for i := 0; i+1 < len(rules); i += 2 {
+		secs, err1 := strconv.ParseInt(rules[i], 10, 64)
+		count, err2 := strconv.ParseInt(rules[i+1], 10, 64)
+		if err1 != nil || err2 != nil || elapsed < secs {
+			continue
+		}
+		if changes < 0 {
+			changes = s.totalDirty() - s.dirtyAtSave.Load()
+		}
+		if changes >= count {
+			return true
+		}
+	}
+	return false
 }
 
 // totalDirty sums the shards' write counters (Redis's server.dirty), one

@@ -405,6 +405,17 @@ func (f diskFile) sync(do func() error) error {
 func (f diskFile) Sync() error     { return f.sync(f.File.Sync) }
 func (f diskFile) SyncData() error { return f.sync(f.File.SyncData) }
 
+// fault is the effect log's side of the same disk (Config.logFault).
+func (fs diskFS) fault(op string) error {
+	if fs.full.Load() {
+		return &os.PathError{Op: op, Path: "effect log", Err: syscall.ENOSPC}
+	}
+	if op == "sync" {
+		fs.syncs.Add(1)
+	}
+	return nil
+}
+
 func newDiskFS() diskFS {
 	return diskFS{FS: vfs.Default, full: &atomic.Bool{}, syncs: &atomic.Int64{}}
 }
@@ -416,7 +427,7 @@ func newDiskFS() diskFS {
 func TestPersistMisconf(t *testing.T) {
 	dir := t.TempDir()
 	disk := newDiskFS()
-	srv, _ := openServer(t, dir, func(c *Config) { c.AppendFsync = FsyncAlways; c.persistFS = disk })
+	srv, _ := openServer(t, dir, func(c *Config) { c.AppendFsync = FsyncAlways; c.persistFS = disk; c.logFault = disk.fault })
 	// Runs before the server's shutdown: a disk that never recovers would
 	// hold the shutdown's final sync forever.
 	t.Cleanup(func() { disk.full.Store(false) })
@@ -477,7 +488,7 @@ func TestPersistMisconf(t *testing.T) {
 func TestPersistGroupCommit(t *testing.T) {
 	dir := t.TempDir()
 	disk := newDiskFS()
-	srv, _ := openServer(t, dir, func(c *Config) { c.AppendFsync = FsyncAlways; c.persistFS = disk })
+	srv, _ := openServer(t, dir, func(c *Config) { c.AppendFsync = FsyncAlways; c.persistFS = disk; c.logFault = disk.fault })
 	c := dial(t, srv)
 	var pipe []byte
 	for i := range 100 {

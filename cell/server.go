@@ -40,9 +40,18 @@ type Server struct {
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
 
-	// store is the durable mirror of the keyspace; nil with appendonly
-	// no, or for servers made by New.
+	// store is the durable keyspace (effect log and snapshot); nil with
+	// appendonly no, or for servers made by New.
 	store *persist.Store
+	// Checkpoints (checkpoint.go): one at a time under ckptMu; ckptFull
+	// after one failed; ckptBase the store's size after the last one;
+	// flushedDBs the databases flushed since the last one began;
+	// replayed the log records replayed at start.
+	ckptMu     sync.Mutex
+	ckptFull   bool
+	ckptBase   atomic.Int64
+	flushedDBs []atomic.Bool
+	replayed   int
 	// The appendfsync policy, live (CONFIG SET appendfsync).
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
@@ -103,13 +112,14 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
 		if err != nil {
 			close(s.done) // stops what newServer started
 			return nil, err
 		}
 		s.store = st
 		s.expBatch = st.NewBatch()
+		s.ckptBase.Store(int64(st.SnapshotSize()))
 		if err := s.loadStore(); err != nil {
 			st.Close()
 			close(s.done)
@@ -155,6 +165,7 @@ func newServer(cfg Config) *Server {
 		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
+	s.flushedDBs = make([]atomic.Bool, len(s.ks.dbs))
 	s.lastSave.Store(s.start.Unix())
 	s.bgsaveSecs.Store(-1)
 	if s.cfg.AppendFsync == "" {
@@ -169,13 +180,14 @@ func newServer(cfg Config) *Server {
 }
 
 // startBackground starts the active expiry and, with a store, the fsync
-// ticker.
+// ticker and the checkpoints.
 func (s *Server) startBackground() {
 	s.bg.Add(1)
 	go s.activeExpiry()
 	if s.store != nil {
-		s.bg.Add(1)
+		s.bg.Add(2)
 		go s.fsyncLoop()
+		go s.checkpointLoop()
 	}
 }
 

@@ -18,6 +18,10 @@ type ZSet struct {
 	// disk is set while the set is stored member by member
 	// (zset_persist.go); nil without persistence.
 	disk *zsetDisk
+	// rec is the running execution's record of changed members, while a
+	// writer holds the set (lookupZSetW); it does not grow the struct
+	// past its 64-byte size class.
+	rec *zsetRec
 }
 
 // newZSet returns an empty set with the thresholds in force.

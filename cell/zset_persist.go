@@ -67,16 +67,23 @@ func (d *zsetDisk) reset() {
 	d.buf, d.offs, d.all = d.buf[:0], d.offs[:0], false
 }
 
-// noteChange records a changed member if the set is stored wide.
+// noteChange records a changed member for the snapshot if the set is
+// stored wide, and for the effect log if a writer holds it.
 func (z *ZSet) noteChange(member []byte) {
 	if z.disk != nil {
 		z.disk.note(member)
 	}
+	if z.rec != nil {
+		z.rec.note(z, member)
+	}
 }
+
+// noting reports whether changes to z are being recorded.
+func (z *ZSet) noting() bool { return z.disk != nil || z.rec != nil }
 
 // noteVisit is a visitor that records each member it sees.
 func (z *ZSet) noteVisit(member []byte, _ float64) bool {
-	z.disk.note(member)
+	z.noteChange(member)
 	return true
 }
 
@@ -114,21 +121,21 @@ func (z *ZSet) Delete(member []byte) bool {
 }
 
 func (z *ZSet) DeleteRangeByScore(r zsetlite.ScoreRange) int {
-	if z.disk != nil {
+	if z.noting() {
 		z.Set.RangeByScore(r, false, 0, -1, z.noteVisit)
 	}
 	return z.Set.DeleteRangeByScore(r)
 }
 
 func (z *ZSet) DeleteRangeByLex(r zsetlite.LexRange) int {
-	if z.disk != nil {
+	if z.noting() {
 		z.Set.RangeByLex(r, false, 0, -1, z.noteVisit)
 	}
 	return z.Set.DeleteRangeByLex(r)
 }
 
 func (z *ZSet) DeleteRangeByRank(start, stop int) int {
-	if z.disk != nil {
+	if z.noting() {
 		lo, hi := zsetlite.RankBounds(start, stop, z.Len())
 		if lo < hi {
 			z.Set.Range(lo, hi-1, false, z.noteVisit)
@@ -149,12 +156,12 @@ func (z *ZSet) PopMax(count int, fn zsetlite.Visitor) int {
 // its count members even if fn stops early, so the wrapper goes on
 // visiting (and recording) them, without calling fn again.
 func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
-	if z.disk == nil {
+	if !z.noting() {
 		return fn
 	}
 	stopped := false
 	return func(m []byte, score float64) bool {
-		z.disk.note(m)
+		z.noteChange(m)
 		if !stopped && !fn(m, score) {
 			stopped = true
 		}
@@ -203,4 +210,67 @@ func (z *ZSet) setStoredWide(db int, key []byte) {
 		z.disk = &zsetDisk{db: db, key: string(key)}
 	}
 	z.disk.reset()
+}
+
+// zsetRec records, for the effect log, the members that the running
+// execution changed in sorted sets it changed in place: a client's log
+// record then holds those members' new states (commitZSetDelta) instead of
+// the whole set, which for a sliding window is two members instead of
+// every entry. A set is attached when a writer looks it up
+// (Ctx.lookupZSetW) and detached when the execution commits, under the
+// same shard locks, so no other client sees the attachment.
+type zsetRec struct {
+	attached []*ZSet
+	ents     []zrecEnt
+	buf      []byte
+}
+
+// zrecEnt is one noted member: buf[off:end] of set z.
+type zrecEnt struct {
+	z        *ZSet
+	off, end int32
+}
+
+func (r *zsetRec) attach(z *ZSet) {
+	if z.rec != r {
+		z.rec = r
+		r.attached = append(r.attached, z)
+	}
+}
+
+func (r *zsetRec) note(z *ZSet, member []byte) {
+	off := len(r.buf)
+	r.buf = append(r.buf, member...)
+	r.ents = append(r.ents, zrecEnt{z, int32(off), int32(len(r.buf))})
+}
+
+// held reports whether z's in-place changes in this execution are all
+// recorded here.
+func (r *zsetRec) held(z *ZSet) bool { return z.rec == r }
+
+// members calls fn with each member noted for z, repeats included, and
+// reports how many.
+func (r *zsetRec) members(z *ZSet, fn func(member []byte)) int {
+	n := 0
+	for _, e := range r.ents {
+		if e.z == z {
+			n++
+			if fn != nil {
+				fn(r.buf[e.off:e.end])
+			}
+		}
+	}
+	return n
+}
+
+// reset detaches every set and forgets the notes.
+func (r *zsetRec) reset() {
+	for _, z := range r.attached {
+		if z.rec == r {
+			z.rec = nil
+		}
+	}
+	clear(r.attached)
+	clear(r.ents)
+	r.attached, r.ents, r.buf = r.attached[:0], r.ents[:0], r.buf[:0]
 }

@@ -331,20 +331,31 @@ func writeThenStop(t *testing.T, rounds int, fsync string, stop func(*process), 
 	t.Logf("%d rounds, %d CL.THROTTLE calls (and as many INCR and SET) kept", rounds, spent)
 }
 
-// newestWAL is the newest log file of the store in dataDir.
-func newestWAL(t *testing.T, dataDir string) string {
+// newestSegment is the newest file of the effect log of the store in
+// dataDir, and the end of its written bytes (the rest is preallocated
+// zeros).
+func newestSegment(t *testing.T, dataDir string) (path string, end int64) {
 	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(dataDir, "cellserver.db", "*.log"))
+	logs, _ := filepath.Glob(filepath.Join(dataDir, "cellserver.db", "effectlog", "*.log"))
 	if len(logs) == 0 {
-		t.Fatal("no log file")
+		t.Fatal("no effect log file")
 	}
 	sort.Strings(logs)
-	return logs[len(logs)-1]
+	path = logs[len(logs)-1]
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end = int64(len(b))
+	for end > 0 && b[end-1] == 0 {
+		end--
+	}
+	return path, end
 }
 
-// TestPersistTornWAL: the newest log is cut in the middle of a record
-// after a crash; the server starts, says so, and keeps a prefix of the
-// writes: every write before the cut, none after it.
+// TestPersistTornWAL: the effect log is damaged after a crash, at its last
+// record or in its middle; the server starts, says so, and keeps a prefix
+// of the writes: every write before the damage, none after it.
 func TestPersistTornWAL(t *testing.T) {
 	cellserverBinary(t)
 	for _, cut := range []string{"tail", "middle"} {
@@ -357,18 +368,19 @@ func TestPersistTornWAL(t *testing.T) {
 				mustDo(t, c, throttleArgs(fmt.Sprintf("k%03d", i))...)
 			}
 			p.kill()
-			path := newestWAL(t, dir)
-			st, err := os.Stat(path)
+			path, end := newestSegment(t, dir)
+			at := end - 3
+			if cut == "middle" {
+				at = end / 2
+			}
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			size := st.Size() - 3
-			if cut == "middle" {
-				size = st.Size() / 2
-			}
-			if err := os.Truncate(path, size); err != nil {
+			if _, err := f.WriteAt([]byte{0xde, 0xad, 0xbe}, at); err != nil {
 				t.Fatal(err)
 			}
+			f.Close()
 			p2 := cellOnDir(t, dir, "--appendfsync", "always")
 			c2 := mustDial(t, p2)
 			kept := 0
@@ -383,17 +395,17 @@ func TestPersistTornWAL(t *testing.T) {
 					t.Fatalf("k%03d: remaining %d", i, r)
 				}
 			}
-			if cut == "tail" && kept < n-1 {
-				t.Fatalf("kept %d of %d writes after cutting 3 bytes", kept, n)
+			if cut == "tail" && kept != n-1 {
+				t.Fatalf("kept %d of %d writes after damaging the last record", kept, n)
 			}
 			if cut == "middle" && (kept == 0 || kept == n) {
-				t.Fatalf("kept %d of %d writes after cutting the log in half", kept, n)
+				t.Fatalf("kept %d of %d writes after damaging the log's middle", kept, n)
 			}
 			out, _ := os.ReadFile(p2.LogPath)
-			if !bytes.Contains(out, []byte("cut the torn tail")) {
+			if !bytes.Contains(out, []byte("cut damaged log tail")) {
 				t.Fatalf("no log line about the cut:\n%s", out)
 			}
-			t.Logf("cut at %d of %d bytes: kept %d of %d writes", size, st.Size(), kept, n)
+			t.Logf("damaged at %d of %d bytes: kept %d of %d writes", at, end, kept, n)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cellserver/cellserver/persist/effectlog"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -17,53 +19,60 @@ import (
 // keeps its appendonlydir there.
 const DirName = "cellserver.db"
 
-// formatVersion is the record layout of record.go. A store written by
-// another layout is refused rather than misread.
-const formatVersion = "1"
+// LogDirName is the effect log's directory inside the store's.
+const LogDirName = "effectlog"
+
+// formatVersion is the layout of the store: record.go in Pebble, the
+// effect log beside it. A store written by another layout is refused
+// rather than misread. Format 1 (Pebble alone, before the effect log) is
+// read and upgraded: it is a snapshot with an empty log.
+const formatVersion = "2"
 
 var versionKey = []byte{nsMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
+
+// checkpointKey holds the log position the snapshot in Pebble is complete
+// from (EndCheckpoint): recovery replays the log from there.
+var checkpointKey = []byte{nsMeta, 'c', 'k', 'p', 't'}
 
 // Options are the settings of Open.
 type Options struct {
 	// Logger receives recovery notes (a cut log tail, skipped corrupt
 	// records) and disk errors. nil: slog.Default().
 	Logger *slog.Logger
-	// FS is the file system under the store; nil means the operating
+	// FS is the file system under Pebble; nil means the operating
 	// system's. Tests inject failures here.
 	FS vfs.FS
+	// LogSegmentSize is the size of the effect log's files; 0: the
+	// effectlog default.
+	LogSegmentSize int64
+	// LogFault, if set, is called before each disk operation of the
+	// effect log ("create", "sync"); an error it returns is that
+	// operation's. Tests inject failures here.
+	LogFault func(op string) error
 }
 
-// Store is the durable mirror of the keyspace. Commit writes a batch to
-// Pebble's WAL without waiting for the disk; Sync makes everything
-// committed so far durable. Both are safe for concurrent use.
+// Store is the durable keyspace: an effect log every execution appends
+// to, and a snapshot in Pebble that checkpoints fold the log into. All
+// methods are safe for concurrent use.
 type Store struct {
 	db   *pebble.DB
+	elog *effectlog.Log
 	lock *pebble.Lock
 	log  *slog.Logger
 	path string
 
-	// mu is held shared by every Pebble call and exclusively by Close:
-	// Pebble panics on use after Close, and a client cut off at shutdown
-	// may still be finishing a command.
+	// mu is held shared by every Pebble and log call and exclusively by
+	// Close: Pebble panics on use after Close, and a client cut off at
+	// shutdown may still be finishing a command.
 	mu      sync.RWMutex
 	closed  bool
 	closing atomic.Bool
 
-	appended  atomic.Uint64 // batches handed to Commit
-	committed atomic.Uint64 // batches committed to Pebble
-	synced    atomic.Uint64 // batches known to be on disk
-
-	// The group commit (group.go): pend is the group being formed (under
-	// pendMu), spare the one being committed or ready for reuse; pb is the
-	// Pebble batch groups are committed with (under commitMu).
-	pendMu      sync.Mutex
-	pend, spare *group
-	commitMu    sync.Mutex
-	pb          *pebble.Batch
-	wake        chan bool // true: the group is full
-	stop        chan struct{}
-	loopDone    chan struct{}
-	stopOnce    sync.Once
+	// ckpt is the log position the snapshot is complete from.
+	ckpt atomic.Uint64
+	// snapMu serialises snapshot writes (pb).
+	snapMu sync.Mutex
+	pb     *pebble.Batch
 
 	failMu  sync.Mutex
 	failure error // the disk error being retried, nil when healthy
@@ -71,9 +80,9 @@ type Store struct {
 }
 
 // Open opens or creates the store in dir/DirName and recovers it: a torn or
-// corrupt tail of the newest log file is cut (and logged) first, so that a
-// crash never stops the server from starting. It fails if another process
-// holds the store.
+// corrupt tail of Pebble's newest log file, and of the effect log, is cut
+// (and logged) first, so that a crash never stops the server from
+// starting. It fails if another process holds the store.
 func Open(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -97,11 +106,9 @@ func Open(dir string, o Options) (*Store, error) {
 		FS:     stallFS{o.FS, s},
 		Lock:   lock,
 		Logger: pebbleLogger{s.log},
-		// Redis keys are small and hot keys are rewritten constantly: a
-		// memtable bigger than Pebble's 4 MB default absorbs the rewrites
-		// before they reach an sstable. It bounds what a restart replays
-		// (with the one being flushed, 32 MB of log) and is memory beside
-		// the keyspace's (in the Go heap when built without cgo).
+		// Checkpoints write every key changed since the last one in a
+		// few large batches; a memtable bigger than Pebble's 4 MB
+		// default takes more of them before a flush.
 		MemTableSize: 16 << 20,
 	}
 	db, err := pebble.Open(s.path, opts)
@@ -109,13 +116,29 @@ func Open(dir string, o Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("opening %s: %w", s.path, err)
 	}
-	s.db, s.lock = db, lock
-	s.pend, s.spare, s.pb = newGroup(), newGroup(), db.NewBatch()
-	s.wake, s.stop, s.loopDone = make(chan bool, 1), make(chan struct{}), make(chan struct{})
-	go s.commitLoop()
+	s.db, s.lock, s.pb = db, lock, db.NewBatch()
 	if err := s.checkVersion(); err != nil {
-		s.Close()
+		s.closeDB()
 		return nil, err
+	}
+	if v, closer, err := db.Get(checkpointKey); err == nil {
+		n, w := binary.Uvarint(v)
+		closer.Close()
+		if w <= 0 {
+			s.closeDB()
+			return nil, fmt.Errorf("%s: unreadable checkpoint position", s.path)
+		}
+		s.ckpt.Store(n)
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		s.closeDB()
+		return nil, err
+	}
+	s.elog, err = effectlog.Open(o.FS.PathJoin(s.path, LogDirName), effectlog.Options{
+		Logger: s.log, SegmentSize: o.LogSegmentSize, Fault: o.LogFault,
+	})
+	if err != nil {
+		s.closeDB()
+		return nil, fmt.Errorf("opening the effect log of %s: %w", s.path, err)
 	}
 	return s, nil
 }
@@ -128,15 +151,50 @@ func (s *Store) checkVersion() error {
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
-	if string(v) != formatVersion {
-		return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, v, formatVersion)
+	ver := string(v)
+	closer.Close()
+	switch ver {
+	case formatVersion:
+		return nil
+	case "1":
+		return s.db.Set(versionKey, []byte(formatVersion), pebble.Sync)
 	}
-	return nil
+	return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
+}
+
+// closeDB closes Pebble and the lock after a failed Open.
+func (s *Store) closeDB() {
+	s.db.Close()
+	s.lock.Close()
 }
 
 // Path is the store's directory.
 func (s *Store) Path() string { return s.path }
+
+// Heads calls fn with the database and key of every key in the snapshot,
+// in key order. The key aliases a buffer valid during the call only.
+func (s *Store) Heads(fn func(db int, key []byte) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		db, key, member, derr := DecodeKey(it.Key())
+		if derr != nil || len(member) != 0 {
+			continue
+		}
+		if err := fn(db, key); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
 
 // Load calls fn for every stored key, in key order, and returns how many
 // records it skipped as corrupt (each is logged). A sorted set stored
@@ -144,16 +202,10 @@ func (s *Store) Path() string { return s.path }
 // into Items. Values alias a buffer that is
 // only valid during the call. An error from fn stops Load and is returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
-	// What was committed but is still in the pending group is loaded too.
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.closed {
-		err = ErrClosed
-	} else {
-		err = s.commitPending(s.appended.Load())
-	}
-	s.mu.RUnlock()
-	if err != nil {
-		return 0, err
+		return 0, ErrClosed
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
 	if err != nil {
@@ -228,130 +280,107 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 	return skipped, it.Error()
 }
 
-// Batch collects the effects of one command, EXEC or expiry cycle. It is
-// reused: Commit empties it.
-type Batch struct {
-	records
-	key []byte
-	val []byte
-}
-
-// NewBatch makes an empty batch for s.
-func (s *Store) NewBatch() *Batch { return &Batch{} }
-
-// Empty reports whether the batch holds nothing to commit.
-func (b *Batch) Empty() bool { return len(b.recs) == 0 }
-
-// PutString stores db's key as a string value.
-func (b *Batch) PutString(db int, key []byte, exp int64, val []byte) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.val = AppendString(b.val[:0], exp, val)
-	b.add(opSet, b.key, b.val)
-}
-
-// Put stores db's key as v. For a KindZSetWide head, the caller also
-// calls PutMember for the members and must have called DeleteKey first if
-// the key held anything else.
-func (b *Batch) Put(db int, key []byte, v Value) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.val = AppendValue(b.val[:0], v)
-	b.add(opSet, b.key, b.val)
-}
-
-// Scratch returns the batch's value buffer, emptied, for an encoding that
-// PutEncoded then stores: the buffer is reused from put to put.
-func (b *Batch) Scratch() []byte { return b.val[:0] }
-
-// PutEncoded stores val, an encoding made with AppendAggregate and
-// AppendItem (or AppendValue), as db's key.
-func (b *Batch) PutEncoded(db int, key, val []byte) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.val = val
-	b.add(opSet, b.key, val)
-}
-
-// PutMember stores one member of the sorted set db's key.
-func (b *Batch) PutMember(db int, key, member []byte, score float64) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.key = append(b.key, member...)
-	sc := EncodeScore(score)
-	b.add(opSet, b.key, sc[:])
-}
-
-// DeleteMember removes one member of the sorted set db's key.
-func (b *Batch) DeleteMember(db int, key, member []byte) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.key = append(b.key, member...)
-	b.add(opDelete, b.key, nil)
-}
-
-// Delete removes db's key when it is known to have one record only (a
-// string, list or hash): a point delete, much cheaper than DeleteKey.
-func (b *Batch) Delete(db int, key []byte) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.add(opDelete, b.key, nil)
-}
-
-// DeleteKey removes db's key and every member record under it.
-func (b *Batch) DeleteKey(db int, key []byte) {
-	b.key = AppendKey(b.key[:0], db, key)
-	b.add(opDeleteRange, b.key, PrefixEnd(b.key))
-}
-
-// DeleteDB removes every key of db (FLUSHDB, FLUSHALL): one range
-// tombstone, whatever the number of keys.
-func (b *Batch) DeleteDB(db int) {
-	b.key = AppendDBPrefix(b.key[:0], db)
-	b.add(opDeleteRange, b.key, PrefixEnd(b.key))
-}
-
 // ErrClosed is returned by operations on a closed store.
 var ErrClosed = errors.New("persist: store closed")
 
-// Commit hands the batch to the log without waiting for the disk, and
-// empties it. It returns the batch's number: Sync(n) waits until that
-// batch is durable. Batches reach the log in the order Commit is called
-// (group.go), so a caller that commits while holding the locks of the
-// keys it changed gets the lock order on disk too.
+// Commit appends the batch to the effect log as one record and empties it.
+// It returns the log position after the record: Sync(n) waits until it is
+// durable. The record is in the kernel's page cache when Commit returns
+// (effectlog), so a crash of the process alone never loses it. Records
+// reach the log in the order Commit is called, so a caller that commits
+// while holding the locks of the keys it changed gets the lock order in
+// the log too. While the disk cannot take a new log file, Commit waits
+// and retries (the server refuses new writes meanwhile, Err).
 func (s *Store) Commit(b *Batch) (uint64, error) {
 	if b.Empty() {
-		return s.appended.Load(), nil
+		return s.Committed(), nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0, ErrClosed
 	}
-	s.pendMu.Lock()
-	first := len(s.pend.recs) == 0
-	s.pend.merge(&b.records)
-	n := s.appended.Add(1)
-	s.pend.last = n
-	full := s.pend.full()
-	s.pendMu.Unlock()
+	b.wire = b.appendWire(b.wire[:0])
+	var end uint64
+	err := s.retry("log append", func() (err error) {
+		end, err = s.elog.Append(b.wire)
+		return err
+	})
 	b.reset()
-	if first || full {
-		select {
-		case s.wake <- full:
-		default:
-		}
-	}
-	return n, nil
+	return end, err
 }
 
-// Committed is the number of the last batch handed to Commit.
-func (s *Store) Committed() uint64 { return s.appended.Load() }
+// Committed is the log position after the last record.
+func (s *Store) Committed() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0
+	}
+	return s.elog.End()
+}
 
-// Synced reports whether batch n is known to be durable.
-func (s *Store) Synced(n uint64) bool { return s.synced.Load() >= n }
+// Synced reports whether the log is durable up to position n.
+func (s *Store) Synced(n uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed || s.elog.Synced(n)
+}
 
-// Sync returns once batch n and every batch before it are on disk.
-// Concurrent calls share fsyncs: the first commits the pending group for
-// all of them, and Pebble's log writer syncs once for all the sync
-// requests queued while the previous fsync ran, which is the group commit
-// `appendfsync always` needs.
+// Sync returns once the log is on disk up to position n. Concurrent calls
+// share fsyncs (effectlog's group commit), which is what `appendfsync
+// always` needs. A failing disk is retried until it works again.
 func (s *Store) Sync(n uint64) error {
-	if s.synced.Load() >= n {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.elog.Synced(n) {
+		return nil
+	}
+	return s.retry("fsync", func() error { return s.elog.Sync(n) })
+}
+
+// SyncAll makes every record committed so far durable.
+func (s *Store) SyncAll() error { return s.Sync(s.Committed()) }
+
+// TrimLog releases the memory of the log's written pages (effectlog's
+// Trim); the server calls it once a second.
+func (s *Store) TrimLog() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.closed {
+		s.elog.Trim()
+	}
+}
+
+// Checkpoints.
+//
+// A checkpoint folds the log into the snapshot so that the log can be
+// dropped: BeginCheckpoint starts a new log file and returns its position;
+// the caller then writes, with WriteSnapshot, the current state of every
+// key changed since the previous checkpoint began (and the deletions), one
+// shard at a time while writes go on; EndCheckpoint records that the
+// snapshot is complete from that position and deletes the log files
+// before it. The snapshot is fuzzy (each key is captured at some moment
+// after the position), which replay tolerates (effect.go). A crash before
+// EndCheckpoint leaves the previous position in force, with its log.
+
+// BeginCheckpoint starts a checkpoint and returns its log position.
+func (s *Store) BeginCheckpoint() (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	return s.elog.Rotate()
+}
+
+// WriteSnapshot writes b's records to the snapshot, without waiting for
+// the disk, and empties b.
+func (s *Store) WriteSnapshot(b *Batch) error {
+	if b.Empty() {
 		return nil
 	}
 	s.mu.RLock()
@@ -359,43 +388,86 @@ func (s *Store) Sync(n uint64) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.commitPending(n); err != nil {
-		return err
-	}
-	// The log is sequential: syncing an empty record written now syncs
-	// every batch committed before it.
-	target := s.committed.Load()
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
-		return err
-	}
-	for {
-		cur := s.synced.Load()
-		if cur >= target || s.synced.CompareAndSwap(cur, target) {
-			return nil
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	pb := s.pb
+	for _, x := range b.recs {
+		switch x.op {
+		case opSet:
+			pb.Set(b.key(x), b.val(x), nil)
+		case opDelete:
+			pb.Delete(b.key(x), nil)
+		case opDeleteRange:
+			pb.DeleteRange(b.key(x), b.val(x), nil)
 		}
 	}
+	err := pb.Commit(pebble.NoSync)
+	pb.Reset()
+	b.reset()
+	return err
 }
 
-// SyncAll makes every batch committed so far durable.
-func (s *Store) SyncAll() error { return s.Sync(s.appended.Load()) }
-
-// Save flushes the memtable into an sstable, which makes the log before it
-// obsolete: this is the snapshot, and it bounds what a restart replays.
-// Pebble also does it by itself each time the memtable fills.
-func (s *Store) Save() error {
+// EndCheckpoint makes the snapshot durable, records that it is complete
+// from log position from, and deletes the log files before it.
+func (s *Store) EndCheckpoint(from uint64) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.commitPending(s.appended.Load()); err != nil {
+	if err := s.db.Set(checkpointKey, binary.AppendUvarint(nil, from), pebble.Sync); err != nil {
 		return err
 	}
-	return s.db.Flush()
+	s.ckpt.Store(from)
+	return s.elog.DropBefore(from)
 }
 
-// DiskSize is the bytes the store uses on disk (log and sstables).
+// LogSize is the bytes of log since the last checkpoint began: what a
+// restart would replay.
+func (s *Store) LogSize() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0
+	}
+	return s.elog.Size(s.ckpt.Load())
+}
+
+// Replay calls fn for every effect logged since the snapshot's checkpoint,
+// in log order; the server calls it once, after Load and before serving.
+// A record that does not decode is skipped whole and counted; the log's
+// own framing has already cut a torn tail (effectlog.Open).
+func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, 0, ErrClosed
+	}
+	err = s.elog.Replay(s.ckpt.Load(), func(start uint64, payload []byte) error {
+		records++
+		derr := decodeEffects(payload, fn)
+		if errors.Is(derr, ErrCorrupt) {
+			skipped++
+			s.log.Warn("persistence: skipping a corrupt log record", "position", start, "bytes", len(payload))
+			return nil
+		}
+		return derr
+	})
+	return records, skipped, err
+}
+
+// DiskSize is the bytes the store uses on disk (snapshot and log).
 func (s *Store) DiskSize() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0
+	}
+	return s.db.Metrics().DiskSpaceUsage() + uint64(s.elog.Size(0))
+}
+
+// SnapshotSize is the bytes the snapshot uses on disk.
+func (s *Store) SnapshotSize() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -437,22 +509,17 @@ func (s *Store) recovered(what string) {
 	}
 }
 
-// Close syncs and closes the store. Operations after Close return ErrClosed.
+// Close syncs the log and closes the store. Operations after Close return
+// ErrClosed.
 func (s *Store) Close() error {
 	s.closing.Store(true)
-	// The committer stops first: it takes s.mu itself.
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.loopDone
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
-	err := s.commitPending(s.appended.Load())
 	s.closed = true
-	if lerr := s.db.LogData(nil, pebble.Sync); err == nil {
-		err = lerr
-	}
+	err := s.elog.Close()
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
@@ -495,9 +562,6 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.log.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	os.Exit(1)
 }
-
-// Len is the number of records in the batch.
-func (b *Batch) Len() int { return len(b.recs) }
 
 // metaKey is the Pebble key of server metadata name.
 func metaKey(name string) []byte { return append([]byte{nsMeta, 'm', ':'}, name...) }

@@ -82,57 +82,152 @@ func commit(t *testing.T, s *Store, fill func(b *Batch)) uint64 {
 	return n
 }
 
-func TestStoreRoundTrip(t *testing.T) {
+// replayed lists the effects Replay gives, one string each.
+func replayed(t *testing.T, s *Store) []string {
+	t.Helper()
+	var out []string
+	_, bad, err := s.Replay(func(e *Effect) error {
+		out = append(out, effectString(e))
+		return nil
+	})
+	if err != nil || bad != 0 {
+		t.Fatalf("Replay: %d corrupt, %v", bad, err)
+	}
+	return out
+}
+
+func effectString(e *Effect) string {
+	switch e.Kind {
+	case EffectPut:
+		var items []string
+		for _, it := range e.Value.Items {
+			items = append(items, fmt.Sprintf("%q", it))
+		}
+		return fmt.Sprintf("put %d/%q=%c:%d:%q%s", e.DB, e.Key, e.Value.Kind, e.Value.Exp, e.Value.Str, strings.Join(items, ","))
+	case EffectPutMember:
+		return fmt.Sprintf("zput %d/%q %q=%g", e.DB, e.Key, e.Member, e.Score)
+	case EffectDeleteMember:
+		return fmt.Sprintf("zdel %d/%q %q", e.DB, e.Key, e.Member)
+	case EffectDelete:
+		return fmt.Sprintf("del %d/%q", e.DB, e.Key)
+	case EffectFlushDB:
+		return fmt.Sprintf("flushdb %d", e.DB)
+	}
+	return fmt.Sprintf("kind %d", e.Kind)
+}
+
+func joined(l []string) string { return strings.Join(l, "\n") }
+
+// TestStoreLogAndCheckpoint: committed batches come back from Replay, in
+// order, after a reopen; a checkpoint moves them to the snapshot (Load)
+// and Replay then starts after it.
+func TestStoreLogAndCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := openTest(t, dir, Options{})
+	s, _ := openTest(t, dir, Options{LogSegmentSize: 64 << 10})
 	commit(t, s, func(b *Batch) {
 		b.PutString(0, []byte("counter"), 0, []byte("41"))
-		b.PutString(0, []byte("counter"), 0, []byte("42")) // the later write wins
 		b.PutString(15, []byte{0, 0xff}, 1_900_000_000_000, []byte("bin"))
 		b.Put(1, []byte("h"), Value{Kind: KindHash, Items: [][]byte{[]byte("f"), []byte("v")}})
-		b.Put(1, []byte("l"), Value{Kind: KindList, Items: [][]byte{[]byte("x"), []byte("y")}})
-		b.Put(2, []byte("z"), Value{Kind: KindZSetWide})
+		b.Put(2, []byte("z"), Value{Kind: KindZSetWide, Exp: 7})
 		b.PutMember(2, []byte("z"), []byte("m1"), 1.5)
-		b.PutMember(2, []byte("z"), []byte("m2"), 2)
-		b.PutString(2, []byte("z2"), 0, []byte("after the set"))
-		b.PutString(3, []byte("gone"), 0, []byte("x"))
 	})
 	commit(t, s, func(b *Batch) {
-		b.Delete(3, []byte("gone"))
 		b.DeleteMember(2, []byte("z"), []byte("m1"))
+		b.Delete(3, []byte("gone"))
+		b.DeleteKey(2, []byte("w"))
+		b.DeleteDB(4)
 	})
+	want := []string{
+		`put 0/"counter"=s:0:"41"`,
+		`put 15/"\x00\xff"=s:1900000000000:"bin"`,
+		`put 1/"h"=h:0:""` + `"f","v"`,
+		`put 2/"z"=w:7:""`,
+		`zput 2/"z" "m1"=1.5`,
+		`zdel 2/"z" "m1"`,
+		`del 3/"gone"`,
+		`del 2/"w"`,
+		`flushdb 4`,
+	}
 	if err := s.SyncAll(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		`0/"counter"=s:0:"42"`,
-		`1/"h"=h:0:""` + `"f","v"`,
-		`1/"l"=l:0:""` + `"x","y"`,
-		`15/"\x00\xff"=s:1900000000000:"bin"`,
-		`2/"z"=z:0:""` + `"m2","@\x00\x00\x00\x00\x00\x00\x00"`,
-		`2/"z2"=s:0:"after the set"`,
+	s.Close()
+	s, _ = openTest(t, dir, Options{LogSegmentSize: 64 << 10})
+	if got := replayed(t, s); joined(got) != joined(want) {
+		t.Fatalf("replay after reopen:\n%s\nwant\n%s", joined(got), joined(want))
 	}
-	check := func(s *Store) {
-		t.Helper()
-		if got := dump(t, s); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
+	// Many records, so that the log spans several files.
+	for i := range 2000 {
+		commit(t, s, func(b *Batch) { b.PutString(5, fmt.Appendf(nil, "k%d", i%10), 0, bytes.Repeat([]byte{'x'}, 100)) })
 	}
-	check(s)
-	if err := s.Save(); err != nil {
+	if s.LogSize() < 200_000 {
+		t.Fatalf("LogSize %d after 2000 records of 100 bytes", s.LogSize())
+	}
+
+	// A checkpoint: the snapshot gets the state, the log before it goes.
+	from, err := s.BeginCheckpoint()
+	if err != nil {
 		t.Fatal(err)
 	}
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("after"), 0, []byte("1")) })
+	snap := s.NewBatch()
+	snap.PutString(0, []byte("counter"), 0, []byte("41"))
+	snap.Put(2, []byte("z"), Value{Kind: KindZSetWide})
+	snap.PutMember(2, []byte("z"), []byte("m2"), 2)
+	if err := s.WriteSnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndCheckpoint(from); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.LogSize(); n > 1000 {
+		t.Fatalf("LogSize %d after the checkpoint", n)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, DirName, LogDirName, "*"))
 	s.Close()
-	s2, _ := openTest(t, dir, Options{})
-	check(s2)
+	s, _ = openTest(t, dir, Options{LogSegmentSize: 64 << 10})
+	if got, want := joined(replayed(t, s)), `put 0/"after"=s:0:"1"`; got != want {
+		t.Fatalf("replay after the checkpoint: %s (log files %v)", got, files)
+	}
+	wantSnap := []string{
+		`0/"counter"=s:0:"41"`,
+		`2/"z"=z:0:""` + `"m2","@\x00\x00\x00\x00\x00\x00\x00"`,
+	}
+	if got := dump(t, s); joined(got) != joined(wantSnap) {
+		t.Fatalf("snapshot:\n%s\nwant\n%s", joined(got), joined(wantSnap))
+	}
+	// DeleteKey takes a set's members along; DeleteDB a whole database.
+	snap.DeleteKey(2, []byte("z"))
+	snap.PutString(3, []byte("x"), 0, []byte("y"))
+	snap.DeleteDB(3)
+	if err := s.WriteSnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(t, s); joined(got) != wantSnap[0] {
+		t.Fatalf("snapshot after deletes: %s", joined(got))
+	}
+}
 
-	// DeleteKey takes the members along; DeleteDB a whole database only.
-	commit(t, s2, func(b *Batch) {
-		b.DeleteKey(2, []byte("z"))
-		b.DeleteDB(1)
-	})
-	want = []string{want[0], want[3], want[5]}
-	check(s2)
+// TestStoreHeads lists the snapshot's keys, not the members of its sets.
+func TestStoreHeads(t *testing.T) {
+	s, _ := openTest(t, t.TempDir(), Options{})
+	b := s.NewBatch()
+	b.PutString(0, []byte("a"), 0, []byte("1"))
+	b.Put(1, []byte("z"), Value{Kind: KindZSetWide})
+	b.PutMember(1, []byte("z"), []byte("m"), 1)
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := s.Heads(func(db int, key []byte) error {
+		got = append(got, fmt.Sprintf("%d/%s", db, key))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if joined(got) != "0/a\n1/z" {
+		t.Fatalf("Heads: %v", got)
+	}
 }
 
 func TestStoreSecondOpenRefused(t *testing.T) {
@@ -175,8 +270,10 @@ func lastRecord(t *testing.T, dir string) (start, end int64) {
 	}
 }
 
-// TestStoreTornTail damages the newest log as a crash or a bad disk would:
-// the store opens, keeps every record before the damage and logs the cut.
+// TestStoreTornTail damages Pebble's newest log (written by checkpoints)
+// as a crash or a bad disk would: the store opens, keeps every record
+// before the damage and logs the cut. The effect log's own damage is
+// effectlog's tests'.
 func TestStoreTornTail(t *testing.T) {
 	tests := []struct {
 		name string
@@ -200,14 +297,10 @@ func TestStoreTornTail(t *testing.T) {
 			dir := t.TempDir()
 			s, _ := openTest(t, dir, Options{})
 			for i := range 20 {
-				n := commit(t, s, func(b *Batch) {
-					b.PutString(0, fmt.Appendf(nil, "k%02d", i), 0, bytes.Repeat([]byte{'v'}, 10))
-				})
-				// One log record per key: commit each group at once.
-				s.mu.RLock()
-				err := s.commitPending(n)
-				s.mu.RUnlock()
-				if err != nil {
+				// One Pebble log record per key.
+				b := s.NewBatch()
+				b.PutString(0, fmt.Appendf(nil, "k%02d", i), 0, bytes.Repeat([]byte{'v'}, 10))
+				if err := s.WriteSnapshot(b); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -282,13 +375,20 @@ func (f failFile) SyncData() error {
 	return f.File.SyncData()
 }
 
-// TestStoreDiskFull: a failing disk is reported by Err with C's wording,
-// holds Sync back instead of failing it, and nothing is lost once the
-// disk works again.
+// TestStoreDiskFull: a failing disk under the effect log is reported by
+// Err with C's wording, holds Sync back instead of failing it, and nothing
+// is lost once the disk works again; the same for the snapshot's disk and
+// a checkpoint.
 func TestStoreDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	full := &atomic.Bool{}
-	s, lb := openTest(t, dir, Options{FS: failFS{vfs.Default, full}})
+	fault := func(op string) error {
+		if full.Load() {
+			return errNoSpace
+		}
+		return nil
+	}
+	s, lb := openTest(t, dir, Options{FS: failFS{vfs.Default, full}, LogFault: fault})
 	commit(t, s, func(b *Batch) { b.PutString(0, []byte("before"), 0, []byte("1")) })
 	if err := s.SyncAll(); err != nil {
 		t.Fatal(err)
@@ -297,16 +397,20 @@ func TestStoreDiskFull(t *testing.T) {
 	n := commit(t, s, func(b *Batch) { b.PutString(0, []byte("during"), 0, []byte("2")) })
 	synced := make(chan error, 1)
 	go func() { synced <- s.Sync(n) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Err() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the disk error was not reported")
+	waitErr := func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for s.Err() == nil {
+			if time.Now().After(deadline) {
+				t.Fatal("the disk error was not reported")
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
+		if got := Strerror(s.Err()); got != "No space left on device" {
+			t.Fatalf("Strerror = %q", got)
+		}
 	}
-	if got := Strerror(s.Err()); got != "No space left on device" {
-		t.Fatalf("Strerror = %q", got)
-	}
+	waitErr()
 	select {
 	case err := <-synced:
 		t.Fatalf("Sync returned %v while the disk was full", err)
@@ -323,6 +427,29 @@ func TestStoreDiskFull(t *testing.T) {
 	}
 	if s.Err() != nil {
 		t.Fatalf("Err still %v", s.Err())
+	}
+
+	// A checkpoint on a full disk waits for it too.
+	from, err := s.BeginCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		b := s.NewBatch()
+		b.PutString(0, []byte("before"), 0, []byte("1"))
+		b.PutString(0, []byte("during"), 0, []byte("2"))
+		err := s.WriteSnapshot(b)
+		if err == nil {
+			err = s.EndCheckpoint(from)
+		}
+		done <- err
+	}()
+	waitErr()
+	full.Store(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(lb.String(), "disk works again") {
 		t.Fatalf("log:\n%s", lb.String())

@@ -1,0 +1,227 @@
+package cell
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// randomWrite returns a random write command over a few keys of every
+// type, sorted sets (small and past the listpack limit) most of all.
+func randomWrite(r *rand.Rand) []string {
+	key := func(prefix string) string { return prefix + strconv.Itoa(r.IntN(4)) }
+	member := func() string { return "m" + strconv.Itoa(r.IntN(300)) }
+	score := func() string { return strconv.Itoa(r.IntN(1000)) }
+	switch r.IntN(24) {
+	case 0, 1, 2, 3:
+		args := []string{"ZADD", key("z")}
+		for range 1 + r.IntN(3) {
+			args = append(args, score(), member())
+		}
+		return args
+	case 4:
+		// Grows a set past 128 members: stored member by member.
+		args := []string{"ZADD", key("z")}
+		for range 150 {
+			args = append(args, score(), member())
+		}
+		return args
+	case 5:
+		return []string{"ZADD", key("z"), "GT", "CH", score(), member()}
+	case 6:
+		return []string{"ZINCRBY", key("z"), "7", member()}
+	case 7:
+		return []string{"ZREM", key("z"), member(), member()}
+	case 8:
+		lo := r.IntN(1000)
+		return []string{"ZREMRANGEBYSCORE", key("z"), "-inf", strconv.Itoa(lo)}
+	case 9:
+		return []string{"ZREMRANGEBYRANK", key("z"), "0", strconv.Itoa(r.IntN(5))}
+	case 10:
+		return []string{"ZREMRANGEBYLEX", key("z"), "[m1", "(m2"}
+	case 11:
+		return []string{"ZPOPMIN", key("z"), strconv.Itoa(1 + r.IntN(3))}
+	case 12:
+		return []string{"ZMPOP", "2", key("z"), key("z"), "MAX", "COUNT", "2"}
+	case 13:
+		return []string{"PEXPIRE", key("z"), strconv.Itoa(3_600_000 + r.IntN(1000))}
+	case 14:
+		return []string{"PERSIST", key("z")}
+	case 15:
+		return []string{"DEL", key("z"), key("s")}
+	case 16:
+		return []string{"SET", key("z"), "over a set"}
+	case 17:
+		return []string{"RENAME", key("z"), key("z")}
+	case 18:
+		return []string{"INCRBY", key("n"), score()}
+	case 19:
+		return []string{"HSET", key("h"), member(), score()}
+	case 20:
+		return []string{"RPUSH", key("l"), member()}
+	case 21:
+		return []string{"LPOP", key("l")}
+	case 22:
+		return []string{"ZRANGESTORE", key("z"), key("z"), "0", "5"}
+	default:
+		return []string{"SET", key("s"), score(), "PX", "3600000"}
+	}
+}
+
+// crashStop stops srv as a crash would for what is on disk: no final
+// checkpoint, the log as the last execution left it.
+func crashStop(srv *Server, stop func()) {
+	srv.ops.exitMode.Store(&ShutdownMode{NoSave: true})
+	stop()
+}
+
+// TestPersistCheckpointModel runs random writes of every kind with
+// checkpoints (SAVE, BGSAVE, and the automatic ones with a tiny log
+// threshold) between them, and restarts with and without a final save:
+// after each restart the keyspace is exactly what it was. Sorted sets are
+// logged as their changed members; checkpoints write what changed since
+// the last one (checkpoint.go); this is where the two meet.
+func TestPersistCheckpointModel(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("auto=%v", auto), func(t *testing.T) {
+			dir := t.TempDir()
+			mod := func(c *Config) {
+				c.Shards = 2
+				if auto {
+					c.Params = map[string]string{"auto-aof-rewrite-min-size": "4096"}
+				}
+			}
+			r := rand.New(rand.NewPCG(1, uint64(len(t.Name()))))
+			srv, stop := openServer(t, dir, mod)
+			c := dial(t, srv)
+			for round := range 12 {
+				for range 150 {
+					switch r.IntN(40) {
+					case 0:
+						c.do("SAVE")
+					case 1:
+						c.do("BGSAVE")
+					case 2:
+						c.do("SELECT", strconv.Itoa(r.IntN(2)))
+					case 3:
+						if r.IntN(4) == 0 {
+							c.do("FLUSHDB")
+						}
+					case 4:
+						c.do("MULTI")
+						for range 1 + r.IntN(4) {
+							c.do(randomWrite(r)...)
+						}
+						c.do("EXEC")
+					default:
+						c.do(randomWrite(r)...)
+					}
+				}
+				// Let a BGSAVE end: SAVE refuses to run beside it.
+				for c.do("SAVE") != "+OK\r\n" && r.IntN(2) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				c.do(randomWrite(r)...)
+				want := dumpKeyspace(srv)
+				if round%2 == 0 {
+					crashStop(srv, stop)
+				} else {
+					stop()
+				}
+				srv, stop = openServer(t, dir, mod)
+				got := dumpKeyspace(srv)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("round %d (crash %v): keyspace after restart:\n%s\nwant:\n%s",
+						round, round%2 == 0, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+				c = dial(t, srv)
+			}
+		})
+	}
+}
+
+// TestPersistCheckpointConcurrent: checkpoints run back to back while
+// clients write; after a crash stop, the snapshot plus the log hold
+// exactly the final state.
+func TestPersistCheckpointConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	mod := func(c *Config) {
+		c.Shards = 4
+		c.Params = map[string]string{"auto-aof-rewrite-min-size": "1"}
+	}
+	srv, stop := openServer(t, dir, mod)
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(20 * time.Second)
+	for g := range 4 {
+		c := dial(t, srv)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for i := 0; i < 1000 || srv.saves.Load() < 3 && time.Now().Before(deadline); i++ {
+				c.do(randomWrite(r)...)
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.saves.Load() < 3 {
+		t.Errorf("only %d checkpoints ran during the writes", srv.saves.Load())
+	}
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, mod)
+	sameKeys(t, dumpKeyspace(srv), want)
+}
+
+// TestPersistCheckpointDropsLog: a checkpoint leaves a log of about
+// nothing, and a restart after it replays nothing.
+func TestPersistCheckpointDropsLog(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	for i := range 2000 {
+		c.do("ZADD", "w", strconv.Itoa(i), strconv.Itoa(i))
+		c.do("ZREMRANGEBYSCORE", "w", "-inf", strconv.Itoa(i-100))
+	}
+	before := srv.store.LogSize()
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	after := srv.store.LogSize()
+	if before < 50_000 || after > 100 {
+		t.Fatalf("log since the checkpoint: %d bytes before SAVE, %d after", before, after)
+	}
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), want)
+	if srv.replayed != 0 {
+		t.Fatalf("replayed %d records after a checkpoint", srv.replayed)
+	}
+}
+
+// TestPersistZSetDeltaSize: a sliding window's write logs the members it
+// changed, not the window.
+func TestPersistZSetDeltaSize(t *testing.T) {
+	srv, _ := openServer(t, t.TempDir(), nil)
+	c := dial(t, srv)
+	for i := range 100 {
+		c.do("ZADD", "w", strconv.Itoa(i), fmt.Sprintf("member-%03d", i))
+	}
+	before := srv.store.LogSize()
+	for i := 100; i < 200; i++ {
+		c.do("MULTI")
+		c.do("ZREMRANGEBYSCORE", "w", "-inf", strconv.Itoa(i-100))
+		c.do("ZADD", "w", strconv.Itoa(i), fmt.Sprintf("member-%03d", i))
+		c.do("PEXPIRE", "w", "60000")
+		c.do("EXEC")
+	}
+	// A whole 100-member window is over 1,500 bytes a record.
+	if per := (srv.store.LogSize() - before) / 100; per > 150 {
+		t.Fatalf("%d bytes of log per window update", per)
+	}
+}

@@ -1,0 +1,111 @@
+package cell
+
+import (
+	"fmt"
+
+	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// Replaying the effect log at start, over the snapshot loadStore loaded.
+//
+// Each effect sets the state of one key, one sorted-set member or one
+// database (persist/effect.go); none runs a command or reads a clock.
+// Every change is noted for the next checkpoint as a live write is
+// (checkpoint.go), so that the checkpoint the server runs after a replay
+// folds it into the snapshot and the log can be dropped.
+
+// replayLog applies the effect log and reports how many records it read.
+func (s *Server) replayLog() (records int, err error) {
+	var skipped int
+	records, bad, err := s.store.Replay(func(e *persist.Effect) error {
+		if e.DB < 0 || e.DB >= len(s.ks.dbs) {
+			skipped++
+			return nil
+		}
+		if !s.applyEffect(e) {
+			skipped++
+		}
+		return nil
+	})
+	if skipped > 0 || bad > 0 {
+		s.log.Warn("persistence: log effects skipped (databases beyond --databases, unknown types or corrupt records)",
+			"effects", skipped, "records", bad)
+	}
+	return records, err
+}
+
+// applyEffect applies one effect to the keyspace; false: it was skipped.
+func (s *Server) applyEffect(e *persist.Effect) bool {
+	if e.Kind == persist.EffectFlushDB {
+		for i := range s.ks.dbs[e.DB].shards {
+			sh := &s.ks.dbs[e.DB].shards[i]
+			sh.keys.reset()
+			sh.withTTL, sh.unsaved = 0, 0
+		}
+		s.flushedDBs[e.DB].Store(true)
+		return true
+	}
+	sh := s.ks.shardOf(e.DB, e.Key)
+	old := sh.keys.get(e.Key)
+	switch e.Kind {
+	case persist.EffectDelete:
+		if old != nil {
+			wide := isWide(old)
+			sh.drop(string(e.Key))
+			sh.noteChanged(e.Key, nil, wide)
+		}
+		return true
+	case persist.EffectPut:
+		if e.Value.Kind == persist.KindZSetWide {
+			ent, _ := s.replayZSet(sh, e.Key, old)
+			sh.setExp(ent, e.Value.Exp)
+			sh.noteChanged(e.Key, ent, false)
+			return true
+		}
+		v, ok := s.entryFromStored(e.Value)
+		if !ok {
+			s.log.Warn("persistence: skipping a logged value of a type this build does not know",
+				"db", e.DB, "key", fmt.Sprintf("%q", e.Key), "type", string(rune(e.Value.Kind)))
+			return false
+		}
+		wide := isWide(old)
+		if old != nil {
+			sh.drop(string(e.Key))
+		}
+		sh.noteChanged(e.Key, sh.adopt(e.Key, v), wide)
+		return true
+	case persist.EffectPutMember, persist.EffectDeleteMember:
+		ent, z := s.replayZSet(sh, e.Key, old)
+		if e.Kind == persist.EffectPutMember {
+			z.Put(e.Member, e.Score)
+		} else if z.Delete(e.Member) && z.Len() == 0 {
+			// A record lists a set's new members before its removed
+			// ones, so an empty set is its final state.
+			sh.drop(string(e.Key))
+			sh.noteChanged(e.Key, nil, isWide(ent))
+			return true
+		}
+		sh.noteChanged(e.Key, ent, false)
+		return true
+	}
+	return false
+}
+
+// replayZSet returns key's sorted set, making an empty one (with no
+// expiry) in place of whatever else the key held.
+func (s *Server) replayZSet(sh *Shard, key []byte, old *Entry) (*Entry, *ZSet) {
+	if old != nil {
+		if z, ok := old.obj().(*ZSet); ok {
+			return old, z
+		}
+		sh.drop(string(key))
+	}
+	z := newZSet(zsetlite.Config{
+		MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
+		MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
+	})
+	v := &Entry{}
+	v.setObj(z)
+	return sh.adopt(key, v), z
+}

@@ -1,0 +1,167 @@
+package persist
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The effect log's record: one Batch, as Commit appends it.
+//
+//	record   = op*
+//	op       = kind byte | uvarint(len(key)) | key [ | uvarint(len(val)) | val ]
+//
+// key is a Pebble key of record.go; val is present for opSet (a value of
+// record.go, or a member's score) and opDeleteRange (the range's end).
+//
+// Replaying a record never runs a command: each op sets, or deletes, the
+// state of one key, one sorted-set member, or one database, to what it was
+// after the execution. That makes replay idempotent over any snapshot
+// taken after the replay's starting point (checkpoint.go in cell relies on
+// it): a key whose record comes later is overwritten by it, and a key with
+// no later record already holds its final state in the snapshot.
+
+// appendWire appends the log encoding of b's records to dst.
+func (b *Batch) appendWire(dst []byte) []byte {
+	for _, x := range b.recs {
+		dst = append(dst, byte(x.op))
+		k := b.key(x)
+		dst = binary.AppendUvarint(dst, uint64(len(k)))
+		dst = append(dst, k...)
+		if x.op != opDelete {
+			v := b.val(x)
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
+			dst = append(dst, v...)
+		}
+	}
+	return dst
+}
+
+// EffectKind is what an Effect does.
+type EffectKind uint8
+
+const (
+	// EffectPut makes the key hold Value, whatever it held. A Value of
+	// KindZSetWide instead says the key is a sorted set (an empty one if
+	// it held anything else or nothing) with expiry Value.Exp, and the
+	// EffectPutMember and EffectDeleteMember effects on it that follow
+	// are its changed members.
+	EffectPut EffectKind = iota + 1
+	EffectPutMember
+	EffectDeleteMember
+	EffectDelete  // the key is gone
+	EffectFlushDB // every key of DB is gone
+)
+
+// Effect is one op of a logged record, decoded. Its slices alias the
+// record and are valid during the Replay callback only.
+type Effect struct {
+	Kind   EffectKind
+	DB     int
+	Key    []byte
+	Member []byte
+	Value  Value
+	Score  float64
+}
+
+// decodeEffects calls fn for each op of a log record, in order. A record
+// that does not decode is reported whole, before any of its ops are
+// applied, so that an execution is replayed entirely or not at all.
+func decodeEffects(rec []byte, fn func(e *Effect) error) error {
+	if err := walkWire(rec, nil); err != nil {
+		return err
+	}
+	var e Effect
+	return walkWire(rec, func(op opKind, k, v []byte) error {
+		e = Effect{}
+		if op == opDeleteRange {
+			if db, key, member, err := DecodeKey(k); err == nil && len(member) == 0 {
+				e.Kind, e.DB, e.Key = EffectDelete, db, key
+				return fn(&e)
+			}
+			db, ok := decodeDBPrefix(k)
+			if !ok {
+				return ErrCorrupt
+			}
+			e.Kind, e.DB = EffectFlushDB, db
+			return fn(&e)
+		}
+		db, key, member, err := DecodeKey(k)
+		if err != nil {
+			return err
+		}
+		e.DB, e.Key, e.Member = db, key, member
+		switch {
+		case op == opDelete && len(member) == 0:
+			e.Kind = EffectDelete
+		case op == opDelete:
+			e.Kind = EffectDeleteMember
+		case len(member) != 0:
+			e.Kind = EffectPutMember
+			if e.Score, err = DecodeScore(v); err != nil {
+				return err
+			}
+		default:
+			e.Kind = EffectPut
+			if e.Value, err = Decode(v); err != nil {
+				return err
+			}
+		}
+		return fn(&e)
+	})
+}
+
+// walkWire splits a log record into its ops; fn nil only checks them.
+func walkWire(rec []byte, fn func(op opKind, k, v []byte) error) error {
+	for len(rec) > 0 {
+		op := opKind(rec[0])
+		if op < opSet || op > opDeleteRange {
+			return fmt.Errorf("%w: op %d", ErrCorrupt, op)
+		}
+		rec = rec[1:]
+		k, rest, ok := cutLen(rec)
+		if !ok {
+			return ErrCorrupt
+		}
+		rec = rest
+		var v []byte
+		if op != opDelete {
+			if v, rec, ok = cutLen(rec); !ok {
+				return ErrCorrupt
+			}
+		}
+		if fn == nil {
+			if _, _, _, err := DecodeKey(k); err != nil {
+				if _, ok := decodeDBPrefix(k); !ok || op != opDeleteRange {
+					return err
+				}
+			}
+			continue
+		}
+		if err := fn(op, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cutLen splits a uvarint length and that many bytes off b.
+func cutLen(b []byte) (item, rest []byte, ok bool) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)-w) {
+		return nil, nil, false
+	}
+	b = b[w:]
+	return b[:n], b[n:], true
+}
+
+// decodeDBPrefix reads the database of an AppendDBPrefix key.
+func decodeDBPrefix(k []byte) (int, bool) {
+	if len(k) < 2 || k[0] != nsKey {
+		return 0, false
+	}
+	d, n := binary.Uvarint(k[1:])
+	if n <= 0 || 1+n != len(k) || d > 1<<31 {
+		return 0, false
+	}
+	return int(d), true
+}
