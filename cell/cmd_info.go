@@ -314,10 +314,10 @@ func (s *Server) shardTotals() (dirty, expired int64) {
 	return dirty, expired
 }
 
-// infoPersistence reports the Pebble store (persist.go) in Redis's
-// fields: a save is a sync plus a memtable flush (rdb_*), the store's log
-// is the AOF (aof_*). Fields about forks and rewrites keep their idle
-// values: there are none here.
+// infoPersistence reports the store (persist.go) in Redis's fields: a save
+// is a checkpoint (rdb_*), the effect log is the AOF and the snapshot its
+// base (aof_*). Fields about forks keep their idle values: there are none
+// here.
 func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 	dirty, _ := s.shardTotals()
 	aof, writeStatus, bgStatus := "0", "ok", "ok"
@@ -352,10 +352,11 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		field(b, kv[0], kv[1])
 	}
 	if s.store != nil {
-		// The on-disk size of the log and sstables stands for the AOF's.
-		size := itoa(int64(s.store.DiskSize()))
-		field(b, "aof_current_size", size)
-		field(b, "aof_base_size", size)
+		// Redis's AOF is its base (the rewrite) plus what was appended
+		// since; here the snapshot plus the log since its checkpoint.
+		base := int64(s.store.SnapshotSize())
+		field(b, "aof_current_size", itoa(base+s.store.LogSize()))
+		field(b, "aof_base_size", itoa(base))
 		field(b, "aof_pending_rewrite", "0")
 		field(b, "aof_buffer_length", "0")
 		field(b, "aof_pending_bio_fsync", "0")

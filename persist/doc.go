@@ -1,55 +1,63 @@
-// Package persist keeps cellserver's keyspace durable in Pebble.
+// Package persist keeps cellserver's keyspace durable: an effect log
+// every execution appends to, and a snapshot in Pebble that checkpoints
+// fold the log into.
 //
 // # Design
 //
-// Pebble holds a mirror of the keyspace: one record per Redis key (its
-// type, absolute expiry and value), except large sorted sets, stored as a
-// head record plus one record per member (KindZSetWide) so that a write to
-// a big sliding window costs the members it changed. Nothing else is
-// stored: no command log, no separate snapshot file. Pebble's own write-ahead log is therefore the
-// effect log, and its memtable flushes and compactions are the snapshots:
-// a restart replays at most the log since the last flush (bounded by the
-// memtable size), and the disk holds about one copy of the live data
-// (compaction drops overwritten and deleted records). SAVE and BGSAVE
-// force a flush; Pebble also flushes by itself whenever the memtable fills.
+// The effect log (package effectlog, in LogDirName) is a memory-mapped
+// append-only file: Commit copies one execution's effects into the
+// kernel's page cache before any reply leaves, with no system call, so a
+// crash of the process loses nothing acknowledged under any fsync policy,
+// and the cost of persistence on the write path is an encoding and a
+// copy. A record holds the new state of each key the execution changed:
+// its whole value, a delete, a flushed database, or, for a sorted set
+// changed in place, its expiry and its changed members (effect.go). Times
+// are absolute, so replay runs no command and reads no clock.
 //
-// The server commits one Batch per command, EXEC or expiry pass, holding
-// the final state of every key the execution changed, while the shards of
-// those keys are still locked. Commit merges the batch into a pending
-// group in call order, so the order of effects on one key on disk is the
-// order of its lock holders in memory, and replay needs no command
-// semantics at all: a batch is a set of final values. The group keeps one
-// record per key and reaches Pebble as one batch (group.go). Expiries are
-// absolute Unix milliseconds, so a record means the same thing whenever it
-// is read; Load hands expired records to the caller, which drops them.
+// The snapshot is Pebble holding one record per Redis key (its type,
+// absolute expiry and value), except large sorted sets, stored as a head
+// record plus one record per member (KindZSetWide) so that a checkpoint
+// writes only the members that changed. The server writes it only at
+// checkpoints (BeginCheckpoint, WriteSnapshot, EndCheckpoint): each key
+// changed since the previous one, once, however often it changed, which
+// is what an earlier design that sent every change through Pebble could
+// not afford for hot keys (its memtable, flushes and compactions cost up to
+// half of the throughput of a sliding-window workload). After a
+// checkpoint the log before it is deleted, so the disk holds about one
+// copy of the data plus the log since the last checkpoint, and a restart
+// loads the snapshot and replays that much log.
+//
+// Replaying a record over a snapshot taken after the record's position
+// gives the same state as over one taken before it (every effect sets a
+// state rather than changing one), so a checkpoint may capture each key
+// at any moment after it began, while clients go on writing.
 //
 // # Durability
 //
-// Commit never waits for the disk. Sync(n) returns once batch n is durable:
-// it commits the pending group if batch n is still in it, then writes an
-// empty log record with Pebble's Sync option, and since the log is
-// sequential that syncs every earlier batch too. Pebble's log writer
-// serves all sync requests queued during one fsync with the next fsync, so
-// concurrent Syncs from many connections share fsyncs: the group commit
-// that appendfsync always needs, without a goroutine of our own. A group
-// nobody syncs is committed within a second (group.go).
+// Sync(n) returns once the log is durable up to position n; concurrent
+// calls share fsyncs (effectlog's group commit), which is what
+// appendfsync always needs. Under everysec the server syncs once a second,
+// under no the kernel writes the pages back when it decides. A checkpoint
+// is durable (Pebble's own log, synced) before it is recorded as the
+// replay's start and the log before it is deleted.
 //
 // # Recovery
 //
-// Open locks the directory (a second server on it is refused), then reads
-// the newest log file and truncates it at the first record that does not
-// read back whole, logging the cut (wal.go): after a crash the tail may be
-// torn, and the records past the damage were never acknowledged as
-// durable. Pebble then opens cleanly. Records that fail to decode are
-// skipped and logged by Load, never fatal.
+// Open locks the directory (a second server on it is refused), cuts the
+// torn tail of Pebble's newest log file if a crash during a checkpoint
+// left one (wal.go), and opens the effect log, which cuts its own damaged
+// tail (effectlog.Open); both say so in the server's log and neither
+// refuses to start. Load then reads the snapshot and Replay the log from
+// the last checkpoint's position. Records that fail to decode are skipped
+// and logged, never fatal.
 //
 // # Disk errors
 //
-// Pebble treats a failed log write or sync as fatal. The store wraps the
-// file system (fs.go) so that such an error is published (Err) and the
-// operation retried until the disk works again: the server refuses writes
-// with Redis's MISCONF error meanwhile, reads go on, and writes already in
-// flight wait unacknowledged rather than being lost.
+// A failed fsync, a log file that cannot be created (a full disk) or a
+// failed Pebble write is published (Err) and retried until the disk works
+// again (fs.go): the server refuses writes with Redis's MISCONF error
+// meanwhile, reads go on, and writes already in flight wait
+// unacknowledged rather than being lost.
 //
 // # Record layout
 //

@@ -301,11 +301,13 @@ func (s *Store) Commit(b *Batch) (uint64, error) {
 		return 0, ErrClosed
 	}
 	b.wire = b.appendWire(b.wire[:0])
-	var end uint64
-	err := s.retry("log append", func() (err error) {
-		end, err = s.elog.Append(b.wire)
-		return err
-	})
+	end, err := s.elog.Append(b.wire)
+	if err != nil {
+		err = s.retry("log append", func() (err error) {
+			end, err = s.elog.Append(b.wire)
+			return err
+		})
+	}
 	b.reset()
 	return end, err
 }
