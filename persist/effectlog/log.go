@@ -46,6 +46,13 @@ type Log struct {
 	segs    []*segment // every segment file of the log, oldest first; the last is cur
 	closed  bool
 
+	populating bool // populateAhead runs
+	populateAt int  // Append starts populateAhead when pos passes it
+
+	// mapMu is held for reading while a prefault runs in a mapping, and for
+	// writing while one is unmapped.
+	mapMu sync.RWMutex
+
 	end      atomic.Uint64 // LSN after the last appended record
 	synced   atomic.Uint64 // every record ending at or before it is durable
 	isClosed atomic.Bool
@@ -107,6 +114,9 @@ func (l *Log) Append(payload []byte) (end uint64, err error) {
 	if l.pos > l.half && l.prep == nil {
 		l.startPrepareLocked()
 	}
+	if l.pos >= l.populateAt && !l.populating {
+		l.startPopulateLocked()
+	}
 	l.mu.Unlock()
 	return end, nil
 }
@@ -162,6 +172,7 @@ func (l *Log) setCurrentLocked(seg *segment, pos int) {
 	l.pos = pos
 	l.limit = len(seg.data)
 	l.half = headerSize + (len(seg.data)-headerSize)/2
+	l.populateAt = seg.populated - populateChunk
 }
 
 // startPrepareLocked starts creating the segment after the current one.
@@ -171,6 +182,11 @@ func (l *Log) startPrepareLocked() {
 	dir, seq, size := l.dir, l.cur.seq+1, l.segSize
 	go func() {
 		p.seg, p.err = createSegment(dir, seq, size)
+		if p.err == nil {
+			// Not shared until done is closed: no lock needed.
+			p.seg.populated = min(headerSize+2*populateChunk, len(p.seg.data))
+			prefault(p.seg.data[:p.seg.populated])
+		}
 		close(p.done)
 	}()
 }
@@ -262,10 +278,10 @@ func (l *Log) Close() error {
 	}
 	err := l.syncLocked()
 	for _, s := range l.retired {
-		s.release()
+		l.release(s)
 	}
 	l.retired = nil
-	if rerr := l.cur.release(); err == nil {
+	if rerr := l.release(l.cur); err == nil {
 		err = rerr
 	}
 	if cerr := l.lock.Close(); err == nil {

@@ -38,6 +38,8 @@ type segment struct {
 	f    *os.File
 	data []byte
 
+	// populated is the prefix of data prefaulted (under Log.mu).
+	populated int
 	// trimmed is the prefix of data already given back with MADV_DONTNEED
 	// (owned by whoever holds Log.syncMu).
 	trimmed int

@@ -56,7 +56,7 @@ func (l *Log) syncLocked() error {
 			break
 		}
 		s.headerSynced = true
-		s.release()
+		l.release(s)
 		done++
 	}
 	if done > 0 {
@@ -162,7 +162,7 @@ func (l *Log) DropBefore(lsn uint64) error {
 	}
 	var err error
 	for _, s := range drop {
-		s.release()
+		l.release(s)
 		if rerr := os.Remove(s.path); rerr != nil && err == nil && !os.IsNotExist(rerr) {
 			err = rerr
 		}

@@ -5,6 +5,7 @@ package effectlog
 import (
 	"errors"
 	"os"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -44,5 +45,21 @@ func preallocate(f *os.File, off, n int64) error {
 func dontNeed(b []byte) {
 	if len(b) > 0 {
 		syscall.Madvise(b, syscall.MADV_DONTNEED)
+	}
+}
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).
+const madvPopulateWrite = 0x17
+
+// populateUnsupported is set once the kernel refused madvPopulateWrite.
+var populateUnsupported atomic.Bool
+
+// prefault maps b's pages writable without changing them; see populate.go.
+func prefault(b []byte) {
+	if len(b) == 0 || populateUnsupported.Load() {
+		return
+	}
+	if err := syscall.Madvise(b, madvPopulateWrite); err == syscall.EINVAL {
+		populateUnsupported.Store(true)
 	}
 }

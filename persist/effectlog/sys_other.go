@@ -22,3 +22,6 @@ func preallocate(f *os.File, off, n int64) error {
 
 // dontNeed does nothing where MADV_DONTNEED's semantics are not Linux's.
 func dontNeed([]byte) {}
+
+// prefault does nothing: MADV_POPULATE_WRITE is Linux only.
+func prefault([]byte) {}
