@@ -67,8 +67,10 @@
 // The mapping would make the log count in the process's RSS as it is
 // written; Sync and Trim give the written pages back (MADV_DONTNEED) once
 // Append is past them, and retired segments are unmapped once synced, so
-// the log costs about one page of RSS plus the page cache the kernel
-// manages on its own.
+// the log costs little RSS beyond the page cache the kernel manages on its
+// own. A background goroutine maps the pages a little ahead of the append
+// position (populate.go), so the page faults of a fresh mapping are taken
+// outside the append lock; that window (2 MiB) is what stays resident.
 //
 // # Checkpoints
 //

@@ -344,3 +344,30 @@ func TestErrOnSegmentCreation(t *testing.T) {
 	defer l.Close()
 	checkRecords(t, replayAll(t, l, 0), want)
 }
+
+// TestSyncError makes fdatasync fail by closing the current segment's file
+// under the log: Sync must return the error, keep it in Err and not
+// advance Synced, until a Sync succeeds again.
+func TestSyncError(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := openLog(t, dir, 4096)
+	end := mustAppend(t, l, payloadFor(1, 100))
+	l.cur.f.Close()
+	for i := 0; i < 2; i++ {
+		if err := l.Sync(end); err == nil {
+			t.Fatal("Sync succeeded with its file closed")
+		}
+		if l.Err() == nil || l.Synced(end) {
+			t.Fatalf("after a failed Sync: Err %v, Synced %v", l.Err(), l.Synced(end))
+		}
+	}
+	f, err := os.OpenFile(l.cur.path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.cur.f = f
+	if err := l.Sync(end); err != nil || l.Err() != nil || !l.Synced(end) {
+		t.Fatalf("Sync once the file works: %v, Err %v, Synced %v", err, l.Err(), l.Synced(end))
+	}
+	mustClose(t, l)
+}
