@@ -24,11 +24,16 @@ func (l *Log) startPopulateLocked() {
 func (l *Log) populateAhead() {
 	for {
 		l.mu.Lock()
+		if l.closed { // Close may be unmapping cur: do not look at it
+			l.populating = false
+			l.mu.Unlock()
+			return
+		}
 		cur, pos := l.cur, l.pos
 		// madvise wants a page-aligned start.
 		from := max(cur.populated, pos) &^ (pageSize - 1)
 		to := min(pos+2*populateChunk, len(cur.data))
-		if l.closed || from >= to {
+		if from >= to {
 			l.populating = false
 			l.populateAt = cur.populated - populateChunk
 			l.mu.Unlock()
