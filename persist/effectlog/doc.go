@@ -70,7 +70,8 @@
 // the log costs little RSS beyond the page cache the kernel manages on its
 // own. A background goroutine maps the pages a little ahead of the append
 // position (populate.go), so the page faults of a fresh mapping are taken
-// outside the append lock; that window (2 MiB) is what stays resident.
+// outside the append lock; that window (2 MiB, and as much at the start of
+// the prepared next segment) is what stays resident.
 //
 // # Checkpoints
 //
