@@ -57,9 +57,18 @@ type Log struct {
 	synced   atomic.Uint64 // every record ending at or before it is durable
 	isClosed atomic.Bool
 
-	// syncMu is held by whoever fsyncs, unmaps or trims (Sync, Trim,
-	// DropBefore, Close). Lock order: syncMu, then mu.
+	// syncMu is held by whoever fsyncs, unmaps or trims (a Sync round,
+	// Trim, DropBefore, Close). Lock order: syncMu, then mu.
 	syncMu sync.Mutex
+
+	// Sync's group commit: waitMu guards the fields below it; roundDone
+	// (on waitMu) is broadcast when a round ends.
+	waitMu      sync.Mutex
+	roundDone   sync.Cond
+	syncing     bool   // a caller is running a round
+	rounds      uint64 // rounds ended
+	roundTarget uint64 // what the last round was to make durable
+	roundErr    error  // and how it ended
 
 	// What Open found, for Replay.
 	openSegs []segment
@@ -276,7 +285,7 @@ func (l *Log) Close() error {
 			p.seg.discard()
 		}
 	}
-	err := l.syncLocked()
+	_, err := l.syncLocked()
 	for _, s := range l.retired {
 		l.release(s)
 	}

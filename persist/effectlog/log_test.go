@@ -353,6 +353,17 @@ func TestSyncError(t *testing.T) {
 	l, _ := openLog(t, dir, 4096)
 	end := mustAppend(t, l, payloadFor(1, 100))
 	l.cur.f.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ { // every caller sees the failure, waiters of a round included
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.Sync(end); err == nil {
+				t.Error("Sync succeeded with its file closed")
+			}
+		}()
+	}
+	wg.Wait()
 	for i := 0; i < 2; i++ {
 		if err := l.Sync(end); err == nil {
 			t.Fatal("Sync succeeded with its file closed")

@@ -37,6 +37,7 @@ func Open(dir string, o Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{dir: dir, logger: logger, segSize: segSize, lock: lock}
+	l.roundDone.L = &l.waitMu
 	if err := l.recover(); err != nil {
 		lock.Close()
 		return nil, err

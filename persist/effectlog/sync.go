@@ -15,9 +15,11 @@ func (l *Log) Synced(n uint64) bool { return l.synced.Load() >= n }
 // (group commit), never one fsync per caller. On an fsync error it returns
 // the error (and Err reports it) without advancing Synced.
 //
-// A round syncs everything appended when it starts, so one fsync serves
-// every caller waiting on syncMu whose n it covers; they find Synced(n)
-// true once they get the lock and return without a syscall.
+// One caller at a time runs a round, which syncs everything appended when
+// it starts; the others wait on a condition variable and are woken together
+// when it ends, so a caller whose record the round covered returns without
+// queueing behind the next round, and the callers it did not cover start
+// the next one together.
 func (l *Log) Sync(n uint64) error {
 	if l.isClosed.Load() {
 		return ErrClosed
@@ -25,13 +27,44 @@ func (l *Log) Sync(n uint64) error {
 	if l.synced.Load() >= n {
 		return nil
 	}
+	l.waitMu.Lock()
+	defer l.waitMu.Unlock()
+	for {
+		if l.isClosed.Load() {
+			return ErrClosed
+		}
+		if l.synced.Load() >= n {
+			return nil
+		}
+		if !l.syncing {
+			l.syncing = true
+			l.waitMu.Unlock()
+			target, err := l.syncRound()
+			l.waitMu.Lock()
+			l.syncing = false
+			l.rounds++
+			l.roundTarget, l.roundErr = target, err
+			l.roundDone.Broadcast()
+			// Success covers every record that existed when Sync was called,
+			// even if n is past them.
+			return err
+		}
+		r := l.rounds
+		for l.rounds == r {
+			l.roundDone.Wait()
+		}
+		if l.roundErr != nil && l.roundTarget >= n {
+			return l.roundErr
+		}
+	}
+}
+
+// syncRound runs one round of Sync and returns the LSN it made durable.
+func (l *Log) syncRound() (uint64, error) {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	if l.isClosed.Load() {
-		return ErrClosed
-	}
-	if l.synced.Load() >= n {
-		return nil
+		return 0, ErrClosed
 	}
 	return l.syncLocked()
 }
@@ -40,16 +73,15 @@ func (l *Log) Sync(n uint64) error {
 // oldest first (each is unmapped and closed once synced, having no more
 // writes to take), then the current one. Oldest first keeps what is durable
 // a prefix of the log, which is what Open's recovery relies on.
-func (l *Log) syncLocked() error {
+func (l *Log) syncLocked() (target uint64, err error) {
 	l.mu.Lock()
-	target := l.end.Load()
+	target = l.end.Load()
 	cur := l.cur
 	retired := l.retired
 	l.mu.Unlock()
 
 	l.syncRounds.Add(1)
 	done := 0
-	var err error
 	for _, s := range retired {
 		if err = fdatasync(s.f); err != nil {
 			err = fmt.Errorf("effectlog: syncing %s: %w", s.path, err)
@@ -73,14 +105,14 @@ func (l *Log) syncLocked() error {
 	l.syncErr = err
 	l.errMu.Unlock()
 	if err != nil {
-		return err
+		return target, err
 	}
 	cur.headerSynced = true
 	if target > l.synced.Load() {
 		l.synced.Store(target)
 	}
 	l.trimLocked()
-	return nil
+	return target, nil
 }
 
 // Trim gives back the resident pages of the log's mappings that Append
