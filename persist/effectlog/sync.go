@@ -96,7 +96,7 @@ func (l *Log) syncLocked() (target uint64, err error) {
 		l.retired = l.retired[done:]
 		l.mu.Unlock()
 	}
-	if err == nil && l.synced.Load() < target {
+	if err == nil && (l.synced.Load() < target || !cur.headerSynced) {
 		if err = fdatasync(cur.f); err != nil {
 			err = fmt.Errorf("effectlog: syncing %s: %w", cur.path, err)
 		}
