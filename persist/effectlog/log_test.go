@@ -255,6 +255,9 @@ func TestDropBefore(t *testing.T) {
 	if err := l.DropBefore(lsn); err != nil {
 		t.Fatal(err)
 	}
+	if again, err := l.Rotate(); again != lsn || err != nil {
+		t.Fatalf("Rotate of an empty segment = %d, %v; want %d (no new segment)", again, err, lsn)
+	}
 	if got := segmentFiles(t, dir); len(got) != 1 { // the prepared next segment was consumed by Rotate
 		t.Fatalf("after Rotate + DropBefore(End): files %v, want only the current segment", got)
 	}

@@ -2,6 +2,7 @@ package effectlog
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,36 +44,37 @@ func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
 // back, even when a new record of the cut one's size lands where it was.
 func TestTornTail(t *testing.T) {
 	tests := []struct {
-		name string
-		keep int // records that survive
-		hurt damage
+		name  string
+		keep  int   // records that survive
+		bytes int64 // bytes the cut line must report; 0: not checked
+		hurt  damage
 	}{
-		{"truncated mid last record", 9, func(t *testing.T, r []rec, s []string) {
+		{"truncated mid last record", 9, 100, func(t *testing.T, r []rec, s []string) {
 			if err := os.Truncate(s[0], recordOffset(r[9])+100); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"truncated in last record's header", 9, func(t *testing.T, r []rec, s []string) {
+		{"truncated in last record's header", 9, 5, func(t *testing.T, r []rec, s []string) {
 			if err := os.Truncate(s[0], recordOffset(r[9])+5); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"last record's payload changed", 9, func(t *testing.T, r []rec, s []string) {
+		{"last record's payload changed", 9, 208, func(t *testing.T, r []rec, s []string) {
 			flipByte(t, s[0], recordOffset(r[9])+frameHeader+150)
 		}},
-		{"last record's CRC zeroed", 9, func(t *testing.T, r []rec, s []string) {
+		{"last record's CRC zeroed", 9, 208, func(t *testing.T, r []rec, s []string) {
 			patchFile(t, s[0], recordOffset(r[9])+4, le32(0))
 		}},
-		{"impossible length in the 4th", 3, func(t *testing.T, r []rec, s []string) {
+		{"impossible length in the 4th", 3, 7 * 208, func(t *testing.T, r []rec, s []string) {
 			patchFile(t, s[0], recordOffset(r[3]), le32(3))
 		}},
-		{"length past the segment in the 4th", 3, func(t *testing.T, r []rec, s []string) {
+		{"length past the segment in the 4th", 3, 0, func(t *testing.T, r []rec, s []string) {
 			patchFile(t, s[0], recordOffset(r[3]), le32(1<<30))
 		}},
-		{"3rd record's payload changed", 2, func(t *testing.T, r []rec, s []string) {
+		{"3rd record's payload changed", 2, 8 * 208, func(t *testing.T, r []rec, s []string) {
 			flipByte(t, s[0], recordOffset(r[2])+frameHeader+3)
 		}},
-		{"garbage after the last record", 10, func(t *testing.T, r []rec, s []string) {
+		{"garbage after the last record", 10, 300 + 7 - 208, func(t *testing.T, r []rec, s []string) {
 			patchFile(t, s[0], recordOffset(r[9])+300, []byte("garbage"))
 		}},
 	}
@@ -91,6 +93,12 @@ func TestTornTail(t *testing.T) {
 			}
 			if tc.keep < len(recs) && l.End() != recs[tc.keep].start {
 				t.Fatalf("End %d, want %d (the start of the first cut record)", l.End(), recs[tc.keep].start)
+			}
+			if want := fmt.Sprintf("offset=%d ", headerSize+l.End()); !strings.Contains(lb.String(), want) {
+				t.Fatalf("cut line %q does not say %q", lb.String(), want)
+			}
+			if want := fmt.Sprintf("bytes=%d ", tc.bytes); tc.bytes != 0 && !strings.Contains(lb.String(), want) {
+				t.Fatalf("cut line %q does not say %q", lb.String(), want)
 			}
 			more := appendRecords(t, l, 100, 1, []int{200})
 			mustClose(t, l)
