@@ -39,7 +39,7 @@ type Log struct {
 	mu      sync.Mutex
 	cur     *segment
 	pos     int // file offset of the next record in cur
-	limit   int // a frame that would pass limit moves to a new segment; Rotate sets 0
+	limit   int // a frame that would pass limit moves to a new segment
 	half    int // past it, the next segment is prepared in the background
 	prep    *prepared
 	retired []*segment // former current segments not yet synced and unmapped, oldest first
