@@ -1,0 +1,61 @@
+package effectlog
+
+// Prefaulting: the first store into each page of a fresh mapping faults
+// (the kernel allocates the page-cache page, zeroes it and maps it
+// writable), which made those stores most of Append's cost. A background
+// goroutine therefore maps the pages ahead of the append position
+// (MADV_POPULATE_WRITE, which changes no byte), so that Append's memcpy
+// finds them mapped. The window ahead is small, and Trim gives back what
+// is behind, so the log's resident pages stay bounded.
+
+// populateChunk is how far ahead of the append position pages are mapped,
+// twice over: populating starts when the position comes within one chunk
+// of the populated end and goes two chunks past the position.
+const populateChunk = 1 << 20
+
+// startPopulateLocked starts populateAhead unless it runs already.
+func (l *Log) startPopulateLocked() {
+	l.populating = true
+	go l.populateAhead()
+}
+
+// populateAhead maps the pages of the current segment up to two chunks
+// past the append position, then sets when Append should call it again.
+func (l *Log) populateAhead() {
+	for {
+		l.mu.Lock()
+		if l.closed { // Close may be unmapping cur: do not look at it
+			l.populating = false
+			l.mu.Unlock()
+			return
+		}
+		cur, pos := l.cur, l.pos
+		// madvise wants a page-aligned start.
+		from := max(cur.populated, pos) &^ (pageSize - 1)
+		to := min(pos+2*populateChunk, len(cur.data))
+		if from >= to {
+			l.populating = false
+			l.populateAt = cur.populated - populateChunk
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+
+		l.mapMu.RLock()
+		if cur.data != nil {
+			prefault(cur.data[from:to])
+		}
+		l.mapMu.RUnlock()
+
+		l.mu.Lock()
+		cur.populated = to
+		l.mu.Unlock()
+	}
+}
+
+// release unmaps and closes s once no prefault is running in its mapping.
+func (l *Log) release(s *segment) error {
+	l.mapMu.Lock()
+	defer l.mapMu.Unlock()
+	return s.release()
+}
