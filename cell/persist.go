@@ -490,20 +490,22 @@ func (s *Server) fsyncPolicy() string {
 	return FsyncNo
 }
 
-// fsyncLoop syncs the log once a second under appendfsync everysec; under
+// fsyncLoop syncs the log once a second under appendfsync everysec. Under
 // no the kernel writes the log's pages back on its own schedule, as it
-// does Redis's AOF. Either way it releases the memory of the log pages
-// written (persist.Store.TrimLog).
+// does Redis's AOF; a sync every 30 seconds (the kernel's own writeback
+// age, dirty_expire_centisecs) only lets the log unmap the files it has
+// moved past. Either way it releases the memory of the log pages written
+// each second (persist.Store.TrimLog).
 func (s *Server) fsyncLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
-			if s.fsyncEverySec.Load() {
+			if s.fsyncEverySec.Load() || (!s.fsyncAlways.Load() && tick%30 == 0) {
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
 				}

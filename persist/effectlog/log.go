@@ -20,6 +20,10 @@ var ErrTooLarge = errors.New("effectlog: record too large")
 type Options struct {
 	Logger      *slog.Logger // nil: slog.Default()
 	SegmentSize int64        // bytes per segment file; 0: 64 << 20
+	// Fault, if set, is called before each segment creation ("create")
+	// and each fsync round ("sync"); an error it returns is that
+	// operation's. Tests make the disk fail with it.
+	Fault func(op string) error
 }
 
 // defaultSegmentSize is SegmentSize's default.
@@ -33,6 +37,7 @@ type Log struct {
 	logger  *slog.Logger
 	segSize int64
 	lock    *os.File
+	faultFn func(op string) error
 
 	// mu is the append lock. It guards the fields below it; Append holds it
 	// for reserve + memcpy + publish only.
@@ -153,7 +158,9 @@ func (l *Log) switchLocked(n int) error {
 			size = roundUpPage(need)
 		}
 		var err error
-		seg, err = createSegment(l.dir, l.cur.seq+1, size)
+		if err = l.fault("create"); err == nil {
+			seg, err = createSegment(l.dir, l.cur.seq+1, size)
+		}
 		l.errMu.Lock()
 		l.createErr = err
 		l.errMu.Unlock()
@@ -190,7 +197,9 @@ func (l *Log) startPrepareLocked() {
 	l.prep = p
 	dir, seq, size := l.dir, l.cur.seq+1, l.segSize
 	go func() {
-		p.seg, p.err = createSegment(dir, seq, size)
+		if p.err = l.fault("create"); p.err == nil {
+			p.seg, p.err = createSegment(dir, seq, size)
+		}
 		if p.err == nil {
 			// Not shared until done is closed: no lock needed.
 			p.seg.populated = min(headerSize+2*populateChunk, len(p.seg.data))
@@ -297,4 +306,12 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// fault runs the Fault hook of the log's Options.
+func (l *Log) fault(op string) error {
+	if l.faultFn != nil {
+		return l.faultFn(op)
+	}
+	return nil
 }

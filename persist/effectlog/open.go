@@ -36,7 +36,7 @@ func Open(dir string, o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, logger: logger, segSize: segSize, lock: lock}
+	l := &Log{dir: dir, logger: logger, segSize: segSize, lock: lock, faultFn: o.Fault}
 	l.roundDone.L = &l.waitMu
 	if err := l.recover(); err != nil {
 		lock.Close()

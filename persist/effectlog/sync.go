@@ -82,7 +82,11 @@ func (l *Log) syncLocked() (target uint64, err error) {
 
 	l.syncRounds.Add(1)
 	done := 0
+	err = l.fault("sync")
 	for _, s := range retired {
+		if err != nil {
+			break
+		}
 		if err = fdatasync(s.f); err != nil {
 			err = fmt.Errorf("effectlog: syncing %s: %w", s.path, err)
 			break
