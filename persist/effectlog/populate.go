@@ -1,5 +1,7 @@
 package effectlog
 
+import "math"
+
 // Prefaulting: the first store into each page of a fresh mapping faults
 // (the kernel allocates the page-cache page, zeroes it and maps it
 // writable), which made those stores most of Append's cost. A background
@@ -33,9 +35,15 @@ func (l *Log) populateAhead() {
 		// madvise wants a page-aligned start.
 		from := max(cur.populated, pos) &^ (pageSize - 1)
 		to := min(pos+2*populateChunk, len(cur.data))
-		if from >= to {
+		// Whole chunks only (or the segment's end): chasing the append
+		// position a few bytes at a time would keep this goroutine
+		// spinning in madvise for as long as clients write.
+		if from >= to || to-from < populateChunk && to < len(cur.data) {
 			l.populating = false
 			l.populateAt = cur.populated - populateChunk
+			if cur.populated >= len(cur.data) {
+				l.populateAt = math.MaxInt // until the next segment
+			}
 			l.mu.Unlock()
 			return
 		}
