@@ -206,10 +206,12 @@ func logEntry(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 }
 
 // logZSetDelta adds to b, for a sorted set changed in place, its expiry
-// and the new state of each member the execution changed, and reports
-// whether it could: the set must be one this client's writers held
-// (zsetRec), and the changes fewer than the set's size, or the whole set
-// is the smaller record.
+// and the changes the execution made to its members, in order, and
+// reports whether it could: the set must be one this client's writers
+// held (zsetRec), and the changes no more than the set's size, or the
+// whole set is the smaller record. Replay applies the changes in order
+// and drops a set left empty at the end of the record
+// (persist_replay.go).
 func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bool {
 	if e == nil {
 		return false
@@ -218,20 +220,15 @@ func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bo
 	if !ok || !c.zrec.held(z) {
 		return false
 	}
-	if n := c.zrec.members(z, nil); n > 8 && n > z.Len() {
+	if n := c.zrec.changes(z, nil); n > 8 && n > z.Len() {
 		return false
 	}
 	b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
-	// The members still present first: replay then never sees the set
-	// empty before its final state (persist_replay.go).
-	c.zrec.members(z, func(m []byte) {
-		if sc, ok := z.Score(m); ok {
-			b.PutMember(db, key, m, sc)
-		}
-	})
-	c.zrec.members(z, func(m []byte) {
-		if _, ok := z.Score(m); !ok {
+	c.zrec.changes(z, func(m []byte, score float64, del bool) {
+		if del {
 			b.DeleteMember(db, key, m)
+		} else {
+			b.PutMember(db, key, m, score)
 		}
 	})
 	return true

@@ -18,13 +18,23 @@ import (
 // replayLog applies the effect log and reports how many records it read.
 func (s *Server) replayLog() (records int, err error) {
 	var skipped int
+	var sets []replayedSet // sorted sets the current record changed
 	records, bad, err := s.store.Replay(func(e *persist.Effect) error {
+		if e.Kind == persist.EffectEnd {
+			s.dropEmptySets(sets)
+			sets = sets[:0]
+			return nil
+		}
 		if e.DB < 0 || e.DB >= len(s.ks.dbs) {
 			skipped++
 			return nil
 		}
-		if !s.applyEffect(e) {
+		z, ok := s.applyEffect(e)
+		if !ok {
 			skipped++
+		}
+		if z != nil {
+			sets = append(sets, replayedSet{e.DB, string(e.Key), z})
 		}
 		return nil
 	})
@@ -35,8 +45,33 @@ func (s *Server) replayLog() (records int, err error) {
 	return records, err
 }
 
-// applyEffect applies one effect to the keyspace; false: it was skipped.
-func (s *Server) applyEffect(e *persist.Effect) bool {
+// replayedSet is a sorted set a record changed in place.
+type replayedSet struct {
+	db  int
+	key string
+	z   *ZSet
+}
+
+// dropEmptySets deletes the sets of the list that a record left empty: a
+// record lists a set's changes in order, so a set may be empty in the
+// middle of one, never at its end (the execution would have deleted it).
+func (s *Server) dropEmptySets(sets []replayedSet) {
+	for _, r := range sets {
+		if r.z.Len() != 0 {
+			continue
+		}
+		sh := s.ks.shardOf(r.db, []byte(r.key))
+		if e := sh.keys.getS(r.key); e != nil && e.obj() == any(r.z) {
+			sh.drop(r.key)
+			sh.noteChanged([]byte(r.key), nil, isWide(e))
+		}
+	}
+}
+
+// applyEffect applies one effect to the keyspace. It returns the sorted
+// set a set effect (a head or a member) changed, and false for an effect
+// it skipped (a value of an unknown type).
+func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
 	if e.Kind == persist.EffectFlushDB {
 		for i := range s.ks.dbs[e.DB].shards {
 			sh := &s.ks.dbs[e.DB].shards[i]
@@ -44,7 +79,7 @@ func (s *Server) applyEffect(e *persist.Effect) bool {
 			sh.withTTL, sh.unsaved = 0, 0
 		}
 		s.flushedDBs[e.DB].Store(true)
-		return true
+		return nil, true
 	}
 	sh := s.ks.shardOf(e.DB, e.Key)
 	old := sh.keys.get(e.Key)
@@ -55,41 +90,37 @@ func (s *Server) applyEffect(e *persist.Effect) bool {
 			sh.drop(string(e.Key))
 			sh.noteChanged(e.Key, nil, wide)
 		}
-		return true
+		return nil, true
 	case persist.EffectPut:
 		if e.Value.Kind == persist.KindZSetWide {
-			ent, _ := s.replayZSet(sh, e.Key, old)
+			ent, z := s.replayZSet(sh, e.Key, old)
 			sh.setExp(ent, e.Value.Exp)
 			sh.noteChanged(e.Key, ent, false)
-			return true
+			return z, true
 		}
 		v, ok := s.entryFromStored(e.Value)
 		if !ok {
 			s.log.Warn("persistence: skipping a logged value of a type this build does not know",
 				"db", e.DB, "key", fmt.Sprintf("%q", e.Key), "type", string(rune(e.Value.Kind)))
-			return false
+			return nil, false
 		}
 		wide := isWide(old)
 		if old != nil {
 			sh.drop(string(e.Key))
 		}
 		sh.noteChanged(e.Key, sh.adopt(e.Key, v), wide)
-		return true
+		return nil, true
 	case persist.EffectPutMember, persist.EffectDeleteMember:
 		ent, z := s.replayZSet(sh, e.Key, old)
 		if e.Kind == persist.EffectPutMember {
 			z.Put(e.Member, e.Score)
-		} else if z.Delete(e.Member) && z.Len() == 0 {
-			// A record lists a set's new members before its removed
-			// ones, so an empty set is its final state.
-			sh.drop(string(e.Key))
-			sh.noteChanged(e.Key, nil, isWide(ent))
-			return true
+		} else {
+			z.Delete(e.Member)
 		}
 		sh.noteChanged(e.Key, ent, false)
-		return true
+		return z, true
 	}
-	return false
+	return nil, false
 }
 
 // replayZSet returns key's sorted set, making an empty one (with no

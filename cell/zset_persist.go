@@ -67,23 +67,34 @@ func (d *zsetDisk) reset() {
 	d.buf, d.offs, d.all = d.buf[:0], d.offs[:0], false
 }
 
-// noteChange records a changed member for the snapshot if the set is
-// stored wide, and for the effect log if a writer holds it.
-func (z *ZSet) noteChange(member []byte) {
+// notePut records that member now has score, for the snapshot if the set
+// is stored wide and for the effect log if a writer holds it; noteDel
+// that member is gone.
+func (z *ZSet) notePut(member []byte, score float64) {
 	if z.disk != nil {
 		z.disk.note(member)
 	}
 	if z.rec != nil {
-		z.rec.note(z, member)
+		z.rec.note(z, member, score, false)
+	}
+}
+
+func (z *ZSet) noteDel(member []byte) {
+	if z.disk != nil {
+		z.disk.note(member)
+	}
+	if z.rec != nil {
+		z.rec.note(z, member, 0, true)
 	}
 }
 
 // noting reports whether changes to z are being recorded.
 func (z *ZSet) noting() bool { return z.disk != nil || z.rec != nil }
 
-// noteVisit is a visitor that records each member it sees.
+// noteVisit is a visitor that records each member it sees as deleted:
+// range deletes show it what they remove.
 func (z *ZSet) noteVisit(member []byte, _ float64) bool {
-	z.noteChange(member)
+	z.noteDel(member)
 	return true
 }
 
@@ -103,26 +114,29 @@ func (z *ZSet) storedWide() bool { return z.disk != nil }
 
 func (z *ZSet) Add(member []byte, score float64, flags zsetlite.AddFlags) (zsetlite.AddResult, float64) {
 	res, sc := z.Set.Add(member, score, flags)
-	z.noteChange(member)
+	if res == zsetlite.Added || res == zsetlite.Updated {
+		z.notePut(member, sc)
+	}
 	return res, sc
 }
 
 func (z *ZSet) Put(member []byte, score float64) bool {
-	z.noteChange(member)
-	return z.Set.Put(member, score)
+	added := z.Set.Put(member, score)
+	z.notePut(member, score)
+	return added
 }
 
 func (z *ZSet) Delete(member []byte) bool {
 	ok := z.Set.Delete(member)
 	if ok {
-		z.noteChange(member)
+		z.noteDel(member)
 	}
 	return ok
 }
 
 func (z *ZSet) DeleteRangeByScore(r zsetlite.ScoreRange) int {
 	if z.noting() {
-		z.Set.RangeByScore(r, false, 0, -1, z.noteVisit)
+		return z.Set.DeleteRangeByScoreVisit(r, z.noteVisit)
 	}
 	return z.Set.DeleteRangeByScore(r)
 }
@@ -152,16 +166,16 @@ func (z *ZSet) PopMax(count int, fn zsetlite.Visitor) int {
 	return z.Set.PopMax(count, z.notingVisitor(fn))
 }
 
-// notingVisitor wraps fn to record the members it is shown. A pop removes
-// its count members even if fn stops early, so the wrapper goes on
-// visiting (and recording) them, without calling fn again.
+// notingVisitor wraps fn to record the members it is shown as deleted. A
+// pop removes its count members even if fn stops early, so the wrapper
+// goes on visiting (and recording) them, without calling fn again.
 func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
 	if !z.noting() {
 		return fn
 	}
 	stopped := false
 	return func(m []byte, score float64) bool {
-		z.noteChange(m)
+		z.noteDel(m)
 		if !stopped && !fn(m, score) {
 			stopped = true
 		}
@@ -212,23 +226,26 @@ func (z *ZSet) setStoredWide(db int, key []byte) {
 	z.disk.reset()
 }
 
-// zsetRec records, for the effect log, the members that the running
-// execution changed in sorted sets it changed in place: a client's log
-// record then holds those members' new states (commitZSetDelta) instead of
-// the whole set, which for a sliding window is two members instead of
-// every entry. A set is attached when a writer looks it up
-// (Ctx.lookupZSetW) and detached when the execution commits, under the
-// same shard locks, so no other client sees the attachment.
+// zsetRec records, for the effect log, each change the running execution
+// made to sorted sets it changed in place, in order: a member's new score,
+// or its removal. A client's log record then holds those changes
+// (logZSetDelta) instead of the whole set, which for a sliding window is
+// two members instead of every entry. A set is attached when a writer
+// looks it up (Ctx.lookupZSetW) and detached when the execution commits,
+// under the same shard locks, so no other client sees the attachment.
 type zsetRec struct {
 	attached []*ZSet
 	ents     []zrecEnt
 	buf      []byte
 }
 
-// zrecEnt is one noted member: buf[off:end] of set z.
+// zrecEnt is one change: member buf[off:end] of set z has score, or is
+// gone (del).
 type zrecEnt struct {
 	z        *ZSet
 	off, end int32
+	del      bool
+	score    float64
 }
 
 func (r *zsetRec) attach(z *ZSet) {
@@ -238,32 +255,32 @@ func (r *zsetRec) attach(z *ZSet) {
 	}
 }
 
-func (r *zsetRec) note(z *ZSet, member []byte) {
+func (r *zsetRec) note(z *ZSet, member []byte, score float64, del bool) {
 	off := len(r.buf)
 	r.buf = append(r.buf, member...)
-	r.ents = append(r.ents, zrecEnt{z, int32(off), int32(len(r.buf))})
+	r.ents = append(r.ents, zrecEnt{z, int32(off), int32(len(r.buf)), del, score})
 }
 
 // held reports whether z's in-place changes in this execution are all
 // recorded here.
 func (r *zsetRec) held(z *ZSet) bool { return z.rec == r }
 
-// members calls fn with each member noted for z, repeats included, and
+// changes calls fn with each change recorded for z, in order, and
 // reports how many.
-func (r *zsetRec) members(z *ZSet, fn func(member []byte)) int {
+func (r *zsetRec) changes(z *ZSet, fn func(member []byte, score float64, del bool)) int {
 	n := 0
 	for _, e := range r.ents {
 		if e.z == z {
 			n++
 			if fn != nil {
-				fn(r.buf[e.off:e.end])
+				fn(r.buf[e.off:e.end], e.score, e.del)
 			}
 		}
 	}
 	return n
 }
 
-// reset detaches every set and forgets the notes.
+// reset detaches every set and forgets the changes.
 func (r *zsetRec) reset() {
 	for _, z := range r.attached {
 		if z.rec == r {

@@ -50,6 +50,9 @@ const (
 	EffectDeleteMember
 	EffectDelete  // the key is gone
 	EffectFlushDB // every key of DB is gone
+	// EffectEnd ends a record (an execution): a sorted set it left empty
+	// is gone, as the keyspace never holds one.
+	EffectEnd
 )
 
 // Effect is one op of a logged record, decoded. Its slices alias the

@@ -448,6 +448,9 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	err = s.elog.Replay(s.ckpt.Load(), func(start uint64, payload []byte) error {
 		records++
 		derr := decodeEffects(payload, fn)
+		if derr == nil {
+			derr = fn(&Effect{Kind: EffectEnd})
+		}
 		if errors.Is(derr, ErrCorrupt) {
 			skipped++
 			s.log.Warn("persistence: skipping a corrupt log record", "position", start, "bytes", len(payload))

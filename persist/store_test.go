@@ -87,7 +87,9 @@ func replayed(t *testing.T, s *Store) []string {
 	t.Helper()
 	var out []string
 	_, bad, err := s.Replay(func(e *Effect) error {
-		out = append(out, effectString(e))
+		if e.Kind != EffectEnd {
+			out = append(out, effectString(e))
+		}
 		return nil
 	})
 	if err != nil || bad != 0 {

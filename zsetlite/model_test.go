@@ -542,9 +542,21 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 					sr.Min = math.Inf(-1)
 				}
 				lo, hi := m.scoreBounds(sr)
+				want := append([]modelEntry(nil), m.es[lo:hi]...)
 				m.del(lo, hi)
-				if got := s.DeleteRangeByScore(sr); got != hi-lo {
-					fail("DeleteRangeByScore(%+v) = %d, want %d", sr, got, hi-lo)
+				if r.IntN(2) == 0 {
+					if got := s.DeleteRangeByScore(sr); got != hi-lo {
+						fail("DeleteRangeByScore(%+v) = %d, want %d", sr, got, hi-lo)
+					}
+					break
+				}
+				var seen []modelEntry
+				got := s.DeleteRangeByScoreVisit(sr, func(member []byte, score float64) bool {
+					seen = append(seen, modelEntry{member: string(member), score: score})
+					return true
+				})
+				if got != hi-lo || fmt.Sprint(seen) != fmt.Sprint(want) {
+					fail("DeleteRangeByScoreVisit(%+v) = %d, visited %v, want %d, %v", sr, got, seen, hi-lo, want)
 				}
 			case 1:
 				n := len(m.es) + 2

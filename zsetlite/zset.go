@@ -574,6 +574,19 @@ func (s *Set) DeleteRangeByScore(r ScoreRange) int {
 	return hi - lo
 }
 
+// DeleteRangeByScoreVisit is DeleteRangeByScore that first shows fn each
+// member it removes, in order, with one search for both (a caller that
+// records what it deletes, as persistence does, would otherwise search
+// twice).
+func (s *Set) DeleteRangeByScoreVisit(r ScoreRange, fn Visitor) int {
+	lo, hi := s.scoreBounds(r)
+	if lo < hi {
+		s.visit(lo, hi, false, fn)
+	}
+	s.deleteRanks(lo, hi)
+	return hi - lo
+}
+
 // DeleteRangeByLex removes the members in r and returns how many.
 func (s *Set) DeleteRangeByLex(r LexRange) int {
 	lo, hi := s.lexBounds(r)

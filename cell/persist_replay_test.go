@@ -1,0 +1,55 @@
+package cell
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/cellserver/cellserver/persist"
+)
+
+// TestReplayEffects: records written straight to the log, as a snapshot
+// taken after them would meet them at replay: a set's changes onto a key
+// that holds no set, and a record that leaves a set empty.
+func TestReplayEffects(t *testing.T) {
+	dir := t.TempDir()
+	st, err := persist.Open(dir, persist.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fill := range []func(b *persist.Batch){
+		func(b *persist.Batch) {
+			b.PutString(0, []byte("s"), 0, []byte("a string"))
+			b.PutString(0, []byte("gone"), 0, []byte("x"))
+		},
+		// Changes of a set onto a string: the string makes room.
+		func(b *persist.Batch) {
+			b.Put(0, []byte("s"), persist.Value{Kind: persist.KindZSetWide, Exp: 4102444800000})
+			b.PutMember(0, []byte("s"), []byte("m"), 2)
+		},
+		// Only removals onto a missing key: an empty set, dropped at the
+		// record's end.
+		func(b *persist.Batch) {
+			b.Put(0, []byte("empty"), persist.Value{Kind: persist.KindZSetWide})
+			b.DeleteMember(0, []byte("empty"), []byte("m"))
+		},
+		// Empty in the middle of a record, not at its end: kept.
+		func(b *persist.Batch) {
+			b.Put(0, []byte("s"), persist.Value{Kind: persist.KindZSetWide, Exp: 4102444800000})
+			b.DeleteMember(0, []byte("s"), []byte("m"))
+			b.PutMember(0, []byte("s"), []byte("n"), 3)
+			b.Delete(0, []byte("gone"))
+		},
+	} {
+		b := st.NewBatch()
+		fill(b)
+		if _, err := st.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), []string{`0/"s"=zset("n":3,)/4102444800000`})
+}
