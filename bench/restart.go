@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cellserver/cellserver/internal/serverproc"
@@ -288,17 +289,29 @@ func waitLoaded(s *server) (*conn, error) {
 	return nil, errors.New("not loaded within 10 minutes")
 }
 
+// dirSize is the disk the files under dir take, as du counts it: their
+// allocated blocks, so that a file with a sparse tail (the effect log's
+// segments reserve their blocks as they fill) counts what it uses.
 func dirSize(dir string) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
-				n += info.Size()
+				n += diskUsage(info)
 			}
 		}
 		return nil
 	})
 	return n
+}
+
+// diskUsage is a file's allocated bytes where the system reports them,
+// else its size.
+func diskUsage(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return info.Size()
 }
 
 func writeRestartTable(w io.Writer, rows []restartRow) {

@@ -3,6 +3,7 @@ package effectlog
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -113,7 +114,7 @@ func (l *Log) Append(payload []byte) (end uint64, err error) {
 		return 0, ErrClosed
 	}
 	if l.pos+n > l.limit {
-		if err := l.switchLocked(n); err != nil {
+		if err := l.makeRoomLocked(n); err != nil {
 			l.mu.Unlock()
 			return 0, err
 		}
@@ -133,6 +134,48 @@ func (l *Log) Append(payload []byte) (end uint64, err error) {
 	}
 	l.mu.Unlock()
 	return end, nil
+}
+
+// makeRoomLocked makes room for a frame of n bytes: in the current
+// segment when it has the room but not yet the blocks (the background
+// allocation fell behind), else in a new segment.
+func (l *Log) makeRoomLocked(n int) error {
+	if l.pos+n > len(l.cur.data) {
+		return l.switchLocked(n)
+	}
+	err := l.fault("create")
+	if err == nil {
+		err = l.allocateLocked(l.cur, l.pos+n)
+	}
+	l.errMu.Lock()
+	l.createErr = err
+	l.errMu.Unlock()
+	return err
+}
+
+// allocateLocked reserves the blocks of seg up to offset to, rounded up
+// to allocChunk; l.mu is held (the rare path: the populate goroutine
+// allocates ahead without it, allocateAhead).
+func (l *Log) allocateLocked(seg *segment, to int) error {
+	to = min(roundUp(to, allocChunk), len(seg.data))
+	if to <= seg.allocated {
+		return nil
+	}
+	if err := preallocate(seg.f, int64(seg.allocated), int64(to-seg.allocated)); err != nil {
+		return fmt.Errorf("effectlog: preallocating %s: %w", seg.path, err)
+	}
+	l.setAllocatedLocked(seg, to)
+	return nil
+}
+
+// setAllocatedLocked records that seg's blocks are reserved up to to.
+func (l *Log) setAllocatedLocked(seg *segment, to int) {
+	if to > seg.allocated {
+		seg.allocated = to
+		if seg == l.cur {
+			l.limit = min(len(seg.data), to)
+		}
+	}
 }
 
 // switchLocked retires the current segment and makes current one with room
@@ -159,7 +202,7 @@ func (l *Log) switchLocked(n int) error {
 		}
 		var err error
 		if err = l.fault("create"); err == nil {
-			seg, err = createSegment(l.dir, l.cur.seq+1, size)
+			seg, err = createSegment(l.dir, l.cur.seq+1, size, need)
 		}
 		l.errMu.Lock()
 		l.createErr = err
@@ -186,7 +229,7 @@ func (l *Log) switchLocked(n int) error {
 func (l *Log) setCurrentLocked(seg *segment, pos int) {
 	l.cur = seg
 	l.pos = pos
-	l.limit = len(seg.data)
+	l.limit = min(len(seg.data), seg.allocated)
 	l.half = headerSize + (len(seg.data)-headerSize)/2
 	l.populateAt = seg.populated - populateChunk
 }
@@ -198,7 +241,7 @@ func (l *Log) startPrepareLocked() {
 	dir, seq, size := l.dir, l.cur.seq+1, l.segSize
 	go func() {
 		if p.err = l.fault("create"); p.err == nil {
-			p.seg, p.err = createSegment(dir, seq, size)
+			p.seg, p.err = createSegment(dir, seq, size, 0)
 		}
 		if p.err == nil {
 			// Not shared until done is closed: no lock needed.
@@ -315,3 +358,6 @@ func (l *Log) fault(op string) error {
 	}
 	return nil
 }
+
+// roundUp rounds n up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }

@@ -117,7 +117,7 @@ func (l *Log) recover() error {
 		if len(seqs) > 0 {
 			seq = seqs[0]
 		}
-		cur, err = createSegment(l.dir, seq, l.segSize)
+		cur, err = createSegment(l.dir, seq, l.segSize, 0)
 		if err != nil {
 			return err
 		}
@@ -140,6 +140,14 @@ func (l *Log) recover() error {
 			return fmt.Errorf("effectlog: mapping %s: %w", cur.path, err)
 		}
 		cur.f, cur.data = f, data
+		// Reserve the blocks of what is written and of a chunk after it
+		// (fallocate leaves the written bytes as they are).
+		pos := headerSize + int(cur.end-cur.base)
+		if err := preallocate(f, 0, int64(min(roundUp(pos, allocChunk)+allocChunk, len(data)))); err != nil {
+			cur.release()
+			return fmt.Errorf("effectlog: preallocating %s: %w", cur.path, err)
+		}
+		cur.allocated = min(roundUp(pos, allocChunk)+allocChunk, len(data))
 	}
 	if len(rest) > 0 {
 		if err := syncDir(l.dir); err != nil {
@@ -225,8 +233,8 @@ func fileNonzeroEnd(path string) (int64, error) {
 	return int64(nonzeroEnd(data)), nil
 }
 
-// zeroFrom makes [off, size) of the file zeros that are still allocated:
-// truncating and preallocating again is cheaper than writing them.
+// zeroFrom makes [off, size) of the file zeros: truncating and extending
+// again is cheaper than writing them.
 func zeroFrom(path string, off, size int64) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -236,7 +244,8 @@ func zeroFrom(path string, off, size int64) error {
 	if err := f.Truncate(off); err != nil {
 		return fmt.Errorf("effectlog: cutting %s: %w", path, err)
 	}
-	if err := preallocate(f, off, size-off); err != nil {
+	// Zeros without blocks: the log reserves them ahead of its writes.
+	if err := f.Truncate(size); err != nil {
 		return fmt.Errorf("effectlog: cutting %s: %w", path, err)
 	}
 	if err := fdatasync(f); err != nil {

@@ -1,6 +1,9 @@
 package effectlog
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Prefaulting: the first store into each page of a fresh mapping faults
 // (the kernel allocates the page-cache page, zeroes it and maps it
@@ -47,9 +50,13 @@ func (l *Log) populateAhead() {
 			l.mu.Unlock()
 			return
 		}
+		allocated := cur.allocated
 		l.mu.Unlock()
 
 		l.mapMu.RLock()
+		if cur.data != nil && to > allocated {
+			l.allocateAhead(cur, allocated, to)
+		}
 		if cur.data != nil {
 			prefault(cur.data[from:to])
 		}
@@ -59,6 +66,33 @@ func (l *Log) populateAhead() {
 		cur.populated = to
 		l.mu.Unlock()
 	}
+}
+
+// allocChunk is the granularity of a segment's block reservation.
+const allocChunk = 4 << 20
+
+// allocateAhead reserves the blocks of cur from allocated up to to (rounded
+// up to allocChunk) without holding the append lock; Append only writes
+// below what is reserved (Log.limit). A failure (a full disk) is reported
+// through Err at once, while Append still has room; Append itself retries
+// when it reaches the limit (makeRoomLocked). mapMu must be held shared.
+func (l *Log) allocateAhead(cur *segment, allocated, to int) {
+	to = min(roundUp(to, allocChunk), len(cur.data))
+	err := l.fault("create")
+	if err == nil {
+		err = preallocate(cur.f, int64(allocated), int64(to-allocated))
+	}
+	l.mu.Lock()
+	if err == nil {
+		l.setAllocatedLocked(cur, to)
+	}
+	l.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("effectlog: preallocating %s: %w", cur.path, err)
+	}
+	l.errMu.Lock()
+	l.createErr = err // nil again once the disk gives blocks
+	l.errMu.Unlock()
 }
 
 // release unmaps and closes s once no prefault is running in its mapping.

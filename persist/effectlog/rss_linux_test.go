@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -75,5 +77,73 @@ func TestSyncTrimsRSS(t *testing.T) {
 				t.Fatalf("replayed %d records after %s, want %d", len(got), give, n+1)
 			}
 		})
+	}
+}
+
+// allocatedBytes is the disk the file at path takes (its blocks).
+func allocatedBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks * 512
+}
+
+// TestSegmentBlocksFollowWrites: a segment takes the disk of what was
+// written to it plus a few chunks ahead, not its whole size, and a disk
+// that cannot give the next chunk is reported before Append needs it.
+func TestSegmentBlocksFollowWrites(t *testing.T) {
+	dir := t.TempDir()
+	var full atomic.Bool
+	l, err := Open(dir, Options{SegmentSize: 64 << 20, Fault: func(op string) error {
+		if op == "create" && full.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	path := l.cur.path
+	if n := allocatedBytes(t, path); n > 2*allocChunk {
+		t.Fatalf("a new segment takes %d bytes", n)
+	}
+	p := make([]byte, 4000)
+	for l.End() < 20<<20 {
+		mustAppend(t, l, p)
+	}
+	if n := allocatedBytes(t, path); n < 20<<20 || n > 20<<20+3*allocChunk {
+		t.Fatalf("after 20 MB of records the segment takes %d bytes", n)
+	}
+	// The disk fills: Err says so while Append still has room.
+	full.Store(true)
+	for l.Err() == nil && l.End() < 40<<20 {
+		if _, err := l.Append(p); err != nil {
+			t.Fatalf("Append failed before Err reported the disk: %v", err)
+		}
+	}
+	if l.Err() == nil {
+		t.Fatal("no error reported with the disk full")
+	}
+	var appendErr error
+	for appendErr == nil && l.End() < 64<<20 {
+		_, appendErr = l.Append(p)
+	}
+	if appendErr == nil {
+		t.Fatal("Append went on writing past the reserved blocks")
+	}
+	full.Store(false)
+	for range 2000 {
+		if _, err := l.Append(p); err != nil {
+			t.Fatalf("Append once the disk works: %v", err)
+		}
+	}
+	if err := l.Err(); err != nil {
+		t.Fatalf("Err once the disk works: %v", err)
+	}
+	if err := l.Sync(l.End()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -38,8 +38,10 @@ type segment struct {
 	f    *os.File
 	data []byte
 
-	// populated is the prefix of data prefaulted (under Log.mu).
+	// populated is the prefix of data prefaulted, allocated the prefix
+	// whose blocks are reserved (both under Log.mu).
 	populated int
+	allocated int
 	// trimmed is the prefix of data already given back with MADV_DONTNEED
 	// (owned by whoever holds Log.syncMu).
 	trimmed int
@@ -79,11 +81,12 @@ func readHeader(b []byte) (seq, base uint64, ok bool) {
 // (activate), since only then is its base LSN known; until then it is all
 // zeros, which Open treats as an unused file.
 //
-// Preallocation is what makes a full disk an error here, where Append can
+// Preallocation (of the first chunk here, of the rest ahead of the writes)
+// is what makes a full disk an error here, where Append can
 // report it, rather than a SIGBUS when a store into the mapping needs a
 // block the file system cannot provide. The directory is synced so that the
 // file's name survives a machine crash along with its data.
-func createSegment(dir string, seq uint64, size int64) (*segment, error) {
+func createSegment(dir string, seq uint64, size, minAlloc int64) (*segment, error) {
 	path := filepath.Join(dir, segmentName(seq))
 	// O_TRUNC: a file left under this name (a prepared segment whose removal
 	// failed) lies past the log's end and holds nothing of it.
@@ -96,7 +99,15 @@ func createSegment(dir string, seq uint64, size int64) (*segment, error) {
 		os.Remove(path)
 		return nil, err
 	}
-	if err := preallocate(f, 0, size); err != nil {
+	// The file has its full size at once (the mapping must not pass its
+	// end), but blocks only for its first allocChunk: the rest is
+	// allocated ahead of the writes (Log.allocate), so a log holding a few
+	// records does not take a whole segment's disk.
+	if err := f.Truncate(size); err != nil {
+		return fail(fmt.Errorf("effectlog: sizing %s: %w", path, err))
+	}
+	alloc := min(size, max(allocChunk, roundUpPage(minAlloc)))
+	if err := preallocate(f, 0, alloc); err != nil {
 		return fail(fmt.Errorf("effectlog: preallocating %s: %w", path, err))
 	}
 	data, err := mapFile(f, size, true)
@@ -107,7 +118,7 @@ func createSegment(dir string, seq uint64, size int64) (*segment, error) {
 		syscall.Munmap(data)
 		return fail(err)
 	}
-	return &segment{seq: seq, path: path, size: size, f: f, data: data}, nil
+	return &segment{seq: seq, path: path, size: size, f: f, data: data, allocated: int(alloc)}, nil
 }
 
 // activate makes s the segment whose records start at base.
