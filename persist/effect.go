@@ -70,9 +70,14 @@ type Effect struct {
 // that does not decode is reported whole, before any of its ops are
 // applied, so that an execution is replayed entirely or not at all.
 func decodeEffects(rec []byte, fn func(e *Effect) error) error {
-	if err := walkWire(rec, nil); err != nil {
+	if err := walkEffects(rec, func(*Effect) error { return nil }); err != nil {
 		return err
 	}
+	return walkEffects(rec, fn)
+}
+
+// walkEffects decodes a record's ops into effects and calls fn with each.
+func walkEffects(rec []byte, fn func(e *Effect) error) error {
 	var e Effect
 	return walkWire(rec, func(op opKind, k, v []byte) error {
 		e = Effect{}
@@ -113,7 +118,7 @@ func decodeEffects(rec []byte, fn func(e *Effect) error) error {
 	})
 }
 
-// walkWire splits a log record into its ops; fn nil only checks them.
+// walkWire splits a log record into its ops.
 func walkWire(rec []byte, fn func(op opKind, k, v []byte) error) error {
 	for len(rec) > 0 {
 		op := opKind(rec[0])
@@ -131,14 +136,6 @@ func walkWire(rec []byte, fn func(op opKind, k, v []byte) error) error {
 			if v, rec, ok = cutLen(rec); !ok {
 				return ErrCorrupt
 			}
-		}
-		if fn == nil {
-			if _, _, _, err := DecodeKey(k); err != nil {
-				if _, ok := decodeDBPrefix(k); !ok || op != opDeleteRange {
-					return err
-				}
-			}
-			continue
 		}
 		if err := fn(op, k, v); err != nil {
 			return err
