@@ -57,7 +57,14 @@ func (l *Log) populateAhead() {
 		if cur.data != nil && to > allocated {
 			l.allocateAhead(cur, allocated, to)
 		}
-		if cur.data != nil {
+		// The position may have moved since, and Trim may have given
+		// back the pages behind it: start from it.
+		l.mu.Lock()
+		if l.cur == cur {
+			from = max(from, l.pos&^(pageSize-1))
+		}
+		l.mu.Unlock()
+		if cur.data != nil && from < to {
 			prefault(cur.data[from:to])
 		}
 		l.mapMu.RUnlock()
