@@ -194,6 +194,11 @@ func logEntry(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 		b.Delete(db, key)
 		return
 	}
+	putWhole(b, db, key, e, srv)
+}
+
+// putWhole adds to b the one record that holds e's whole value.
+func putWhole(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 	switch v := e.obj().(type) {
 	case nil:
 		var buf [20]byte
@@ -261,7 +266,9 @@ type dirtyID struct {
 }
 
 // storeEntry adds to b the records that make db's key hold e (nil: no
-// key). A key past its expiry is written as it is: loading drops it.
+// key) in the snapshot (checkpoint.go); wasWide: the snapshot may hold the
+// key as a set stored member by member that must go first. A key past its
+// expiry is written as it is: loading drops it.
 func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, srv *Server) {
 	if e == nil {
 		if wasWide {
@@ -278,15 +285,7 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, sr
 	if wasWide {
 		b.DeleteKey(db, key)
 	}
-	switch v := e.obj().(type) {
-	case nil:
-		var buf [20]byte
-		b.PutString(db, key, e.Exp, e.strTo(&buf))
-	case storedValue:
-		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
-	default:
-		srv.log.Error("persistence: a value of this type cannot be stored", "type", fmt.Sprintf("%T", e.obj()), "key", fmt.Sprintf("%q", key))
-	}
+	putWhole(b, db, key, e, srv)
 }
 
 // persistEviction commits the deletion of db's key, evicted under

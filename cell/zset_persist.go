@@ -7,23 +7,27 @@ import (
 
 // How sorted sets reach the store.
 //
-// A small set is one record (persist.KindZSet), rewritten whole on every
-// write: for the sliding windows of a rate limiter that is a few hundred
-// bytes. A large set is stored as a head record plus one record per member
-// (persist.KindZSetWide), and a write logs only the members it changed: a
-// ZADD at the tail of a 1000-entry window costs one member record, a
-// ZREMRANGEBYSCORE of a prefix one delete per member removed, instead of a
-// 15 KB rewrite.
+// In the effect log, a set changed in place is logged as its expiry and
+// the changes made to its members, in order (zsetRec, below): a sliding
+// window's ZADD plus ZREMRANGEBYSCORE is two member records, whatever the
+// window's size. A set that is new or replaced is logged whole.
+//
+// In the snapshot, a small set is one record (persist.KindZSet), rewritten
+// whole by each checkpoint that finds it changed: for the sliding windows
+// of a rate limiter that is a few hundred bytes. A large set is stored as a
+// head record plus one record per member (persist.KindZSetWide), and a
+// checkpoint writes only the members that changed since the previous one:
+// a window of 1000 entries that moved by ten costs twenty member records
+// instead of a 15 KB rewrite.
 //
 // A set in the wide form carries a zsetDisk: where it is stored and which
-// members changed since its last commit. The mutating methods below record
-// the members they touch (a range delete visits its range first, which
-// costs what the delete costs); the commit writes each changed member's
-// current state (a record, or a delete) and forgets them. A set stored
-// under another key than the one it is committed for (RENAME, a move
-// within one execution), or over a key that held another value, is
-// rewritten whole, as is a set crossing the thresholds: the form on disk
-// is always either all of a set or nothing of it.
+// members changed since the last checkpoint. The mutating methods below
+// record the members they touch (a range delete shows them as it removes
+// them); the checkpoint writes each changed member's current state (a
+// record, or a delete) and forgets them. A set stored under another key
+// than the one it is saved for (RENAME), or over a key that held another
+// value, is rewritten whole, as is a set crossing the thresholds: the form
+// in the snapshot is always either all of a set or nothing of it.
 
 const (
 	// wideMinEntries is the size from which a set is stored member by
@@ -183,9 +187,9 @@ func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
 	}
 }
 
-// storeZSet adds to b the records that make db's key hold z. wasWide: the
-// key's stored value during this execution may have been a wide set other
-// than z's current form (the key was replaced or deleted).
+// storeZSet adds to b the snapshot records that make db's key hold z.
+// wasWide: the snapshot may hold, under the key, a wide set other than z
+// (the key was replaced or deleted since the last checkpoint).
 func storeZSet(b *persist.Batch, db int, key []byte, z *ZSet, exp int64, wasWide bool) {
 	n := z.Len()
 	wide := n >= wideMinEntries || (z.disk != nil && n >= wideMaxPackedEntries)
