@@ -29,11 +29,11 @@ import (
 // directory after the stop.
 //
 // The stops measured:
-//   - cellserver after SIGTERM: its shutdown saves (flushes the memtable),
-//     so the restart reads sstables only;
-//   - cellserver after SIGKILL, a second after the load (everysec has
-//     synced): the restart also replays the log tail Pebble had not
-//     flushed, the crash case;
+//   - cellserver after SIGTERM: its shutdown saves (a checkpoint), so the
+//     restart reads the snapshot only;
+//   - cellserver after SIGKILL, a second after the load: the restart
+//     also replays the effect log since the last checkpoint, the crash
+//     case;
 //   - redis after SIGTERM with the append-only file on: it replays the
 //     AOF the load wrote;
 //   - redis from an RDB snapshot: SAVE after the load, then a start with

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// SAVE, BGSAVE and LASTSAVE over the Pebble store (persist.go). A save
-// syncs the log and flushes Pebble's memtable into an sstable: after it,
-// a restart loads that sstable instead of replaying the log, which is what
-// an RDB snapshot buys Redis.
+// SAVE, BGSAVE and LASTSAVE over the store (persist.go). A save syncs the
+// effect log and runs a checkpoint (checkpoint.go): after it, a restart
+// loads the snapshot instead of replaying the log, which is what an RDB
+// snapshot buys Redis.
 
 func init() {
 	register(

@@ -71,8 +71,8 @@ func shutdown(x *Ctx) {
 // persistence's final save, skipped with NoSave, forced with Save. An
 // error makes SHUTDOWN fail unless Force.
 //
-// With the store, the save syncs the log and flushes the memtable; NOSAVE
-// skips the flush but, as Redis still fsyncs its AOF, not the sync. SAVE
+// With the store, the save syncs the log and runs a checkpoint; NOSAVE
+// skips the checkpoint but, as Redis still fsyncs its AOF, not the sync. SAVE
 // without a store has nothing to save to and fails, as Redis's SAVE would
 // with no usable dir.
 func (s *Server) beforeExit(m ShutdownMode) error {
