@@ -110,6 +110,11 @@ func Open(dir string, o Options) (*Store, error) {
 		// few large batches; a memtable bigger than Pebble's 4 MB
 		// default takes more of them before a flush.
 		MemTableSize: 16 << 20,
+		// The effect log is the write-ahead log: a checkpoint is made
+		// durable by flushing the memtables (EndCheckpoint), so Pebble
+		// writing each checkpoint to a log of its own first would only
+		// double its disk writes.
+		DisableWAL: true,
 	}
 	db, err := pebble.Open(s.path, opts)
 	if err != nil {
@@ -146,7 +151,7 @@ func Open(dir string, o Options) (*Store, error) {
 func (s *Store) checkVersion() error {
 	v, closer, err := s.db.Get(versionKey)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return s.db.Set(versionKey, []byte(formatVersion), pebble.Sync)
+		return s.setDurable(versionKey, []byte(formatVersion))
 	}
 	if err != nil {
 		return err
@@ -157,9 +162,18 @@ func (s *Store) checkVersion() error {
 	case formatVersion:
 		return nil
 	case "1":
-		return s.db.Set(versionKey, []byte(formatVersion), pebble.Sync)
+		return s.setDurable(versionKey, []byte(formatVersion))
 	}
 	return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
+}
+
+// setDurable stores a metadata record and flushes it to an sstable:
+// without Pebble's WAL, a flush is what makes a write durable.
+func (s *Store) setDurable(key, val []byte) error {
+	if err := s.db.Set(key, val, pebble.NoSync); err != nil {
+		return err
+	}
+	return s.db.Flush()
 }
 
 // closeDB closes Pebble and the lock after a failed Open.
@@ -407,7 +421,7 @@ func (s *Store) EndCheckpoint(from uint64) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.db.Set(checkpointKey, binary.AppendUvarint(nil, from), pebble.Sync); err != nil {
+	if err := s.setDurable(checkpointKey, binary.AppendUvarint(nil, from)); err != nil {
 		return err
 	}
 	s.ckpt.Store(from)
@@ -562,7 +576,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 func metaKey(name string) []byte { return append([]byte{nsMeta, 'm', ':'}, name...) }
 
 // PutMeta stores server metadata beside the keyspace, such as a hint for
-// the next load; it is committed with the next sync or save. Recovery must
+// the next load; it is durable with the next checkpoint. Recovery must
 // never depend on it: it may be older than the data.
 func (s *Store) PutMeta(name string, val []byte) error {
 	s.mu.RLock()

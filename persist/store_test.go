@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/wal"
 )
@@ -272,10 +273,11 @@ func lastRecord(t *testing.T, dir string) (start, end int64) {
 	}
 }
 
-// TestStoreTornTail damages Pebble's newest log (written by checkpoints)
-// as a crash or a bad disk would: the store opens, keeps every record
-// before the damage and logs the cut. The effect log's own damage is
-// effectlog's tests'.
+// TestStoreTornTail damages the newest Pebble log of a store written by
+// format 1 (Pebble with its own log, before the effect log) as a crash or
+// a bad disk would: the store opens, upgrades, keeps every record before
+// the damage and logs the cut. The effect log's own damage is effectlog's
+// tests'.
 func TestStoreTornTail(t *testing.T) {
 	tests := []struct {
 		name string
@@ -297,12 +299,19 @@ func TestStoreTornTail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, _ := openTest(t, dir, Options{})
+			s, err := pebble.Open(filepath.Join(dir, DirName), &pebble.Options{Logger: pebbleLogger{slog.New(slog.NewTextHandler(io.Discard, nil))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Set(versionKey, []byte("1"), pebble.Sync); err != nil {
+				t.Fatal(err)
+			}
 			for i := range 20 {
 				// One Pebble log record per key.
-				b := s.NewBatch()
+				b := &Batch{}
 				b.PutString(0, fmt.Appendf(nil, "k%02d", i), 0, bytes.Repeat([]byte{'v'}, 10))
-				if err := s.WriteSnapshot(b); err != nil {
+				x := b.recs[0]
+				if err := s.Set(b.key(x), b.val(x), pebble.NoSync); err != nil {
 					t.Fatal(err)
 				}
 			}
