@@ -201,8 +201,11 @@ func logEntry(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 func putWhole(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 	switch v := e.obj().(type) {
 	case nil:
-		var buf [20]byte
-		b.PutString(db, key, e.Exp, e.strTo(&buf))
+		if n, ok := e.intVal(); ok {
+			b.PutInt(db, key, e.Exp, n)
+		} else {
+			b.PutString(db, key, e.Exp, e.strBytes())
+		}
 	case storedValue:
 		b.PutEncoded(db, key, v.appendStored(b.Scratch(), e.Exp))
 	default:
@@ -415,6 +418,10 @@ func (s *Server) presizeShards() {
 // are copied out of the store's buffers.
 func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 	switch v.Kind {
+	case persist.KindInt:
+		e := &Entry{Exp: v.Exp}
+		e.setInt(v.Int)
+		return e, true
 	case persist.KindString:
 		e := &Entry{Exp: v.Exp}
 		if n, ok := resp.ParseInt(v.Str); ok {

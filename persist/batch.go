@@ -1,17 +1,20 @@
 package persist
 
+import "encoding/binary"
+
 // Batch collects the effects of one command, EXEC or expiry pass for the
 // effect log (Store.Commit), or one slice of a checkpoint for the snapshot
 // (Store.WriteSnapshot). It is reused: Commit and WriteSnapshot empty it.
 //
-// Its records are Pebble operations on the layout of record.go, so that a
-// checkpoint applies them to Pebble as they are and the log replays them
-// with the same meaning (effect.go).
+// Its records are Pebble operations on the layout of record.go, held in
+// the log's encoding (effect.go) as they are added: Commit copies that
+// into the log as it is, a checkpoint applies the operations to Pebble,
+// and replay gives them the same meaning.
 type Batch struct {
-	records
+	wire []byte // the records, encoded
+	n    int    // how many
 	kbuf []byte // the key being added
 	vbuf []byte // the value being added
-	wire []byte // the log encoding, built by Commit
 }
 
 // opKind is a record's operation.
@@ -23,47 +26,44 @@ const (
 	opDeleteRange // key is the start, value the exclusive end
 )
 
-// rec is one record: its key is buf[k0:k1] and its value buf[k1:v1].
-type rec struct {
-	op         opKind
-	k0, k1, v1 uint32
+// add appends one record. A delete has no value.
+func (b *Batch) add(op opKind, key, val []byte) {
+	b.wire = append(b.wire, byte(op))
+	b.wire = binary.AppendUvarint(b.wire, uint64(len(key)))
+	b.wire = append(b.wire, key...)
+	if op != opDelete {
+		b.wire = binary.AppendUvarint(b.wire, uint64(len(val)))
+		b.wire = append(b.wire, val...)
+	}
+	b.n++
 }
 
-// records is a list of records over one byte buffer.
-type records struct {
-	buf  []byte
-	recs []rec
-}
-
-func (r *records) add(op opKind, key, val []byte) {
-	k0 := len(r.buf)
-	r.buf = append(r.buf, key...)
-	k1 := len(r.buf)
-	r.buf = append(r.buf, val...)
-	r.recs = append(r.recs, rec{op, uint32(k0), uint32(k1), uint32(len(r.buf))})
-}
-
-func (r *records) reset() { r.buf, r.recs = r.buf[:0], r.recs[:0] }
-
-func (r *records) key(x rec) []byte { return r.buf[x.k0:x.k1] }
-func (r *records) val(x rec) []byte { return r.buf[x.k1:x.v1] }
+func (b *Batch) reset() { b.wire, b.n = b.wire[:0], 0 }
 
 // NewBatch makes an empty batch for s.
 func (s *Store) NewBatch() *Batch { return &Batch{} }
 
 // Empty reports whether the batch holds nothing to commit.
-func (b *Batch) Empty() bool { return len(b.recs) == 0 }
+func (b *Batch) Empty() bool { return b.n == 0 }
 
 // Len is the number of records in the batch.
-func (b *Batch) Len() int { return len(b.recs) }
+func (b *Batch) Len() int { return b.n }
 
 // Size is the bytes the batch's records hold.
-func (b *Batch) Size() int { return len(b.buf) }
+func (b *Batch) Size() int { return len(b.wire) }
 
 // PutString stores db's key as a string value.
 func (b *Batch) PutString(db int, key []byte, exp int64, val []byte) {
 	b.kbuf = AppendKey(b.kbuf[:0], db, key)
 	b.vbuf = AppendString(b.vbuf[:0], exp, val)
+	b.add(opSet, b.kbuf, b.vbuf)
+}
+
+// PutInt stores db's key as the string that is v's decimal form
+// (KindInt).
+func (b *Batch) PutInt(db int, key []byte, exp, v int64) {
+	b.kbuf = AppendKey(b.kbuf[:0], db, key)
+	b.vbuf = AppendInt(b.vbuf[:0], exp, v)
 	b.add(opSet, b.kbuf, b.vbuf)
 }
 
@@ -124,9 +124,4 @@ func (b *Batch) DeleteKey(db int, key []byte) {
 func (b *Batch) DeleteDB(db int) {
 	b.kbuf = AppendDBPrefix(b.kbuf[:0], db)
 	b.add(opDeleteRange, b.kbuf, PrefixEnd(b.kbuf))
-}
-
-func (b *Batch) reset() {
-	b.records.reset()
-	b.wire = b.wire[:0]
 }

@@ -20,22 +20,6 @@ import (
 // it): a key whose record comes later is overwritten by it, and a key with
 // no later record already holds its final state in the snapshot.
 
-// appendWire appends the log encoding of b's records to dst.
-func (b *Batch) appendWire(dst []byte) []byte {
-	for _, x := range b.recs {
-		dst = append(dst, byte(x.op))
-		k := b.key(x)
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		if x.op != opDelete {
-			v := b.val(x)
-			dst = binary.AppendUvarint(dst, uint64(len(v)))
-			dst = append(dst, v...)
-		}
-	}
-	return dst
-}
-
 // EffectKind is what an Effect does.
 type EffectKind uint8
 

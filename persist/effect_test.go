@@ -18,7 +18,7 @@ func TestEffectsDecode(t *testing.T) {
 	b.Delete(1, []byte("d"))
 	b.DeleteKey(1, []byte("w"))
 	b.DeleteDB(7)
-	rec := b.appendWire(nil)
+	rec := append([]byte(nil), b.wire...)
 	var got []string
 	if err := decodeEffects(rec, func(e *Effect) error {
 		got = append(got, effectString(e))
@@ -56,7 +56,7 @@ func FuzzDecodeEffects(f *testing.F) {
 	b.Put(0, []byte("z"), Value{Kind: KindZSetWide, Exp: 9})
 	b.PutMember(0, []byte("z"), []byte("m"), -2.5)
 	b.DeleteDB(7)
-	f.Add(b.appendWire(nil))
+	f.Add(b.wire)
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		_ = decodeEffects(rec, func(e *Effect) error {
 			_ = fmt.Sprint(e.Kind, e.DB, len(e.Key), len(e.Member), e.Value.Kind, e.Score)

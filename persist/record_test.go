@@ -91,6 +91,8 @@ func TestValueRoundTrip(t *testing.T) {
 		{"empty list", Value{Kind: KindList, Items: [][]byte{}}},
 		{"hash", Value{Kind: KindHash, Exp: 5, Items: [][]byte{[]byte("f"), []byte("v"), []byte("g"), {}}}},
 		{"zset head", Value{Kind: KindZSetWide, Exp: 9}},
+		{"int", Value{Kind: KindInt, Exp: 7, Int: 1700000000000000000}},
+		{"negative int", Value{Kind: KindInt, Int: math.MinInt64}},
 		{"zset", Value{Kind: KindZSet, Exp: 9, Items: [][]byte{[]byte("m"), enc(1.5), {}, enc(-2)}}},
 	}
 	for _, tt := range tests {
@@ -105,6 +107,9 @@ func TestValueRoundTrip(t *testing.T) {
 			}
 			if tt.v.Kind == KindString && !bytes.Equal(AppendString(nil, tt.v.Exp, tt.v.Str), b) {
 				t.Fatal("AppendString and AppendValue differ")
+			}
+			if tt.v.Kind == KindInt && !bytes.Equal(AppendInt(nil, tt.v.Exp, tt.v.Int), b) {
+				t.Fatal("AppendInt and AppendValue differ")
 			}
 		})
 	}
@@ -126,6 +131,9 @@ func TestDecodeCorrupt(t *testing.T) {
 		{"odd hash", AppendValue(nil, Value{Kind: KindList, Items: [][]byte{[]byte("f")}})},
 		{"item beyond input", []byte{'l', 0, 1, 5, 'a'}},
 		{"zset head with payload", []byte{'w', 0, 1}},
+		{"int without a value", []byte{'i', 0}},
+		{"int with trailing bytes", []byte{'i', 0, 2, 0}},
+		{"int cut mid-varint", []byte{'i', 0, 0x80}},
 		{"zset score of 7 bytes", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), make([]byte, 7)}})},
 		{"zset odd", AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m")}})},
 	}

@@ -311,7 +311,6 @@ func (s *Store) Commit(b *Batch) (uint64, error) {
 	}
 	// No s.mu here: the log is safe to use after Close (ErrClosed), and
 	// the hot path of every write is better without a shared counter.
-	b.wire = b.appendWire(b.wire[:0])
 	end, err := s.elog.Append(b.wire)
 	if err != nil && err != effectlog.ErrClosed {
 		err = s.retry("log append", func() (err error) {
@@ -397,16 +396,15 @@ func (s *Store) WriteSnapshot(b *Batch) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	pb := s.pb
-	for _, x := range b.recs {
-		switch x.op {
+	walkWire(b.wire, func(op opKind, k, v []byte) error {
+		switch op {
 		case opSet:
-			pb.Set(b.key(x), b.val(x), nil)
+			return pb.Set(k, v, nil)
 		case opDelete:
-			pb.Delete(b.key(x), nil)
-		case opDeleteRange:
-			pb.DeleteRange(b.key(x), b.val(x), nil)
+			return pb.Delete(k, nil)
 		}
-	}
+		return pb.DeleteRange(k, v, nil)
+	})
 	err := pb.Commit(pebble.NoSync)
 	pb.Reset()
 	b.reset()

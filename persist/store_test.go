@@ -308,10 +308,9 @@ func TestStoreTornTail(t *testing.T) {
 			}
 			for i := range 20 {
 				// One Pebble log record per key.
-				b := &Batch{}
-				b.PutString(0, fmt.Appendf(nil, "k%02d", i), 0, bytes.Repeat([]byte{'v'}, 10))
-				x := b.recs[0]
-				if err := s.Set(b.key(x), b.val(x), pebble.NoSync); err != nil {
+				k := AppendKey(nil, 0, fmt.Appendf(nil, "k%02d", i))
+				v := AppendString(nil, 0, bytes.Repeat([]byte{'v'}, 10))
+				if err := s.Set(k, v, pebble.NoSync); err != nil {
 					t.Fatal(err)
 				}
 			}
