@@ -56,6 +56,15 @@ func (t *tombstones) add(key []byte, wide bool) {
 	t.buf = append(t.buf, key...)
 }
 
+// reset empties the list, giving back a buffer a burst of deletions grew.
+func (t *tombstones) reset() {
+	if cap(t.buf) > 1<<20 {
+		t.buf = nil
+		return
+	}
+	t.buf = t.buf[:0]
+}
+
 func (t *tombstones) each(fn func(key []byte, wide bool)) {
 	b := t.buf
 	for len(b) > 0 {
@@ -143,7 +152,7 @@ func (s *Server) writeCheckpoint(b *persist.Batch, full bool) (int, error) {
 					b.Delete(d, key)
 				}
 			})
-			sh.tombs.buf = sh.tombs.buf[:0]
+			sh.tombs.reset()
 			if sh.unsaved != 0 || full {
 				for k, e := range sh.keys.all() {
 					if full || e.enc&encUnsaved != 0 {
