@@ -14,43 +14,47 @@ import (
 	"github.com/cellserver/cellserver/resp"
 )
 
+// fuzzSeeds are command scripts that reach every command family and its
+// option and error paths; FuzzCommands and FuzzPersistRestart start
+// from them.
+var fuzzSeeds = []string{
+	"SET k v\nGET k\nINCR k",
+	"SET n 10 EX 100\nINCRBY n 5\nTTL n\nPEXPIRE n 0 NX",
+	"MULTI\nSET a 1\nLPUSH a x\nINCR a\nEXEC",
+	"WATCH a b\nSET a 2\nMULTI\nGET a\nEXEC",
+	"CL.THROTTLE u 15 30 60\nCL.THROTTLE u 15 30 60 -3\nGET u",
+	"HELLO 3\nZADD z 1 a 2 b\nZRANGE z 0 -1 WITHSCORES\nHGETALL h",
+	"SELECT 3\nMSET a 1 b 2\nKEYS *\nSCAN 0 MATCH a* COUNT 1\nFLUSHALL",
+	"SET \"\\x00\\xff\" \"a\\r\\nb\"\nGETRANGE \"\\x00\\xff\" -100 100\nSETRANGE k 5 x",
+	"INCRBYFLOAT f 1e400\nAPPEND f x\nEXPIRE f 9223372036854775807",
+	"CONFIG GET *\nINFO all\nCOMMAND INFO get\nCLIENT LIST\nOBJECT ENCODING k",
+	// CL.THROTTLE and CL.PROBE: every argument shape of the spec.
+	"CL.THROTTLE u 15 30 60\nCL.THROTTLE u 15 30 60\nCL.PROBE u 15 30 60 3\nCL.PROBE u 15 30 60 100",
+	"cl.throttle\ncl.throttle k\ncl.throttle k 1 1\ncl.throttle k 1 1 1 1 1\ncl.probe\ncl.probe k 1 1 1 1 1",
+	"CL.THROTTLE k x 1 1\nCL.THROTTLE k 1 \"\" 1\nCL.THROTTLE k 1 1 \"a\\r\\nb\"\nCL.THROTTLE k \"12\\x0034\" 1 1\nCL.THROTTLE k 1.5 0x1 1e3\nCL.PROBE k \" 1\" 1 1",
+	"CL.THROTTLE k 1 0 1\nCL.THROTTLE k 1 1 0\nCL.THROTTLE k 1 2000000000 1\nCL.PROBE k 1 0 1",
+	"CL.THROTTLE m1 -1 1 1\nCL.THROTTLE m1 -1 1 1 0\nCL.THROTTLE m3 4 -1 1\nCL.THROTTLE neg 1 1 1 -5\nCL.PROBE neg 1 1 1\nCL.THROTTLE neg 1 1 1",
+	"CL.THROTTLE mx 9223372036854775807 1 1\nCL.THROTTLE big6 0 1 31536000\nCL.THROTTLE y 0 1 9223372036\nCL.PROBE y 0 1 9223372036\nCL.THROTTLE w -9223372036854775808 1 9223372036854775807 -9223372036854775808",
+	"CL.THROTTLE +p +4 +1 +1 +1\nCL.THROTTLE lz 004 01 01\nCL.THROTTLE us 10 2000000 1\nCL.THROTTLE x 6000 6000 1\nCL.THROTTLE peek 4 1 1 0\nCL.PROBE peek 4 1 1 0",
+	"MULTI\nCL.THROTTLE tx 1 1 60\nCL.THROTTLE tx 1 x 60\nCL.PROBE tx 1 1 60\nEXEC\nWATCH tx\nCL.PROBE tx 1 1 60\nMULTI\nCL.THROTTLE tx 1 1 60\nEXEC",
+	"SET a 1 PX 5 GET\nGETEX a PXAT 1\nRENAME a b\nRENAMENX b b\nSCAN -1 TYPE string MATCH [^a-\\]*\nOBJECT FREQ b\nRANDOMKEY",
+	// Sorted sets: every command, option and error path.
+	"ZADD z NX XX 1 a\nZADD z GT LT 1 a\nZADD z INCR 1 a 2 b\nZADD z CH GT 1 a 2 b\nZADD z INCR +inf a\nZADD z INCR -inf a\nZINCRBY z -0 m\nZADD z 1e400 x\nZADD z 0x10 h",
+	"ZADD w 1700000000000 1700000000000\nZADD w 1700000000001 1700000000001\nZREMRANGEBYSCORE w 0 1700000000000\nZCARD w\nEXPIRE w 2\nMULTI\nZADD w 1 \"\\x00\\xff\"\nZRANGE w 0 -1 WITHSCORES\nEXEC",
+	"ZADD l 0 a 0 b 0 c\nZRANGEBYLEX l - +\nZREVRANGEBYLEX l + (a LIMIT 0 1\nZLEXCOUNT l [a (c\nZREMRANGEBYLEX l \"\" +\nZRANGE l ( + BYLEX REV WITHSCORES",
+	"ZADD z 1 a 2 b 3 c\nZRANGE z 0 -1 BYSCORE LIMIT -1 -1\nZRANGE z +inf -inf BYSCORE REV LIMIT 0 9223372036854775807 WITHSCORES\nZRANGEBYSCORE z \"(\" \" 1\"\nZRANGE z -9223372036854775808 9223372036854775807\nZREMRANGEBYRANK z -9223372036854775808 0",
+	"HELLO 3\nZADD z 1 a 2 b\nZPOPMIN z\nZPOPMAX z 5\nZPOPMIN z -1\nZRANDMEMBER z -9223372036854775807 WITHSCORES\nZRANDMEMBER z -3 WITHSCORES\nZRANDMEMBER z 9223372036854775807\nZMSCORE z a b",
+	"ZADD a 1 x 2 y\nZADD b 3 y\nZUNIONSTORE d 2 a b WEIGHTS 1 inf AGGREGATE MAX\nZINTER 2 a b WITHSCORES\nZDIFF 2 a nokey\nZINTERCARD 2 a b LIMIT 1\nZMPOP 2 nokey a MAX COUNT 5\nZMPOP 9223372036854775807 a MIN\nZUNION -1 a\nZSCAN b 0 MATCH [ COUNT 1\nZSCAN b -1",
+	"CONFIG SET zset-max-listpack-entries 0\nZADD e 1 a\nOBJECT ENCODING e\nZRANGESTORE e e 0 -1\nZRANGESTORE d nokey 0 -1 BYLEX\nZRANK e a\nZREVRANK e a\nZCOUNT e -inf +inf\nCONFIG SET zset-max-listpack-entries 128",
+	"CONFIG SET slowlog-log-slower-than 0 latency-monitor-threshold 1\nSET \"a\\x00\" b\nSLOWLOG GET -1\nSLOWLOG GET 1 2\nLATENCY HISTOGRAM\nLATENCY HISTOGRAM get config\nLATENCY DOCTOR\nLATENCY GRAPH command\nLATENCY HISTORY command\nLATENCY RESET x\nSLOWLOG RESET\nCONFIG SET slowlog-log-slower-than 10000 latency-monitor-threshold 0",
+	"MSETNX x 1 y 2\nSETRANGE x 3 abc\nGETRANGE x -9223372036854775808 -1\nINCRBYFLOAT y 0x1p-16445\nEXPIRE y 5 GT LT\nEXPIRETIME y\nKEYS *[\nGETDEL x",
+}
+
 // FuzzCommands feeds random command sequences (inline syntax, one command
 // per line, so quotes and \x escapes reach binary arguments) to dispatch.
 // No input may panic, and every reply must be well-formed RESP.
 func FuzzCommands(f *testing.F) {
-	seeds := []string{
-		"SET k v\nGET k\nINCR k",
-		"SET n 10 EX 100\nINCRBY n 5\nTTL n\nPEXPIRE n 0 NX",
-		"MULTI\nSET a 1\nLPUSH a x\nINCR a\nEXEC",
-		"WATCH a b\nSET a 2\nMULTI\nGET a\nEXEC",
-		"CL.THROTTLE u 15 30 60\nCL.THROTTLE u 15 30 60 -3\nGET u",
-		"HELLO 3\nZADD z 1 a 2 b\nZRANGE z 0 -1 WITHSCORES\nHGETALL h",
-		"SELECT 3\nMSET a 1 b 2\nKEYS *\nSCAN 0 MATCH a* COUNT 1\nFLUSHALL",
-		"SET \"\\x00\\xff\" \"a\\r\\nb\"\nGETRANGE \"\\x00\\xff\" -100 100\nSETRANGE k 5 x",
-		"INCRBYFLOAT f 1e400\nAPPEND f x\nEXPIRE f 9223372036854775807",
-		"CONFIG GET *\nINFO all\nCOMMAND INFO get\nCLIENT LIST\nOBJECT ENCODING k",
-		// CL.THROTTLE and CL.PROBE: every argument shape of the spec.
-		"CL.THROTTLE u 15 30 60\nCL.THROTTLE u 15 30 60\nCL.PROBE u 15 30 60 3\nCL.PROBE u 15 30 60 100",
-		"cl.throttle\ncl.throttle k\ncl.throttle k 1 1\ncl.throttle k 1 1 1 1 1\ncl.probe\ncl.probe k 1 1 1 1 1",
-		"CL.THROTTLE k x 1 1\nCL.THROTTLE k 1 \"\" 1\nCL.THROTTLE k 1 1 \"a\\r\\nb\"\nCL.THROTTLE k \"12\\x0034\" 1 1\nCL.THROTTLE k 1.5 0x1 1e3\nCL.PROBE k \" 1\" 1 1",
-		"CL.THROTTLE k 1 0 1\nCL.THROTTLE k 1 1 0\nCL.THROTTLE k 1 2000000000 1\nCL.PROBE k 1 0 1",
-		"CL.THROTTLE m1 -1 1 1\nCL.THROTTLE m1 -1 1 1 0\nCL.THROTTLE m3 4 -1 1\nCL.THROTTLE neg 1 1 1 -5\nCL.PROBE neg 1 1 1\nCL.THROTTLE neg 1 1 1",
-		"CL.THROTTLE mx 9223372036854775807 1 1\nCL.THROTTLE big6 0 1 31536000\nCL.THROTTLE y 0 1 9223372036\nCL.PROBE y 0 1 9223372036\nCL.THROTTLE w -9223372036854775808 1 9223372036854775807 -9223372036854775808",
-		"CL.THROTTLE +p +4 +1 +1 +1\nCL.THROTTLE lz 004 01 01\nCL.THROTTLE us 10 2000000 1\nCL.THROTTLE x 6000 6000 1\nCL.THROTTLE peek 4 1 1 0\nCL.PROBE peek 4 1 1 0",
-		"MULTI\nCL.THROTTLE tx 1 1 60\nCL.THROTTLE tx 1 x 60\nCL.PROBE tx 1 1 60\nEXEC\nWATCH tx\nCL.PROBE tx 1 1 60\nMULTI\nCL.THROTTLE tx 1 1 60\nEXEC",
-		"SET a 1 PX 5 GET\nGETEX a PXAT 1\nRENAME a b\nRENAMENX b b\nSCAN -1 TYPE string MATCH [^a-\\]*\nOBJECT FREQ b\nRANDOMKEY",
-		// Sorted sets: every command, option and error path.
-		"ZADD z NX XX 1 a\nZADD z GT LT 1 a\nZADD z INCR 1 a 2 b\nZADD z CH GT 1 a 2 b\nZADD z INCR +inf a\nZADD z INCR -inf a\nZINCRBY z -0 m\nZADD z 1e400 x\nZADD z 0x10 h",
-		"ZADD w 1700000000000 1700000000000\nZADD w 1700000000001 1700000000001\nZREMRANGEBYSCORE w 0 1700000000000\nZCARD w\nEXPIRE w 2\nMULTI\nZADD w 1 \"\\x00\\xff\"\nZRANGE w 0 -1 WITHSCORES\nEXEC",
-		"ZADD l 0 a 0 b 0 c\nZRANGEBYLEX l - +\nZREVRANGEBYLEX l + (a LIMIT 0 1\nZLEXCOUNT l [a (c\nZREMRANGEBYLEX l \"\" +\nZRANGE l ( + BYLEX REV WITHSCORES",
-		"ZADD z 1 a 2 b 3 c\nZRANGE z 0 -1 BYSCORE LIMIT -1 -1\nZRANGE z +inf -inf BYSCORE REV LIMIT 0 9223372036854775807 WITHSCORES\nZRANGEBYSCORE z \"(\" \" 1\"\nZRANGE z -9223372036854775808 9223372036854775807\nZREMRANGEBYRANK z -9223372036854775808 0",
-		"HELLO 3\nZADD z 1 a 2 b\nZPOPMIN z\nZPOPMAX z 5\nZPOPMIN z -1\nZRANDMEMBER z -9223372036854775807 WITHSCORES\nZRANDMEMBER z -3 WITHSCORES\nZRANDMEMBER z 9223372036854775807\nZMSCORE z a b",
-		"ZADD a 1 x 2 y\nZADD b 3 y\nZUNIONSTORE d 2 a b WEIGHTS 1 inf AGGREGATE MAX\nZINTER 2 a b WITHSCORES\nZDIFF 2 a nokey\nZINTERCARD 2 a b LIMIT 1\nZMPOP 2 nokey a MAX COUNT 5\nZMPOP 9223372036854775807 a MIN\nZUNION -1 a\nZSCAN b 0 MATCH [ COUNT 1\nZSCAN b -1",
-		"CONFIG SET zset-max-listpack-entries 0\nZADD e 1 a\nOBJECT ENCODING e\nZRANGESTORE e e 0 -1\nZRANGESTORE d nokey 0 -1 BYLEX\nZRANK e a\nZREVRANK e a\nZCOUNT e -inf +inf\nCONFIG SET zset-max-listpack-entries 128",
-		"CONFIG SET slowlog-log-slower-than 0 latency-monitor-threshold 1\nSET \"a\\x00\" b\nSLOWLOG GET -1\nSLOWLOG GET 1 2\nLATENCY HISTOGRAM\nLATENCY HISTOGRAM get config\nLATENCY DOCTOR\nLATENCY GRAPH command\nLATENCY HISTORY command\nLATENCY RESET x\nSLOWLOG RESET\nCONFIG SET slowlog-log-slower-than 10000 latency-monitor-threshold 0",
-		"MSETNX x 1 y 2\nSETRANGE x 3 abc\nGETRANGE x -9223372036854775808 -1\nINCRBYFLOAT y 0x1p-16445\nEXPIRE y 5 GT LT\nEXPIRETIME y\nKEYS *[\nGETDEL x",
-	}
-	for _, s := range seeds {
+	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
 	srv := New(fuzzConfig())
@@ -76,7 +80,7 @@ func runFuzzScript(t *testing.T, srv *Server, script string, check func(args [][
 		if !ok || len(args) == 0 {
 			continue
 		}
-		if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor" || cmd.Name == "migrate") {
+		if cmd := lookupCommand(commands, args[0]); cmd != nil && (cmd.Name == "quit" || cmd.Name == "client" || cmd.Name == "monitor" || cmd.Name == "migrate" || cmd.Name == "shutdown") {
 			continue
 		}
 		if hugeRandomCount(args) {
