@@ -38,3 +38,39 @@ func BenchmarkPersistSetCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplay: a restart that replays an effect log of W1 window
+// updates and CL.THROTTLE calls (no checkpoint since they were written).
+func BenchmarkReplay(b *testing.B) {
+	dir := b.TempDir()
+	mod := func(c *Config) {
+		c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
+	}
+	srv, stop := openServer(b, dir, mod)
+	c, peer := pipeClient(srv)
+	now := time.Now().UnixMilli()
+	for i := range 200_000 {
+		key := []byte("w:" + strconv.Itoa(i%20_000))
+		ts := strconv.AppendInt(nil, now+int64(i), 10)
+		c.dispatch([][]byte{[]byte("MULTI")})
+		c.dispatch([][]byte{[]byte("ZREMRANGEBYSCORE"), key, []byte("-inf"), strconv.AppendInt(nil, now+int64(i)-100_000, 10)})
+		c.dispatch([][]byte{[]byte("ZADD"), key, ts, ts})
+		c.dispatch([][]byte{[]byte("PEXPIRE"), key, []byte("3600000")})
+		c.dispatch([][]byte{[]byte("EXEC")})
+		c.dispatch([][]byte{[]byte("CL.THROTTLE"), []byte("t:" + strconv.Itoa(i)), []byte("15"), []byte("30"), []byte("3600")})
+		c.w.Reset()
+	}
+	c.close()
+	peer.Close()
+	size := srv.store.LogSize()
+	crashStop(srv, stop)
+	b.SetBytes(size)
+	b.ResetTimer()
+	for b.Loop() {
+		srv, stop := openServer(b, dir, mod)
+		if srv.replayed == 0 {
+			b.Fatal("nothing replayed")
+		}
+		crashStop(srv, stop)
+	}
+}

@@ -53,29 +53,32 @@ type Effect struct {
 // decodeEffects calls fn for each op of a log record, in order. A record
 // that does not decode is reported whole, before any of its ops are
 // applied, so that an execution is replayed entirely or not at all.
-func decodeEffects(rec []byte, fn func(e *Effect) error) error {
-	if err := walkEffects(rec, func(*Effect) error { return nil }); err != nil {
+// e is where each effect is decoded (the caller's, so that decoding a
+// record allocates nothing).
+func decodeEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
+	if err := walkEffects(rec, e, noEffect); err != nil {
 		return err
 	}
-	return walkEffects(rec, fn)
+	return walkEffects(rec, e, fn)
 }
 
-// walkEffects decodes a record's ops into effects and calls fn with each.
-func walkEffects(rec []byte, fn func(e *Effect) error) error {
-	var e Effect
+func noEffect(*Effect) error { return nil }
+
+// walkEffects decodes a record's ops into e and calls fn with each.
+func walkEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
 	return walkWire(rec, func(op opKind, k, v []byte) error {
-		e = Effect{}
+		*e = Effect{}
 		if op == opDeleteRange {
 			if db, key, member, err := DecodeKey(k); err == nil && len(member) == 0 {
 				e.Kind, e.DB, e.Key = EffectDelete, db, key
-				return fn(&e)
+				return fn(e)
 			}
 			db, ok := decodeDBPrefix(k)
 			if !ok {
 				return ErrCorrupt
 			}
 			e.Kind, e.DB = EffectFlushDB, db
-			return fn(&e)
+			return fn(e)
 		}
 		db, key, member, err := DecodeKey(k)
 		if err != nil {
@@ -98,7 +101,7 @@ func walkEffects(rec []byte, fn func(e *Effect) error) error {
 				return err
 			}
 		}
-		return fn(&e)
+		return fn(e)
 	})
 }
 

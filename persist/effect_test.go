@@ -20,7 +20,8 @@ func TestEffectsDecode(t *testing.T) {
 	b.DeleteDB(7)
 	rec := append([]byte(nil), b.wire...)
 	var got []string
-	if err := decodeEffects(rec, func(e *Effect) error {
+	var e Effect
+	if err := decodeEffects(rec, &e, func(e *Effect) error {
 		got = append(got, effectString(e))
 		return nil
 	}); err != nil {
@@ -42,7 +43,7 @@ func TestEffectsDecode(t *testing.T) {
 		{"bad score", append(append([]byte(nil), rec...), byte(opSet), 5, nsKey, 0, 1, 'z', 'm', 1, 'x')},
 	} {
 		calls := 0
-		err := decodeEffects(bad.rec, func(*Effect) error { calls++; return nil })
+		err := decodeEffects(bad.rec, &e, func(*Effect) error { calls++; return nil })
 		if !errors.Is(err, ErrCorrupt) || calls != 0 {
 			t.Errorf("%s: err %v after %d effects, want ErrCorrupt before any", bad.name, err, calls)
 		}
@@ -58,7 +59,8 @@ func FuzzDecodeEffects(f *testing.F) {
 	b.DeleteDB(7)
 	f.Add(b.wire)
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		_ = decodeEffects(rec, func(e *Effect) error {
+		var e Effect
+		_ = decodeEffects(rec, &e, func(e *Effect) error {
 			_ = fmt.Sprint(e.Kind, e.DB, len(e.Key), len(e.Member), e.Value.Kind, e.Score)
 			return nil
 		})

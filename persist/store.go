@@ -447,11 +447,13 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	if s.closed {
 		return 0, 0, ErrClosed
 	}
+	var e Effect
 	err = s.elog.Replay(s.ckpt.Load(), func(start uint64, payload []byte) error {
 		records++
-		derr := decodeEffects(payload, fn)
+		derr := decodeEffects(payload, &e, fn)
 		if derr == nil {
-			derr = fn(&Effect{Kind: EffectEnd})
+			e = Effect{Kind: EffectEnd}
+			derr = fn(&e)
 		}
 		if errors.Is(derr, ErrCorrupt) {
 			skipped++
