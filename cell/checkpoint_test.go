@@ -17,7 +17,15 @@ func randomWrite(r *rand.Rand) []string {
 	member := func() string { return "m" + strconv.Itoa(r.IntN(300)) }
 	score := func() string { return strconv.Itoa(r.IntN(1000)) }
 	switch r.IntN(24) {
-	case 0, 1, 2, 3:
+	case 3:
+		// A window of timestamps (members are their scores), stored as
+		// integers; "-0 0" is the one pair that must not be.
+		n := strconv.Itoa(1_700_000_000_000 + r.IntN(1000))
+		if r.IntN(20) == 0 {
+			return []string{"ZADD", key("z"), "-0", "0"}
+		}
+		return []string{"ZADD", key("z"), n, n, n + "1", n + "1"}
+	case 0, 1, 2:
 		args := []string{"ZADD", key("z")}
 		for range 1 + r.IntN(3) {
 			args = append(args, score(), member())
@@ -223,5 +231,39 @@ func TestPersistZSetDeltaSize(t *testing.T) {
 	// A whole 100-member window is over 1,500 bytes a record.
 	if per := (srv.store.LogSize() - before) / 100; per > 150 {
 		t.Fatalf("%d bytes of log per window update", per)
+	}
+}
+
+// TestPersistSelfKeyedWindows: windows whose members are their scores are
+// stored as integers, in the log and in the snapshot, and come back
+// exactly: negative members, a member past 2^53 whose score is its nearest
+// double, a set that is not self-keyed beside them.
+func TestPersistSelfKeyedWindows(t *testing.T) {
+	for _, save := range []bool{false, true} {
+		t.Run(fmt.Sprintf("save=%v", save), func(t *testing.T) {
+			dir := t.TempDir()
+			srv, stop := openServer(t, dir, nil)
+			c := dial(t, srv)
+			for _, cmd := range [][]string{
+				{"ZADD", "w", "1700000000000", "1700000000000", "1700000000005", "1700000000005", "-3", "-3"},
+				{"ZADD", "neg0", "-0", "0", "1", "1"},
+				{"ZADD", "big", "9007199254740993", "9007199254740993"},
+				{"ZADD", "mixed", "1", "1", "2", "two"},
+				{"PEXPIRE", "w", "3600000"},
+			} {
+				if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+					t.Fatalf("%v: %s", cmd, r)
+				}
+			}
+			if save {
+				if r := c.do("SAVE"); r != "+OK\r\n" {
+					t.Fatal(r)
+				}
+			}
+			want := dumpKeyspace(srv)
+			crashStop(srv, stop)
+			srv, _ = openServer(t, dir, nil)
+			sameKeys(t, dumpKeyspace(srv), want)
+		})
 	}
 }

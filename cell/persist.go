@@ -2,6 +2,7 @@ package cell
 
 import (
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -88,6 +89,26 @@ func (h *Hash) appendStored(dst []byte, exp int64) []byte {
 }
 
 func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
+	if z.Set.SelfKeyed() {
+		// A window of timestamps: its integers, a byte or two each. A
+		// member that would not give its score back bit for bit (which
+		// SelfKeyed rules out) falls back to the general form rather
+		// than make a wrong record.
+		start := len(dst)
+		var w persist.ZSetInts
+		dst = w.Head(dst, exp, z.Len())
+		exact := true
+		z.Range(0, -1, false, func(m []byte, score float64) bool {
+			v, ok := resp.ParseInt(m)
+			exact = ok && math.Float64bits(float64(v)) == math.Float64bits(score)
+			dst = w.Add(dst, v)
+			return exact
+		})
+		if exact {
+			return dst
+		}
+		dst = dst[:start]
+	}
 	dst = persist.AppendAggregate(dst, persist.KindZSet, exp, 2*z.Len())
 	z.Range(0, -1, false, func(m []byte, score float64) bool {
 		sc := persist.EncodeScore(score)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strconv"
 )
 
 // Kind is the type tag of a stored value. The tags are part of the on-disk
@@ -25,6 +26,14 @@ const (
 	// Items as KindZSet has them (with Value.Wide set). The server uses
 	// this form for large sets (cell/zset_persist.go).
 	KindZSetWide Kind = 'w'
+	// KindZSetInts is a sorted set whose every member is the decimal text
+	// of an int64 equal to its score (a sliding window of timestamps):
+	// the payload is the count and the integers in order, the first as a
+	// varint and each next one as the varint of its difference from the
+	// one before, a byte or two where KindZSet takes 23 per entry.
+	// ZSetInts writes it; Decode returns it as a KindZSet, its
+	// members formatted (allocated) and scores encoded.
+	KindZSetInts Kind = 'n'
 	// KindInt is a string that is the decimal form of an int64 (what
 	// Redis keeps with its int encoding: counters, CL.THROTTLE's TAT),
 	// stored as a varint in Int rather than as text, so that writing it
@@ -148,6 +157,26 @@ func AppendInt(dst []byte, exp, v int64) []byte {
 	return binary.AppendVarint(dst, v)
 }
 
+// ZSetInts appends a KindZSetInts value: the members of a self-keyed
+// sorted set as integers, ascending. Start it with Head, then Add each
+// member in order.
+type ZSetInts struct{ prev int64 }
+
+// Head appends the value's kind, expiry and member count.
+func (w *ZSetInts) Head(dst []byte, exp int64, count int) []byte {
+	w.prev = 0
+	dst = append(dst, byte(KindZSetInts))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	return binary.AppendUvarint(dst, uint64(count))
+}
+
+// Add appends the next member.
+func (w *ZSetInts) Add(dst []byte, v int64) []byte {
+	dst = binary.AppendVarint(dst, v-w.prev)
+	w.prev = v
+	return dst
+}
+
 // AppendValue appends the encoding of v.
 func AppendValue(dst []byte, v Value) []byte {
 	switch v.Kind {
@@ -206,6 +235,8 @@ func Decode(b []byte) (Value, error) {
 		}
 		v.Int = i
 		return v, nil
+	case KindZSetInts:
+		return decodeZSetInts(v.Exp, b)
 	case KindZSetWide:
 		if len(b) != 0 {
 			return Value{}, ErrCorrupt
@@ -244,6 +275,35 @@ func Decode(b []byte) (Value, error) {
 				return Value{}, ErrCorrupt
 			}
 		}
+	}
+	return v, nil
+}
+
+// decodeZSetInts reads a KindZSetInts payload into a KindZSet value. The
+// integers must ascend strictly, as a set's members in score order do.
+func decodeZSetInts(exp int64, b []byte) (Value, error) {
+	count, n := binary.Uvarint(b)
+	// Every integer takes at least one byte: a count beyond the remaining
+	// bytes is corrupt, which bounds the allocation by the record's size.
+	if n <= 0 || count > uint64(len(b)-n) {
+		return Value{}, ErrCorrupt
+	}
+	b = b[n:]
+	v := Value{Kind: KindZSet, Exp: exp, Items: make([][]byte, 2*count)}
+	var cur int64
+	for i := range int(count) {
+		d, n := binary.Varint(b)
+		if n <= 0 || (i > 0 && (d <= 0 || cur+d < cur)) {
+			return Value{}, ErrCorrupt
+		}
+		b = b[n:]
+		cur += d
+		sc := EncodeScore(float64(cur))
+		v.Items[2*i] = strconv.AppendInt(nil, cur, 10)
+		v.Items[2*i+1] = sc[:]
+	}
+	if len(b) != 0 {
+		return Value{}, ErrCorrupt
 	}
 	return v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strconv"
 	"reflect"
 	"testing"
 )
@@ -112,6 +113,46 @@ func TestValueRoundTrip(t *testing.T) {
 				t.Fatal("AppendInt and AppendValue differ")
 			}
 		})
+	}
+}
+
+// TestZSetInts: a window of integers decodes as the KindZSet it stands
+// for, members formatted and scores encoded.
+func TestZSetInts(t *testing.T) {
+	ints := []int64{math.MinInt64, -5, 0, 1700000000000, 1700000000001, math.MaxInt64}
+	var w ZSetInts
+	b := w.Head(nil, 42, len(ints))
+	for _, v := range ints {
+		b = w.Add(b, v)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Value{Kind: KindZSet, Exp: 42}
+	for _, v := range ints {
+		sc := EncodeScore(float64(v))
+		want.Items = append(want.Items, []byte(strconv.FormatInt(v, 10)), sc[:])
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if len(b) > 2+len(ints)*10+4 {
+		t.Fatalf("%d bytes for %d integers", len(b), len(ints))
+	}
+	for _, bad := range []struct {
+		name string
+		b    []byte
+	}{
+		{"not ascending", w.Add(w.Add(w.Head(nil, 0, 2), 5), 5)},
+		{"descending", w.Add(w.Add(w.Head(nil, 0, 2), 5), 4)},
+		{"count beyond input", w.Head(nil, 0, 3)},
+		{"trailing bytes", append(w.Add(w.Head(nil, 0, 1), 5), 0)},
+		{"overflow", append(w.Add(w.Head(nil, 0, 2), math.MaxInt64), 2)},
+	} {
+		if _, err := Decode(bad.b); err != ErrCorrupt {
+			t.Errorf("%s: %v, want ErrCorrupt", bad.name, err)
+		}
 	}
 }
 

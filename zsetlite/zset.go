@@ -58,6 +58,16 @@ type large struct {
 	idx *index
 }
 
+// SelfKeyed reports whether every member is the canonical decimal text of
+// an int64 whose value is its score, as in the window pattern (ZADD k now
+// now): the set is then fully described by those integers, in order.
+func (s *Set) SelfKeyed() bool {
+	if s.big != nil {
+		return s.big.idx == nil
+	}
+	return s.selfKeyed
+}
+
 // selfKeyedPair reports whether member is the canonical decimal text of
 // score.
 func selfKeyedPair(member []byte, score float64) bool {
