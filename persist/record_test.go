@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"strconv"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
