@@ -10,7 +10,6 @@ import (
 
 	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/resp"
-	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // Persistence glue: how the keyspace reaches persist.Store.
@@ -464,15 +463,22 @@ func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 // items are copied). An empty one is refused: the keyspace never holds an
 // empty hash, list or sorted set.
 func (s *Server) objectFromStored(v persist.Value) (any, bool) {
+	if v.Kind == persist.KindZSetInts {
+		z := newZSet(s.zsetConfig())
+		var buf [20]byte
+		if persist.EachZSetInt(v.Str, func(n int64) {
+			z.Put(strconv.AppendInt(buf[:0], n, 10), float64(n))
+		}) != nil || z.Len() == 0 {
+			return nil, false
+		}
+		return z, true
+	}
 	if len(v.Items) == 0 {
 		return nil, false
 	}
 	switch v.Kind {
 	case persist.KindZSet:
-		z := newZSet(zsetlite.Config{
-			MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
-			MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
-		})
+		z := newZSet(s.zsetConfig())
 		for i := 0; i+1 < len(v.Items); i += 2 {
 			score, err := persist.DecodeScore(v.Items[i+1])
 			if err != nil {

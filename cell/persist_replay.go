@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/cellserver/cellserver/persist"
-	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // Replaying the effect log at start, over the snapshot loadStore loaded.
@@ -132,10 +131,7 @@ func (s *Server) replayZSet(sh *Shard, key []byte, old *Entry) (*Entry, *ZSet) {
 		}
 		sh.drop(string(key))
 	}
-	z := newZSet(zsetlite.Config{
-		MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
-		MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
-	})
+	z := newZSet(s.zsetConfig())
 	v := &Entry{}
 	v.setObj(z)
 	return sh.adopt(key, v), z

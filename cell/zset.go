@@ -36,10 +36,13 @@ func (z *ZSet) TypeName() string { return "zset" }
 // now. Redis reads the two globals at every insert, so a CONFIG SET changes
 // where existing sets convert too; handlers pass this to SetConfig before
 // inserting for the same effect.
-func (x *Ctx) zsetConfig() zsetlite.Config {
+func (x *Ctx) zsetConfig() zsetlite.Config { return x.srv.zsetConfig() }
+
+// zsetConfig is the sorted-set thresholds in force.
+func (s *Server) zsetConfig() zsetlite.Config {
 	return zsetlite.Config{
-		MaxListpackEntries: int(x.srv.live.zsetMaxListpackEntries.Load()),
-		MaxListpackValue:   int(x.srv.live.zsetMaxListpackValue.Load()),
+		MaxListpackEntries: int(s.live.zsetMaxListpackEntries.Load()),
+		MaxListpackValue:   int(s.live.zsetMaxListpackValue.Load()),
 	}
 }
 

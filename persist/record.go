@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"strconv"
 )
 
 // Kind is the type tag of a stored value. The tags are part of the on-disk
@@ -31,8 +30,8 @@ const (
 	// the payload is the count and the integers in order, the first as a
 	// varint and each next one as the varint of its difference from the
 	// one before, a byte or two where KindZSet takes 23 per entry.
-	// ZSetInts writes it; Decode returns it as a KindZSet, its
-	// members formatted (allocated) and scores encoded.
+	// ZSetInts writes it; Decode checks it and returns it with the
+	// payload in Str, which EachZSetInt reads.
 	KindZSetInts Kind = 'n'
 	// KindInt is a string that is the decimal form of an int64 (what
 	// Redis keeps with its int encoding: counters, CL.THROTTLE's TAT),
@@ -236,7 +235,11 @@ func Decode(b []byte) (Value, error) {
 		v.Int = i
 		return v, nil
 	case KindZSetInts:
-		return decodeZSetInts(v.Exp, b)
+		if err := EachZSetInt(b, nil); err != nil {
+			return Value{}, err
+		}
+		v.Str = b
+		return v, nil
 	case KindZSetWide:
 		if len(b) != 0 {
 			return Value{}, ErrCorrupt
@@ -279,33 +282,33 @@ func Decode(b []byte) (Value, error) {
 	return v, nil
 }
 
-// decodeZSetInts reads a KindZSetInts payload into a KindZSet value. The
-// integers must ascend strictly, as a set's members in score order do.
-func decodeZSetInts(exp int64, b []byte) (Value, error) {
+// EachZSetInt calls fn with each integer of a KindZSetInts payload (a
+// Value's Str), in order. The integers must ascend strictly, as a set's
+// members in score order do; a payload that breaks that or its own
+// framing is ErrCorrupt.
+func EachZSetInt(b []byte, fn func(v int64)) error {
 	count, n := binary.Uvarint(b)
-	// Every integer takes at least one byte: a count beyond the remaining
-	// bytes is corrupt, which bounds the allocation by the record's size.
+	// Every integer takes at least one byte.
 	if n <= 0 || count > uint64(len(b)-n) {
-		return Value{}, ErrCorrupt
+		return ErrCorrupt
 	}
 	b = b[n:]
-	v := Value{Kind: KindZSet, Exp: exp, Items: make([][]byte, 2*count)}
 	var cur int64
-	for i := range int(count) {
+	for i := range count {
 		d, n := binary.Varint(b)
 		if n <= 0 || (i > 0 && (d <= 0 || cur+d < cur)) {
-			return Value{}, ErrCorrupt
+			return ErrCorrupt
 		}
 		b = b[n:]
 		cur += d
-		sc := EncodeScore(float64(cur))
-		v.Items[2*i] = strconv.AppendInt(nil, cur, 10)
-		v.Items[2*i+1] = sc[:]
+		if fn != nil {
+			fn(cur)
+		}
 	}
 	if len(b) != 0 {
-		return Value{}, ErrCorrupt
+		return ErrCorrupt
 	}
-	return v, nil
+	return nil
 }
 
 // EncodeScore is a sorted-set member record's value: the score's IEEE 754
