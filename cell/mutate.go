@@ -155,24 +155,21 @@ func (x *Ctx) rename(src, dst []byte, e *Entry) {
 }
 
 // wrote is the hook of a change in place (an expiry, INCR, ZADD into an
-// existing set); wroteOver of a replacement or a delete. Every mutation
-// reaches one of them.
-func (x *Ctx) wrote(s *Shard, key []byte) {
-	s.dirty++
-	if len(s.watchers) != 0 {
-		s.touchWatchers(string(key))
-	}
-	x.persistNote(s, key, false, false)
-}
+// existing set); wroteOver of a replacement or a delete, wide when the
+// value replaced was stored as several records (persist.go). Every
+// mutation reaches one of them.
+func (x *Ctx) wrote(s *Shard, key []byte) { x.changed(s, key, false, false) }
 
-// wroteOver is wrote for mutations that replaced or deleted the key's
-// value; wide: that value was stored as several records (persist.go).
-func (x *Ctx) wroteOver(s *Shard, key []byte, wide bool) {
+func (x *Ctx) wroteOver(s *Shard, key []byte, wide bool) { x.changed(s, key, wide, true) }
+
+// changed counts the write, breaks the key's WATCHes and notes it for
+// the effect log.
+func (x *Ctx) changed(s *Shard, key []byte, wide, full bool) {
 	s.dirty++
 	if len(s.watchers) != 0 {
 		s.touchWatchers(string(key))
 	}
-	x.persistNote(s, key, wide, true)
+	x.persistNote(s, key, wide, full)
 }
 
 // persistNote gives the change to the effect log, if there is one.
