@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/persist"
 )
 
 // randomWrite returns a random write command over a few keys of every
@@ -265,5 +267,65 @@ func TestPersistSelfKeyedWindows(t *testing.T) {
 			srv, _ = openServer(t, dir, nil)
 			sameKeys(t, dumpKeyspace(srv), want)
 		})
+	}
+}
+
+// TestPersistFullCheckpoint: after a checkpoint that failed part way (its
+// tombstones and unsaved flags consumed, its writes lost), the next one is
+// full: it writes every key and deletes from the snapshot what memory no
+// longer holds, so a restart from it alone is exact.
+func TestPersistFullCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	for _, cmd := range [][]string{
+		{"SET", "a", "1"}, {"SET", "b", "2"}, {"HSET", "h", "f", "v"},
+		{"ZADD", "big", "1", "m1"}, {"SAVE"},
+	} {
+		c.do(cmd...)
+	}
+	for i := range 200 {
+		c.do("ZADD", "big", strconv.Itoa(i), "member-"+strconv.Itoa(i))
+	}
+	c.do("SAVE") // big is now stored member by member
+	for _, cmd := range [][]string{{"DEL", "b"}, {"SET", "big", "a string now"}, {"SET", "a", "changed"}} {
+		c.do(cmd...)
+	}
+	// What a failed checkpoint leaves: nothing marked, and the next one
+	// told to be full.
+	for d := range srv.ks.dbs {
+		for i := range srv.ks.dbs[d].shards {
+			sh := &srv.ks.dbs[d].shards[i]
+			sh.mu.Lock()
+			sh.tombs.reset()
+			for _, e := range sh.keys.all() {
+				e.enc &^= encUnsaved
+			}
+			sh.unsaved = 0
+			sh.mu.Unlock()
+		}
+	}
+	srv.ckptMu.Lock()
+	srv.ckptFull = true
+	srv.ckptMu.Unlock()
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	want := dumpKeyspace(srv)
+	// The log since that checkpoint is empty: the restart reads the
+	// snapshot alone.
+	if n := srv.store.LogSize(); n != 0 {
+		t.Fatalf("%d bytes of log after the checkpoint", n)
+	}
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), want)
+	if srv.replayed != 0 {
+		t.Fatalf("replayed %d records", srv.replayed)
+	}
+	// No member records of the set big was are left behind its string.
+	skipped, err := srv.store.Load(func(int, []byte, persist.Value) error { return nil })
+	if err != nil || skipped != 0 {
+		t.Fatalf("the snapshot has %d records without their key (%v)", skipped, err)
 	}
 }
