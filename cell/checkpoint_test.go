@@ -82,6 +82,17 @@ func randomWrite(r *rand.Rand) []string {
 	}
 }
 
+// crashRestart stops srv as a crash would (crashStop), starts a server on
+// dir again, and fails unless it holds exactly what srv held.
+func crashRestart(t *testing.T, srv *Server, stop func(), dir string, mod func(*Config)) *Server {
+	t.Helper()
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, mod)
+	sameKeys(t, dumpKeyspace(srv), want)
+	return srv
+}
+
 // crashStop stops srv as a crash would for what is on disk: no final
 // checkpoint, the log as the last execution left it.
 func crashStop(srv *Server, stop func()) {
@@ -181,10 +192,7 @@ func TestPersistCheckpointConcurrent(t *testing.T) {
 	if srv.saves.Load() < 3 {
 		t.Errorf("only %d checkpoints ran during the writes", srv.saves.Load())
 	}
-	want := dumpKeyspace(srv)
-	crashStop(srv, stop)
-	srv, _ = openServer(t, dir, mod)
-	sameKeys(t, dumpKeyspace(srv), want)
+	crashRestart(t, srv, stop, dir, mod)
 }
 
 // TestPersistCheckpointDropsLog: a checkpoint leaves a log of about
@@ -205,10 +213,7 @@ func TestPersistCheckpointDropsLog(t *testing.T) {
 	if before < 50_000 || after > 100 {
 		t.Fatalf("log since the checkpoint: %d bytes before SAVE, %d after", before, after)
 	}
-	want := dumpKeyspace(srv)
-	crashStop(srv, stop)
-	srv, _ = openServer(t, dir, nil)
-	sameKeys(t, dumpKeyspace(srv), want)
+	srv = crashRestart(t, srv, stop, dir, nil)
 	if srv.replayed != 0 {
 		t.Fatalf("replayed %d records after a checkpoint", srv.replayed)
 	}
@@ -262,10 +267,7 @@ func TestPersistSelfKeyedWindows(t *testing.T) {
 					t.Fatal(r)
 				}
 			}
-			want := dumpKeyspace(srv)
-			crashStop(srv, stop)
-			srv, _ = openServer(t, dir, nil)
-			sameKeys(t, dumpKeyspace(srv), want)
+			crashRestart(t, srv, stop, dir, nil)
 		})
 	}
 }
@@ -311,15 +313,12 @@ func TestPersistFullCheckpoint(t *testing.T) {
 	if r := c.do("SAVE"); r != "+OK\r\n" {
 		t.Fatal(r)
 	}
-	want := dumpKeyspace(srv)
 	// The log since that checkpoint is empty: the restart reads the
 	// snapshot alone.
 	if n := srv.store.LogSize(); n != 0 {
 		t.Fatalf("%d bytes of log after the checkpoint", n)
 	}
-	crashStop(srv, stop)
-	srv, _ = openServer(t, dir, nil)
-	sameKeys(t, dumpKeyspace(srv), want)
+	srv = crashRestart(t, srv, stop, dir, nil)
 	if srv.replayed != 0 {
 		t.Fatalf("replayed %d records", srv.replayed)
 	}

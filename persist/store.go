@@ -465,16 +465,6 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	return records, skipped, err
 }
 
-// DiskSize is the bytes the store uses on disk (snapshot and log).
-func (s *Store) DiskSize() uint64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0
-	}
-	return s.db.Metrics().DiskSpaceUsage() + uint64(s.elog.Size(0))
-}
-
 // SnapshotSize is the bytes the snapshot uses on disk.
 func (s *Store) SnapshotSize() uint64 {
 	s.mu.RLock()
