@@ -529,9 +529,11 @@ func (s *Server) fsyncLoop() {
 			return
 		case <-t.C:
 			if s.fsyncEverySec.Load() || (!s.fsyncAlways.Load() && tick%30 == 0) {
+				// SyncAll trims the log's mapping too.
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
 				}
+				continue
 			}
 			s.store.TrimLog()
 		}

@@ -76,9 +76,18 @@ func (l *Log) syncRound() (uint64, error) {
 func (l *Log) syncLocked() (target uint64, err error) {
 	l.mu.Lock()
 	target = l.end.Load()
-	cur := l.cur
+	cur, pos := l.cur, l.pos
 	retired := l.retired
 	l.mu.Unlock()
+
+	// Unmap the written pages before the fsync, not after: writeback of a
+	// page that is still mapped write-protects it in every page table, one
+	// TLB shootdown (an interrupt on every core running the server) per
+	// page, where one madvise over the whole range costs one.
+	for _, s := range retired {
+		s.trim(len(s.data))
+	}
+	cur.trim(pos)
 
 	l.syncRounds.Add(1)
 	done := 0
@@ -115,7 +124,6 @@ func (l *Log) syncLocked() (target uint64, err error) {
 	if target > l.synced.Load() {
 		l.synced.Store(target)
 	}
-	l.trimLocked()
 	return target, nil
 }
 
