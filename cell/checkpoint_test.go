@@ -16,15 +16,28 @@ import (
 // type, sorted sets (small and past the listpack limit) most of all.
 func randomWrite(r *rand.Rand) []string {
 	key := func(prefix string) string { return prefix + strconv.Itoa(r.IntN(4)) }
-	member := func() string { return "m" + strconv.Itoa(r.IntN(300)) }
+	member := func() string {
+		switch r.IntN(60) {
+		case 0:
+			return "" // its key in the snapshot is not its set's
+		case 1:
+			return "\x00" + strconv.Itoa(r.IntN(3))
+		case 2:
+			return strconv.Itoa(r.IntN(300)) // an integer that is not its score
+		}
+		return "m" + strconv.Itoa(r.IntN(300))
+	}
 	score := func() string { return strconv.Itoa(r.IntN(1000)) }
 	switch r.IntN(24) {
 	case 3:
 		// A window of timestamps (members are their scores), stored as
 		// integers; "-0 0" is the one pair that must not be.
 		n := strconv.Itoa(1_700_000_000_000 + r.IntN(1000))
-		if r.IntN(20) == 0 {
+		switch r.IntN(20) {
+		case 0:
 			return []string{"ZADD", key("z"), "-0", "0"}
+		case 1:
+			return []string{"ZADD", key("z"), "-" + n, "-" + n, "7", "007"}
 		}
 		return []string{"ZADD", key("z"), n, n, n + "1", n + "1"}
 	case 0, 1, 2:

@@ -254,9 +254,9 @@ func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bo
 	b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
 	c.zrec.changes(z, func(m []byte, score float64, del bool) {
 		if del {
-			b.DeleteMember(db, key, m)
+			b.DeleteHeadMember(m)
 		} else {
-			b.PutMember(db, key, m, score)
+			b.PutHeadMember(m, score)
 		}
 	})
 	return true

@@ -11,8 +11,10 @@
 // and the cost of persistence on the write path is an encoding and a
 // copy. A record holds the new state of each key the execution changed:
 // its whole value, a delete, a flushed database, or, for a sorted set
-// changed in place, its expiry and its changed members (effect.go). Times
-// are absolute, so replay runs no command and reads no clock.
+// changed in place, its expiry and its changed members, named after the
+// set's head without repeating its key, a window's timestamps as varints
+// (effect.go): a sliding-window update is about 45 bytes. Times are
+// absolute, so replay runs no command and reads no clock.
 //
 // The snapshot is Pebble holding one record per Redis key (its type,
 // absolute expiry and value), except large sorted sets, stored as a head
@@ -38,7 +40,8 @@
 // calls share fsyncs (effectlog's group commit), which is what
 // appendfsync always needs. Under everysec the server syncs once a second,
 // under no the kernel writes the pages back when it decides. A checkpoint
-// is durable (Pebble's own log, synced) before it is recorded as the
+// is durable (Pebble's memtables flushed to sstables; Pebble's own log is
+// off, the effect log stands in for it) before it is recorded as the
 // replay's start and the log before it is deleted.
 //
 // # Recovery

@@ -3,15 +3,21 @@ package persist
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 )
 
 // The effect log's record: one Batch, as Commit appends it.
 //
 //	record   = op*
 //	op       = kind byte | uvarint(len(key)) | key [ | uvarint(len(val)) | val ]
+//	         | kind byte | varint(n)      (opHeadSetInt, opHeadDeleteInt)
 //
 // key is a Pebble key of record.go; val is present for opSet (a value of
 // record.go, or a member's score) and opDeleteRange (the range's end).
+// The opHead ops name a member of the sorted set whose KindZSetWide head
+// is the op before them (or before their run): key is the member, val its
+// score, or n is a member that is n's decimal text with score n
+// (batch.go).
 //
 // Replaying a record never runs a command: each op sets, or deletes, the
 // state of one key, one sorted-set member, or one database, to what it was
@@ -48,6 +54,7 @@ type Effect struct {
 	Member []byte
 	Value  Value
 	Score  float64
+	num    [20]byte // Member's bytes when the record held it as an integer
 }
 
 // decodeEffects calls fn for each op of a log record, in order. A record
@@ -65,9 +72,45 @@ func decodeEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
 func noEffect(*Effect) error { return nil }
 
 // walkEffects decodes a record's ops into e and calls fn with each.
+//
+// A member's whole key (opSet or opDelete of a key with a suffix) is read
+// as format 2 wrote it, the suffix being the member: since format 3 the
+// log only names members relative to their set's head (opHeadSet and the
+// rest, Batch.PutHeadMember), and AppendMemberKey's escape is the
+// snapshot's alone.
 func walkEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
+	var (
+		head    bool // the last op was a KindZSetWide head or one of its members
+		headDB  int
+		headKey []byte
+	)
 	return walkWire(rec, func(op opKind, k, v []byte) error {
 		*e = Effect{}
+		if op >= opHeadSet {
+			if !head {
+				return fmt.Errorf("%w: a member without its set", ErrCorrupt)
+			}
+			e.DB, e.Key = headDB, headKey
+			switch op {
+			case opHeadSet:
+				e.Kind, e.Member = EffectPutMember, k
+				var err error
+				if e.Score, err = DecodeScore(v); err != nil {
+					return err
+				}
+			case opHeadDelete:
+				e.Kind, e.Member = EffectDeleteMember, k
+			default: // the integer ops: walkWire checked k is a varint
+				n, _ := binary.Varint(k)
+				e.Member = strconv.AppendInt(e.num[:0], n, 10)
+				e.Kind = EffectDeleteMember
+				if op == opHeadSetInt {
+					e.Kind, e.Score = EffectPutMember, float64(n)
+				}
+			}
+			return fn(e)
+		}
+		head = false
 		if op == opDeleteRange {
 			if db, key, member, err := DecodeKey(k); err == nil && len(member) == 0 {
 				e.Kind, e.DB, e.Key = EffectDelete, db, key
@@ -100,28 +143,39 @@ func walkEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
 			if e.Value, err = Decode(v); err != nil {
 				return err
 			}
+			if e.Value.Kind == KindZSetWide {
+				head, headDB, headKey = true, db, key
+			}
 		}
 		return fn(e)
 	})
 }
 
-// walkWire splits a log record into its ops.
+// walkWire splits a log record into its ops. For opHeadSetInt and
+// opHeadDeleteInt, k is the varint and v is nil.
 func walkWire(rec []byte, fn func(op opKind, k, v []byte) error) error {
 	for len(rec) > 0 {
 		op := opKind(rec[0])
-		if op < opSet || op > opDeleteRange {
+		if op < opSet || op > opHeadDeleteInt {
 			return fmt.Errorf("%w: op %d", ErrCorrupt, op)
 		}
 		rec = rec[1:]
-		k, rest, ok := cutLen(rec)
-		if !ok {
-			return ErrCorrupt
-		}
-		rec = rest
-		var v []byte
-		if op != opDelete {
-			if v, rec, ok = cutLen(rec); !ok {
+		var k, v []byte
+		if op == opHeadSetInt || op == opHeadDeleteInt {
+			_, w := binary.Varint(rec)
+			if w <= 0 {
 				return ErrCorrupt
+			}
+			k, rec = rec[:w], rec[w:]
+		} else {
+			var ok bool
+			if k, rec, ok = cutLen(rec); !ok {
+				return ErrCorrupt
+			}
+			if op != opDelete && op != opHeadDelete {
+				if v, rec, ok = cutLen(rec); !ok {
+					return ErrCorrupt
+				}
 			}
 		}
 		if err := fn(op, k, v); err != nil {

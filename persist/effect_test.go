@@ -3,6 +3,7 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,108 @@ func TestEffectsDecode(t *testing.T) {
 	}
 }
 
+// TestHeadMemberOps: the log's short member ops (PutHeadMember,
+// DeleteHeadMember) decode to the same effects as whole member keys, for
+// every kind of member: a window's integer (short form), text, empty, a
+// zero byte first, and integers whose text is not canonical or whose score
+// differs (long form). They are corrupt without a set's head before them.
+func TestHeadMemberOps(t *testing.T) {
+	b := &Batch{}
+	b.Put(2, []byte("w"), Value{Kind: KindZSetWide, Exp: 9})
+	b.PutHeadMember([]byte("1700000000000"), 1700000000000)
+	b.DeleteHeadMember([]byte("1699999940000"))
+	b.PutHeadMember([]byte("-5"), -5)
+	b.PutHeadMember([]byte("m"), 2.5)
+	b.PutHeadMember([]byte(""), 1)
+	b.PutHeadMember([]byte("\x00x"), 3)
+	b.PutHeadMember([]byte("007"), 7)
+	b.PutHeadMember([]byte("-0"), 0)
+	b.PutHeadMember([]byte("0"), math.Copysign(0, -1))
+	b.PutHeadMember([]byte("8"), 9)
+	b.PutHeadMember([]byte("-9223372036854775808"), -9223372036854775808)
+	b.DeleteHeadMember([]byte(""))
+	b.DeleteHeadMember([]byte("9223372036854775808"))
+	b.Put(0, []byte("v"), Value{Kind: KindZSetWide})
+	b.DeleteHeadMember([]byte("1"))
+	want := []string{
+		`put 2/"w"=w:9:""`,
+		`zput 2/"w" "1700000000000"=1.7e+12`,
+		`zdel 2/"w" "1699999940000"`,
+		`zput 2/"w" "-5"=-5`,
+		`zput 2/"w" "m"=2.5`,
+		`zput 2/"w" ""=1`,
+		`zput 2/"w" "\x00x"=3`,
+		`zput 2/"w" "007"=7`,
+		`zput 2/"w" "-0"=0`,
+		`zput 2/"w" "0"=-0`,
+		`zput 2/"w" "8"=9`,
+		`zput 2/"w" "-9223372036854775808"=-9.223372036854776e+18`,
+		`zdel 2/"w" ""`,
+		`zdel 2/"w" "9223372036854775808"`,
+		`put 0/"v"=w:0:""`,
+		`zdel 0/"v" "1"`,
+	}
+	var got []string
+	var e Effect
+	if err := decodeEffects(b.wire, &e, func(e *Effect) error {
+		got = append(got, effectString(e))
+		if e.Kind == EffectPutMember && e.Score == 0 && math.Signbit(e.Score) != (string(e.Member) == "0") {
+			t.Errorf("member %q: score's sign lost", e.Member)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A window's update is short: its integers are varints, its key is
+	// not repeated.
+	w := &Batch{}
+	w.Put(0, []byte("limit:12345:w1"), Value{Kind: KindZSetWide, Exp: 1_700_000_060_000})
+	w.PutHeadMember([]byte("1700000000000"), 1700000000000)
+	w.DeleteHeadMember([]byte("1699999940000"))
+	if n := w.Size(); n > 45 {
+		t.Errorf("a window's update takes %d bytes", n)
+	}
+
+	for _, bad := range []struct {
+		name string
+		fill func(b *Batch)
+	}{
+		{"no head", func(b *Batch) { b.PutHeadMember([]byte("m"), 1) }},
+		{"after a string", func(b *Batch) { b.PutString(0, []byte("k"), 0, []byte("v")); b.DeleteHeadMember([]byte("1")) }},
+		{"after a whole set", func(b *Batch) {
+			b.Put(0, []byte("z"), Value{Kind: KindZSet, Items: [][]byte{[]byte("a"), enc(1)}})
+			b.PutHeadMember([]byte("2"), 2)
+		}},
+		{"after a delete", func(b *Batch) {
+			b.Put(0, []byte("z"), Value{Kind: KindZSetWide})
+			b.Delete(0, []byte("y"))
+			b.PutHeadMember([]byte("2"), 2)
+		}},
+	} {
+		b := &Batch{}
+		bad.fill(b)
+		calls := 0
+		if err := decodeEffects(b.wire, &e, func(*Effect) error { calls++; return nil }); !errors.Is(err, ErrCorrupt) || calls != 0 {
+			t.Errorf("%s: err %v after %d effects, want ErrCorrupt before any", bad.name, err, calls)
+		}
+	}
+	for _, cut := range []struct {
+		name string
+		rec  []byte
+	}{
+		{"integer cut", append(append([]byte(nil), b.wire[:len(b.wire)-3]...), byte(opHeadSetInt), 0x80)},
+		{"score cut", append(append([]byte(nil), b.wire...), byte(opHeadSet), 1, 'm', 8, 1, 2)},
+		{"score of 7 bytes", append(append([]byte(nil), b.wire...), byte(opHeadSet), 1, 'm', 7, 1, 2, 3, 4, 5, 6, 7)},
+	} {
+		if err := decodeEffects(cut.rec, &e, func(*Effect) error { return nil }); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err %v, want ErrCorrupt", cut.name, err)
+		}
+	}
+}
+
 // FuzzDecodeEffects: no log record, however damaged, panics the decoder.
 func FuzzDecodeEffects(f *testing.F) {
 	b := &Batch{}
@@ -57,6 +160,11 @@ func FuzzDecodeEffects(f *testing.F) {
 	b.Put(0, []byte("z"), Value{Kind: KindZSetWide, Exp: 9})
 	b.PutMember(0, []byte("z"), []byte("m"), -2.5)
 	b.DeleteDB(7)
+	f.Add(append([]byte(nil), b.wire...))
+	b.Put(0, []byte("w"), Value{Kind: KindZSetWide, Exp: 9})
+	b.PutHeadMember([]byte("1700000000000"), 1700000000000)
+	b.DeleteHeadMember([]byte("x"))
+	b.PutHeadMember([]byte(""), 2)
 	f.Add(b.wire)
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		var e Effect

@@ -100,15 +100,34 @@ func AppendDBPrefix(dst []byte, db int) []byte {
 }
 
 // AppendMemberKey appends the Pebble key of a sorted-set member of the set
-// whose key record is head.
+// whose key record is head: head, then the member. A member that is empty
+// or starts with a zero byte gets a zero byte before it, so that no
+// member's key is its head's (the empty member's was, up to format 2) and
+// MemberOf can tell the two forms apart.
 func AppendMemberKey(dst, head, member []byte) []byte {
-	dst = append(dst, head...)
+	return appendMemberSuffix(append(dst, head...), member)
+}
+
+func appendMemberSuffix(dst, member []byte) []byte {
+	if len(member) == 0 || member[0] == 0 {
+		dst = append(dst, 0)
+	}
 	return append(dst, member...)
 }
 
+// MemberOf is the member whose AppendMemberKey suffix is suffix (DecodeKey's
+// third result, not empty).
+func MemberOf(suffix []byte) []byte {
+	if len(suffix) > 0 && suffix[0] == 0 {
+		return suffix[1:]
+	}
+	return suffix
+}
+
 // DecodeKey splits a key record's Pebble key into its db, its Redis key and
-// the member suffix (empty for a head). The slices alias k.
-func DecodeKey(k []byte) (db int, key, member []byte, err error) {
+// the suffix after them: empty for a head, else a member's (MemberOf reads
+// it). The slices alias k.
+func DecodeKey(k []byte) (db int, key, suffix []byte, err error) {
 	if len(k) == 0 || k[0] != nsKey {
 		return 0, nil, nil, ErrCorrupt
 	}

@@ -20,6 +20,9 @@ func TestKeyRoundTrip(t *testing.T) {
 		{"binary key", 15, []byte{0, 0xff, '\r', '\n', 1}, nil},
 		{"big db", 1 << 20, []byte("k"), nil},
 		{"member", 2, []byte("window"), []byte("1700000000000-1")},
+		{"empty member", 2, []byte("z"), []byte{}},
+		{"member with a zero byte first", 2, []byte("z"), []byte("\x00m")},
+		{"member that is a zero byte", 2, []byte("z"), []byte("\x00")},
 		{"long key", 7, bytes.Repeat([]byte("x"), 300), nil},
 	}
 	for _, tt := range tests {
@@ -28,12 +31,15 @@ func TestKeyRoundTrip(t *testing.T) {
 			if tt.member != nil {
 				k = AppendMemberKey(nil, k, tt.member)
 			}
-			db, key, member, err := DecodeKey(k)
+			db, key, suffix, err := DecodeKey(k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if db != tt.db || !bytes.Equal(key, tt.key) || !bytes.Equal(member, tt.member) {
-				t.Fatalf("got db %d key %q member %q", db, key, member)
+			if (len(suffix) != 0) != (tt.member != nil) {
+				t.Fatalf("suffix %q: a member's key must have one, a head's none", suffix)
+			}
+			if db != tt.db || !bytes.Equal(key, tt.key) || tt.member != nil && !bytes.Equal(MemberOf(suffix), tt.member) {
+				t.Fatalf("got db %d key %q member %q", db, key, MemberOf(suffix))
 			}
 			if !bytes.HasPrefix(k, AppendDBPrefix(nil, tt.db)) {
 				t.Fatal("key record outside its db's prefix")

@@ -24,9 +24,12 @@ const LogDirName = "effectlog"
 
 // formatVersion is the layout of the store: record.go in Pebble, the
 // effect log beside it. A store written by another layout is refused
-// rather than misread. Format 1 (Pebble alone, before the effect log) is
-// read and upgraded: it is a snapshot with an empty log.
-const formatVersion = "2"
+// rather than misread. Older formats are read and upgraded: format 1
+// (Pebble alone, before the effect log) is a snapshot with an empty log;
+// format 2 wrote a member's key without AppendMemberKey's escape (so an
+// empty member's was its set's own key) and only whole member keys in the
+// log, which walkEffects still reads.
+const formatVersion = "3"
 
 var versionKey = []byte{nsMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
 
@@ -163,8 +166,47 @@ func (s *Store) checkVersion() error {
 		return nil
 	case "1":
 		return s.setDurable(versionKey, []byte(formatVersion))
+	case "2":
+		if err := s.escapeMemberKeys(); err != nil {
+			return fmt.Errorf("upgrading %s from format 2: %w", s.path, err)
+		}
+		return s.setDurable(versionKey, []byte(formatVersion))
 	}
 	return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
+}
+
+// escapeMemberKeys rewrites, in AppendMemberKey's form, the member keys a
+// format 2 snapshot holds for members starting with a zero byte (the only
+// ones whose key changed); setDurable's flush then makes the change
+// durable with the new version. It goes from the last key back: a
+// member's new key can be another's old one ("\x00" takes "\x00\x00"'s),
+// which must have moved first.
+func (s *Store) escapeMemberKeys() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	for it.Last(); it.Valid(); it.Prev() {
+		k := it.Key()
+		_, _, suffix, derr := DecodeKey(k)
+		if derr != nil || len(suffix) == 0 || suffix[0] != 0 {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		head := k[:len(k)-len(suffix)]
+		b.Set(AppendMemberKey(nil, head, suffix), v, nil)
+		b.Delete(k, nil)
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return b.Commit(pebble.NoSync)
 }
 
 // setDurable stores a metadata record and flushes it to an sstable:
@@ -254,7 +296,7 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 			sc, serr := it.ValueAndErr()
 			if serr == nil {
 				if _, serr = DecodeScore(sc); serr == nil {
-					pending.Items = append(pending.Items, append([]byte(nil), member...), append([]byte(nil), sc...))
+					pending.Items = append(pending.Items, append([]byte(nil), MemberOf(member)...), append([]byte(nil), sc...))
 					continue
 				}
 			}
@@ -396,16 +438,23 @@ func (s *Store) WriteSnapshot(b *Batch) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	pb := s.pb
-	walkWire(b.wire, func(op opKind, k, v []byte) error {
+	err := walkWire(b.wire, func(op opKind, k, v []byte) error {
 		switch op {
 		case opSet:
 			return pb.Set(k, v, nil)
 		case opDelete:
 			return pb.Delete(k, nil)
+		case opDeleteRange:
+			return pb.DeleteRange(k, v, nil)
 		}
-		return pb.DeleteRange(k, v, nil)
+		return fmt.Errorf("persist: op %d is the effect log's, not the snapshot's", op)
 	})
-	err := pb.Commit(pebble.NoSync)
+	if err != nil {
+		pb.Reset()
+		b.reset()
+		return err
+	}
+	err = pb.Commit(pebble.NoSync)
 	pb.Reset()
 	b.reset()
 	return err
