@@ -123,6 +123,7 @@ func (l *Log) Append(payload []byte) (end uint64, err error) {
 	binary.LittleEndian.PutUint32(b, uint32(n))
 	binary.LittleEndian.PutUint32(b[4:], crc)
 	copy(b[frameHeader:], payload)
+	prefetchFrom(l.cur.data, l.pos, l.pos+n)
 	l.pos += n
 	end = l.end.Load() + uint64(n)
 	l.end.Store(end)
