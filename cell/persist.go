@@ -96,14 +96,10 @@ func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
 		start := len(dst)
 		var w persist.ZSetInts
 		dst = w.Head(dst, exp, z.Len())
-		exact := true
-		z.Range(0, -1, false, func(m []byte, score float64) bool {
-			v, ok := resp.ParseInt(m)
-			exact = ok && math.Float64bits(float64(v)) == math.Float64bits(score)
+		if z.Set.EachInt(func(v int64, score float64) bool {
 			dst = w.Add(dst, v)
-			return exact
-		})
-		if exact {
+			return math.Float64bits(float64(v)) == math.Float64bits(score)
+		}) {
 			return dst
 		}
 		dst = dst[:start]

@@ -824,6 +824,19 @@ func (n *node) ascend(from int, fn Visitor, scratch *[20]byte) bool {
 	return true
 }
 
+// eachInt is Set.EachInt under n.
+func (n *node) eachInt(fn func(v int64, score float64) bool) bool {
+	if n.leaf() {
+		return eachInt(n.p, fn)
+	}
+	for _, k := range n.in.kids {
+		if !k.eachInt(fn) {
+			return false
+		}
+	}
+	return true
+}
+
 // descend calls fn for the entries of rank <= from under n, in reverse
 // order.
 func (n *node) descend(from int, fn Visitor, scratch *[20]byte) bool {

@@ -855,3 +855,57 @@ func TestSelfKeyedLarge(t *testing.T) {
 		t.Fatalf("an empty set keeps its index")
 	}
 }
+
+// TestEachInt: a self-keyed set gives its integers in Range's order,
+// small or large; a set that is not self-keyed gives false; fn's false
+// stops the walk.
+func TestEachInt(t *testing.T) {
+	window := func(n int) *Set {
+		s := New(DefaultConfig())
+		for i := range n {
+			v := 1700000000000 + 3*i - n
+			s.Put([]byte(fmt.Sprint(v)), float64(v))
+		}
+		return s
+	}
+	mixed := window(10)
+	mixed.Put([]byte("m"), 1)
+	negative := New(DefaultConfig())
+	for _, v := range []int{-5, -1, 0, 7} {
+		negative.Put([]byte(fmt.Sprint(v)), float64(v))
+	}
+	for _, tt := range []struct {
+		name string
+		s    *Set
+		ok   bool
+	}{
+		{"empty", New(DefaultConfig()), true},
+		{"small window", window(50), true},
+		{"large window", window(5000), true},
+		{"negatives", negative, true},
+		{"not self-keyed", mixed, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			tt.s.Range(0, -1, false, func(m []byte, sc float64) bool {
+				want = append(want, fmt.Sprintf("%s=%g", m, sc))
+				return true
+			})
+			var got []string
+			ok := tt.s.EachInt(func(v int64, sc float64) bool {
+				got = append(got, fmt.Sprintf("%d=%g", v, sc))
+				return true
+			})
+			if ok != tt.ok {
+				t.Fatalf("EachInt = %v, want %v", ok, tt.ok)
+			}
+			if ok && strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("EachInt gave %v, Range %v", got, want)
+			}
+			calls := 0
+			if tt.s.Len() > 1 && tt.ok && (tt.s.EachInt(func(int64, float64) bool { calls++; return calls < 2 }) || calls != 2) {
+				t.Fatalf("a false from fn: %d calls, or EachInt reported true", calls)
+			}
+		})
+	}
+}

@@ -68,6 +68,33 @@ func (s *Set) SelfKeyed() bool {
 	return s.selfKeyed
 }
 
+// EachInt calls fn, in order, with each member's integer and score while
+// the set is SelfKeyed, without formatting members as text (a checkpoint
+// stores a window as its integers). It reports false, having called fn for
+// none or only some entries, when the set is not self-keyed or fn returns
+// false.
+func (s *Set) EachInt(fn func(v int64, score float64) bool) bool {
+	if !s.SelfKeyed() {
+		return false
+	}
+	if s.big != nil {
+		return s.big.tree.root.eachInt(fn)
+	}
+	return eachInt(s.packed, fn)
+}
+
+// eachInt is EachInt over one packed run of entries.
+func eachInt(p []byte, fn func(v int64, score float64) bool) bool {
+	for off := 0; off < len(p); {
+		e := decode(p, off)
+		if !e.isInt || !fn(e.ival, e.score) {
+			return false
+		}
+		off = e.end
+	}
+	return true
+}
+
 // selfKeyedPair reports whether member is the canonical decimal text of
 // score.
 func selfKeyedPair(member []byte, score float64) bool {
