@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func TestAppendReplayRoundTrip(t *testing.T) {
@@ -385,3 +386,20 @@ func TestSyncError(t *testing.T) {
 	}
 	mustClose(t, l)
 }
+
+// TestAppendStateLine: appendState fills exactly one 64-byte cache line,
+// and the allocator gives such objects 64-byte alignment, so Append's
+// fields share their line with nothing else.
+func TestAppendStateLine(t *testing.T) {
+	if n := unsafe.Sizeof(appendState{}); n != 64 {
+		t.Fatalf("appendState is %d bytes", n)
+	}
+	for range 100 {
+		appendStateSink = &appendState{} // on the heap, as Open's
+		if a := uintptr(unsafe.Pointer(appendStateSink)); a%64 != 0 {
+			t.Fatalf("appendState at %#x", a)
+		}
+	}
+}
+
+var appendStateSink *appendState

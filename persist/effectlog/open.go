@@ -36,7 +36,7 @@ func Open(dir string, o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, logger: logger, segSize: segSize, lock: lock, faultFn: o.Fault}
+	l := &Log{dir: dir, logger: logger, segSize: segSize, lock: lock, faultFn: o.Fault, appendState: &appendState{}}
 	l.roundDone.L = &l.waitMu
 	if err := l.recover(); err != nil {
 		lock.Close()
@@ -158,7 +158,6 @@ func (l *Log) recover() error {
 
 	l.segs = kept
 	l.setCurrentLocked(cur, headerSize+int(cur.end-cur.base))
-	l.end.Store(cur.end)
 	l.synced.Store(cur.end)
 	l.openEnd = cur.end
 	l.openSegs = make([]segment, len(kept))

@@ -75,7 +75,7 @@ func (l *Log) syncRound() (uint64, error) {
 // a prefix of the log, which is what Open's recovery relies on.
 func (l *Log) syncLocked() (target uint64, err error) {
 	l.mu.Lock()
-	target = l.end.Load()
+	target = l.endLocked()
 	cur, pos := l.cur, l.pos
 	retired := l.retired
 	l.mu.Unlock()
