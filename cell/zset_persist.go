@@ -38,7 +38,27 @@ const (
 	// at every write.
 	wideMinEntries       = 128
 	wideMaxPackedEntries = 64
+	// A self-keyed set (a window of timestamps) is one record of delta
+	// varints (persist.KindZSetInts), 1-2 bytes an entry, so rewriting
+	// it whole costs less than its changed members as records of their
+	// own, about 40 bytes each, which Pebble's compactions then rewrite
+	// again and again across the whole snapshot (every window changes
+	// between two checkpoints under a sliding-window load). It goes wide
+	// only from wideMinIntEntries (a record of about 6 KB), and back
+	// below wideMaxIntEntries.
+	wideMinIntEntries = 4096
+	wideMaxIntEntries = 2048
 )
+
+// storeWide reports whether z, of n entries, is to be stored member by
+// member.
+func storeWide(z *ZSet, n int) bool {
+	lo, hi := wideMaxPackedEntries, wideMinEntries
+	if z.Set.SelfKeyed() {
+		lo, hi = wideMaxIntEntries, wideMinIntEntries
+	}
+	return n >= hi || z.disk != nil && n >= lo
+}
 
 // zsetDisk is the stored state of a set in the wide form.
 type zsetDisk struct {
@@ -191,8 +211,7 @@ func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
 // wasWide: the snapshot may hold, under the key, a wide set other than z
 // (the key was replaced or deleted since the last checkpoint).
 func storeZSet(b *persist.Batch, db int, key []byte, z *ZSet, exp int64, wasWide bool) {
-	n := z.Len()
-	wide := n >= wideMinEntries || (z.disk != nil && n >= wideMaxPackedEntries)
+	wide := storeWide(z, z.Len())
 	here := z.disk != nil && z.disk.db == db && z.disk.key == string(key) && !wasWide
 	switch {
 	case !wide:

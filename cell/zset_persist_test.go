@@ -89,7 +89,7 @@ func TestPersistWideZSets(t *testing.T) {
 func TestStoreZSetDelta(t *testing.T) {
 	z := newZSet(zsetlite.Config{MaxListpackEntries: 128, MaxListpackValue: 64})
 	for i := range 1000 {
-		z.Put([]byte(strconv.Itoa(i)), float64(i))
+		z.Put([]byte("m"+strconv.Itoa(i)), float64(i))
 	}
 	b := &persist.Batch{}
 	storeZSet(b, 0, []byte("w"), z, 0, false)
@@ -97,7 +97,7 @@ func TestStoreZSetDelta(t *testing.T) {
 		t.Fatalf("first write: %d records, want the whole set", b.Len())
 	}
 	b = &persist.Batch{}
-	z.Add([]byte("1000"), 1000, 0)
+	z.Add([]byte("m1000"), 1000, 0)
 	z.DeleteRangeByScore(zsetlite.ScoreRange{Min: 0, Max: 1})
 	storeZSet(b, 0, []byte("w"), z, 0, false)
 	if b.Len() != 4 { // head, one added, two removed
@@ -107,6 +107,56 @@ func TestStoreZSetDelta(t *testing.T) {
 	storeZSet(b, 0, []byte("other"), z, 0, false)
 	if b.Len() != 1001 {
 		t.Fatalf("under another key: %d records, want the whole set", b.Len())
+	}
+}
+
+// TestStoreWideThresholds: a set goes wide (member by member) from 128
+// entries and back below 64, except a window of timestamps (self-keyed),
+// stored as one record of integers up to 4096 entries and back below 2048.
+func TestStoreWideThresholds(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		self       bool
+		sizes      []int // the set's size at each checkpoint
+		wantRecord []int // records each checkpoint writes (1: the set whole, in one)
+	}{
+		{"members", false, []int{100, 128, 100, 64, 63, 100}, []int{1, 130, 1 + 28, 1 + 36, 2, 1}},
+		{"window", true, []int{200, 4095, 4096, 3700, 3300, 2900, 2500, 2100, 2048, 2047, 4000},
+			[]int{1, 1, 4098, 1 + 396, 1 + 400, 1 + 400, 1 + 400, 1 + 400, 1 + 52, 2, 1}},
+		// More than 512 changed members: the wide set is written whole.
+		{"window, big change", true, []int{4096, 3000}, []int{4098, 3002}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			z := newZSet(zsetlite.Config{MaxListpackEntries: 128, MaxListpackValue: 64})
+			member := func(i int) string {
+				if tt.self {
+					return strconv.Itoa(i)
+				}
+				return "m" + strconv.Itoa(i)
+			}
+			lo, hi := 0, 0 // z holds [lo, hi)
+			for i, n := range tt.sizes {
+				for hi-lo < n {
+					z.Add([]byte(member(hi)), float64(hi), 0)
+					hi++
+				}
+				if hi-lo > n {
+					d := z.DeleteRangeByScore(zsetlite.ScoreRange{Min: float64(lo), Max: float64(hi - n - 1)})
+					lo = hi - n
+					if d != 0 && z.Len() != n {
+						t.Fatalf("size %d, want %d", z.Len(), n)
+					}
+				}
+				if z.Set.SelfKeyed() != tt.self {
+					t.Fatalf("SelfKeyed %v", z.Set.SelfKeyed())
+				}
+				b := &persist.Batch{}
+				storeZSet(b, 0, []byte("k"), z, 0, false)
+				if b.Len() != tt.wantRecord[i] {
+					t.Errorf("checkpoint %d (%d entries): %d records, want %d", i, n, b.Len(), tt.wantRecord[i])
+				}
+			}
+		})
 	}
 }
 
