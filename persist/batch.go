@@ -30,9 +30,9 @@ const (
 	// The ops below change a member of the sorted set whose head (an
 	// opSet of a KindZSetWide value) came last in the record; only the
 	// effect log holds them (Batch.PutHeadMember, DeleteHeadMember), and
-	// walkWire gives them to its callers as opSet or opDelete of the
-	// member's whole key. Not repeating the set's key shrinks a window's
-	// record from about 120 bytes to about 45.
+	// walkEffects reads them as that set's member effects. Not repeating
+	// the set's key shrinks a window's record from about 120 bytes to
+	// about 45.
 	opHeadSet       // key: the member; value: its score (EncodeScore)
 	opHeadDelete    // key: the member; no value
 	opHeadSetInt    // varint v: member FormatInt(v) with score float64(v)

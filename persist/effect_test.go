@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -149,6 +150,26 @@ func TestHeadMemberOps(t *testing.T) {
 	} {
 		if err := decodeEffects(cut.rec, &e, func(*Effect) error { return nil }); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", cut.name, err)
+		}
+	}
+}
+
+// TestSelfKeyedMember: only a member that strconv.AppendInt gives back
+// byte for byte is logged as an integer.
+func TestSelfKeyedMember(t *testing.T) {
+	for _, tt := range []struct {
+		m  string
+		ok bool
+	}{
+		{"0", true}, {"7", true}, {"-7", true}, {"1700000000000", true},
+		{"9223372036854775807", true}, {"-9223372036854775808", true},
+		{"9223372036854775808", false}, {"-9223372036854775809", false}, {"99999999999999999999", false},
+		{"", false}, {"-", false}, {"-0", false}, {"00", false}, {"07", false}, {"+7", false},
+		{" 7", false}, {"7 ", false}, {"1e3", false}, {"1.0", false}, {"0x1", false},
+	} {
+		v, ok := selfKeyedMember([]byte(tt.m))
+		if ok != tt.ok || ok && strconv.FormatInt(v, 10) != tt.m {
+			t.Errorf("%q: %d %v, want ok %v", tt.m, v, ok, tt.ok)
 		}
 	}
 }
