@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -194,4 +195,42 @@ func FuzzDecodeEffects(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+// TestBatchDirectEncoding: the puts that encode straight into the record
+// give the bytes of the generic path (AppendKey, AppendValue, add), for
+// keys, databases, expiries and integers of every varint length.
+func TestBatchDirectEncoding(t *testing.T) {
+	keys := [][]byte{{}, []byte("k"), bytes.Repeat([]byte("x"), 127), bytes.Repeat([]byte("y"), 128), bytes.Repeat([]byte("z"), 20000)}
+	ints := []int64{0, 1, -1, 63, -64, 64, -65, 1 << 20, math.MaxInt64, math.MinInt64}
+	exps := []int64{0, 1, 127, 128, 1_700_000_000_000, math.MaxInt64}
+	for _, db := range []int{0, 15, 127, 128, 1 << 20} {
+		for _, key := range keys {
+			for _, exp := range exps {
+				for _, v := range append(ints, exp) {
+					for _, val := range []Value{
+						{Kind: KindInt, Exp: exp, Int: v},
+						{Kind: KindString, Exp: exp, Str: key},
+						{Kind: KindZSetWide, Exp: exp},
+					} {
+						direct, generic := &Batch{}, &Batch{}
+						switch val.Kind {
+						case KindInt:
+							direct.PutInt(db, key, exp, v)
+						case KindString:
+							direct.PutString(db, key, exp, key)
+						default:
+							direct.Put(db, key, val)
+						}
+						direct.Delete(db, key)
+						generic.add(opSet, AppendKey(nil, db, key), AppendValue(nil, val))
+						generic.add(opDelete, AppendKey(nil, db, key), nil)
+						if !bytes.Equal(direct.wire, generic.wire) || direct.n != generic.n {
+							t.Fatalf("db %d key %d bytes %+v: %x, want %x", db, len(key), val, direct.wire, generic.wire)
+						}
+					}
+				}
+			}
+		}
+	}
 }
