@@ -83,14 +83,20 @@ func (s *Set) EachInt(fn func(v int64, score float64) bool) bool {
 	return eachInt(s.packed, fn)
 }
 
-// eachInt is EachInt over one packed run of entries.
+// eachInt is EachInt over one packed run of entries. It reads only what
+// an integer member's entry holds, and steps by entryLen.
 func eachInt(p []byte, fn func(v int64, score float64) bool) bool {
-	for off := 0; off < len(p); {
-		e := decode(p, off)
-		if !e.isInt || !fn(e.ival, e.score) {
+	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
+		h := p[off]
+		d := h & 0x3f
+		if d < memI8 {
 			return false
 		}
-		off = e.end
+		v, i := readIntMember(d, p, off+1)
+		sc, _ := readScore(h, p, i)
+		if !fn(v, sc) {
+			return false
+		}
 	}
 	return true
 }
