@@ -29,6 +29,13 @@ type keyIndex struct {
 	tags  []uint8
 	slots []*Entry
 	n     int
+	// A checkpoint visits the table in slot order a part at a time, and
+	// unlocks the shard between parts (checkpoint.go). mark is the slot
+	// it stopped at. moved records that an entry escaped the visit: a
+	// deletion shifted one from mark or after it to before it, or the
+	// table was rebuilt.
+	mark  int
+	moved bool
 }
 
 // keySeed seeds every key hash: the shard a key belongs to (its low bits,
@@ -144,6 +151,9 @@ func (ix *keyIndex) removeAt(i uint32) {
 		// cyclically: then it would sit before its home.
 		if (j-home)&mask >= (j-hole)&mask {
 			ix.tags[hole], ix.slots[hole] = ix.tags[j], ix.slots[j]
+			if int(j) >= ix.mark && int(hole) < ix.mark {
+				ix.moved = true
+			}
 			hole = j
 		}
 	}
@@ -155,6 +165,7 @@ func (ix *keyIndex) removeAt(i uint32) {
 func (ix *keyIndex) resize(size int) {
 	old := ix.slots
 	ix.tags, ix.slots = make([]uint8, size), make([]*Entry, size)
+	ix.moved = true
 	for _, e := range old {
 		if e != nil {
 			ix.place(e)
@@ -193,7 +204,7 @@ func (ix *keyIndex) compact() {
 }
 
 // reset empties the index and frees its table.
-func (ix *keyIndex) reset() { *ix = keyIndex{} }
+func (ix *keyIndex) reset() { *ix = keyIndex{mark: ix.mark, moved: true} }
 
 // all yields every key and entry in slot order.
 func (ix *keyIndex) all() iter.Seq2[string, *Entry] { return ix.from(0) }

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,4 +208,60 @@ func FuzzKeyIndex(f *testing.F) {
 		}
 		checkIndex(t, &ix, model)
 	})
+}
+
+// TestKeyIndexMoved: with a mark set, moved turns true exactly when an
+// entry that sat at the mark or after it ends up before it (a deletion's
+// shift), or the table is rebuilt: what a checkpoint's visit in parts
+// needs to know to start over.
+func TestKeyIndexMoved(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	crossings := 0
+	for round := range 2000 {
+		var ix keyIndex
+		model := map[string]*Entry{}
+		for _, op := range numbered("+k", 20+r.IntN(80)) {
+			applyIndexOp(&ix, model, op)
+		}
+		ix.mark = r.IntN(len(ix.slots) + 1)
+		ix.moved = false
+		crossed := false
+		for range 1 + r.IntN(5) {
+			before := map[*Entry]int{}
+			for i, e := range ix.slots {
+				if e != nil {
+					before[e] = i
+				}
+			}
+			applyIndexOp(&ix, model, "-k"+strconv.Itoa(r.IntN(100)))
+			for i, e := range ix.slots {
+				if e != nil && before[e] >= ix.mark && i < ix.mark {
+					crossed = true
+				}
+			}
+		}
+		if crossed {
+			crossings++
+		}
+		if ix.moved != crossed {
+			t.Fatalf("round %d: moved %v, an entry crossed mark %d: %v", round, ix.moved, ix.mark, crossed)
+		}
+	}
+	if crossings == 0 {
+		t.Fatal("no deletion shifted an entry across the mark: the test tests nothing")
+	}
+	for _, rebuild := range []func(*keyIndex){
+		func(ix *keyIndex) { ix.resize(2 * len(ix.slots)) },
+		func(ix *keyIndex) { ix.reset() },
+	} {
+		var ix keyIndex
+		for _, op := range numbered("+k", 10) {
+			applyIndexOp(&ix, map[string]*Entry{}, op)
+		}
+		ix.mark, ix.moved = 3, false
+		rebuild(&ix)
+		if !ix.moved || ix.mark != 3 {
+			t.Fatalf("after a rebuild: moved %v, mark %d", ix.moved, ix.mark)
+		}
+	}
 }
