@@ -1,5 +1,7 @@
 package effectlog
 
+import "github.com/cellserver/cellserver/internal/prefetch"
+
 // Append's copy writes into cache lines of the mapping that no core has
 // touched since the kernel zeroed the page, so each store must first fetch
 // its line from memory; the atomic operations that end Append then wait
@@ -20,7 +22,7 @@ const prefetchAhead = 512
 func prefetchFrom(data []byte, from, to int) {
 	end := min(to+prefetchAhead, len(data))
 	for a := (from + prefetchAhead) &^ (cacheLine - 1); a < end; a += cacheLine {
-		prefetch(&data[a])
+		prefetch.Line(&data[a])
 	}
 }
 

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package prefetch
+
+// Line does nothing here.
+func Line(*byte) {}
