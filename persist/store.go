@@ -76,6 +76,7 @@ type Store struct {
 	// snapMu serialises snapshot writes (pb).
 	snapMu sync.Mutex
 	pb     *pebble.Batch
+	sorter snapSorter // WriteSnapshot's (snapshot_order.go)
 
 	failMu  sync.Mutex
 	failure error // the disk error being retried, nil when healthy
@@ -450,17 +451,7 @@ func (s *Store) WriteSnapshot(b *Batch) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	pb := s.pb
-	err := walkWire(b.wire, func(op opKind, k, v []byte) error {
-		switch op {
-		case opSet:
-			return pb.Set(k, v, nil)
-		case opDelete:
-			return pb.Delete(k, nil)
-		case opDeleteRange:
-			return pb.DeleteRange(k, v, nil)
-		}
-		return fmt.Errorf("persist: op %d is the effect log's, not the snapshot's", op)
-	})
+	err := s.sorter.apply(pb, b.wire)
 	if err != nil {
 		pb.Reset()
 		b.reset()
@@ -480,6 +471,9 @@ func (s *Store) EndCheckpoint(from uint64) error {
 	if s.closed {
 		return ErrClosed
 	}
+	s.snapMu.Lock()
+	s.sorter.release()
+	s.snapMu.Unlock()
 	if err := s.setDurable(checkpointKey, binary.AppendUvarint(nil, from)); err != nil {
 		return err
 	}
