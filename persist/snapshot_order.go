@@ -188,13 +188,6 @@ func (ss *snapSorter) radix(ops []snapOp) {
 	}
 }
 
-func cmpUint64(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	return 1
-}
-
 // offsetIn is where sub, a slice of b's bytes (or empty), starts in b.
 func offsetIn(b, sub []byte) int {
 	if len(sub) == 0 {
