@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -52,4 +53,33 @@ func TestReplayEffects(t *testing.T) {
 	}
 	srv, _ := openServer(t, dir, nil)
 	sameKeys(t, dumpKeyspace(srv), []string{`0/"s"=zset("n":3,)/4102444800000`})
+}
+
+// TestReplayIntInPlace: an integer logged over a string or an integer is
+// replayed into the key's entry in place, with the expiry it was logged
+// with (or none), and is an integer again (OBJECT ENCODING "int").
+func TestReplayIntInPlace(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	for _, cmd := range [][]string{
+		{"SET", "raw", "abc"}, {"APPEND", "raw", "d"}, {"SET", "raw", "5"},
+		{"SET", "ttl", "7", "PX", "3600000"}, {"INCR", "ttl"}, {"SET", "ttl", "9"},
+		{"SET", "n", "1"}, {"INCRBY", "n", "41"}, {"PEXPIRE", "n", "7200000"}, {"INCR", "n"},
+	} {
+		c.do(cmd...)
+	}
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), want)
+	c = dial(t, srv)
+	for key, enc := range map[string]string{"raw": "int", "ttl": "int", "n": "int"} {
+		if got := c.do("OBJECT", "ENCODING", key); got != "$"+fmt.Sprint(len(enc))+"\r\n"+enc+"\r\n" {
+			t.Errorf("OBJECT ENCODING %s after replay: %q, want %q", key, got, enc)
+		}
+	}
+	if got := c.do("PTTL", "ttl"); got != ":-1\r\n" {
+		t.Errorf("PTTL ttl after replay: %q, want -1 (SET dropped the expiry)", got)
+	}
 }
