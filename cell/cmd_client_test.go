@@ -24,16 +24,18 @@ func TestClientListConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// At least one round each, however late this goroutine
+			// starts: the last CLIENT LIST expects every flag set.
 			for {
+				o.do("multi")
+				o.do("ping")
+				o.do("exec")
+				o.do("client", "no-evict", "on")
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				o.do("multi")
-				o.do("ping")
-				o.do("exec")
-				o.do("client", "no-evict", "on")
 			}
 		}()
 	}
