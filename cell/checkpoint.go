@@ -219,12 +219,12 @@ func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
 			if mid := pos + visitAhead/2; mid < len(slots) {
 				// The value of an entry to be written: its aggregate
 				// or its bytes, by now the entry itself is in cache.
-				if e := slots[mid]; e != nil && e.kind != valInt && e.ptr != nil && (v.full || e.enc&encUnsaved != 0) {
+				if e := slots[mid]; v.writes(e) && e.kind != valInt && e.ptr != nil {
 					prefetch.Line((*byte)(e.ptr))
 				}
 			}
 			e := slots[pos]
-			if e == nil || !v.full && e.enc&encUnsaved == 0 {
+			if !v.writes(e) {
 				continue
 			}
 			k := e.key()
@@ -262,6 +262,11 @@ func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
 		err = v.srv.store.WriteSnapshot(v.b)
 	}
 	return written, err
+}
+
+// writes reports whether the visit writes e, a slot's entry (nil: none).
+func (v *shardVisit) writes(e *Entry) bool {
+	return e != nil && (v.full || e.enc&encUnsaved != 0)
 }
 
 // visitPause, when set (by tests), runs between two parts of a shard's
