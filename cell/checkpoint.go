@@ -29,10 +29,17 @@ import (
 // after its position, so it is either in the snapshot already or replayed
 // over it, and replay is idempotent (persist/effect.go).
 //
+// A checkpoint either writes the keys changed since the last one, each as
+// a record of its own, over what the snapshot holds, or, when a large part
+// of the keys changed, rewrites the whole keyspace into a new base of a
+// few large records (persist/base.go): per key, that costs a fraction of
+// a record of its own in Pebble. The records written after a rewrite lie
+// over its base, and a key deleted since is written as a KindGone record.
+//
 // A checkpoint that fails (a disk error) may have cleared flags whose
-// records never reached the disk; the next one is then full: it writes
-// every key and deletes from the snapshot each key memory does not hold,
-// so nothing depends on what the failed one did. The log is only dropped
+// records never reached the disk; the next one is then a rewrite, which
+// depends on no flag. So is one after a database was flushed (a record
+// cannot empty the base's part of a database). The log is only dropped
 // once a checkpoint has ended, so until then a crash replays it all.
 //
 // A checkpoint starts when the log since the last one reaches
@@ -46,10 +53,14 @@ const snapshotBatchBytes = 4 << 20
 
 // tombstones lists keys deleted since the last checkpoint began, each as
 // a flag byte (1: it was stored member by member) and its length-prefixed
-// bytes.
-type tombstones struct{ buf []byte }
+// bytes; n counts them.
+type tombstones struct {
+	buf []byte
+	n   int
+}
 
 func (t *tombstones) add(key []byte, wide bool) {
+	t.n++
 	flag := byte(0)
 	if wide {
 		flag = 1
@@ -61,6 +72,7 @@ func (t *tombstones) add(key []byte, wide bool) {
 
 // reset empties the list, giving back a buffer a burst of deletions grew.
 func (t *tombstones) reset() {
+	t.n = 0
 	if cap(t.buf) > 1<<20 {
 		t.buf = nil
 		return
@@ -110,44 +122,90 @@ func (s *Server) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	b := s.store.NewBatch()
-	keys, err := s.writeCheckpoint(b, full)
-	if err == nil && full {
-		err = s.dropStale(b)
+	// After the log's position: a database flushed from here on is
+	// flushed again by replaying the log, and rewritten by the next
+	// checkpoint.
+	flushed := false
+	for d := range s.flushedDBs {
+		flushed = s.flushedDBs[d].Swap(false) || flushed
+	}
+	rewrite := full || flushed || s.rewriteDue()
+	v := shardVisit{srv: s, b: s.store.NewBatch()}
+	if rewrite {
+		v.base, err = s.store.BeginRewrite()
+	}
+	if err == nil {
+		err = v.all()
 	}
 	if err == nil {
 		err = s.saveKeyCounts()
 	}
-	if err == nil {
+	if err == nil && rewrite {
+		err = s.store.EndRewrite(from, v.base)
+	} else if err == nil {
 		err = s.store.EndCheckpoint(from)
 	}
 	if err != nil {
 		return err
 	}
 	s.ckptFull = false
+	if rewrite {
+		s.overKeys = 0
+		s.rewrites.Add(1)
+		s.lastRewrite.Store(int64(time.Since(start) / time.Second))
+	}
+	s.overKeys += v.records
 	s.ckptBase.Store(int64(s.store.SnapshotSize()))
-	s.log.Debug("persistence: checkpoint", "keys_written", keys, "full", full, "ms", time.Since(start).Milliseconds())
+	if checkpointDone != nil {
+		checkpointDone(rewrite)
+	}
+	s.log.Debug("persistence: checkpoint", "keys_written", v.written, "rewrite", rewrite, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
-// writeCheckpoint writes the changed keys of every shard and reports how
-// many it wrote.
-func (s *Server) writeCheckpoint(b *persist.Batch, full bool) (int, error) {
-	written := 0
-	v := shardVisit{srv: s, b: b, full: full}
+// rewriteShare is the share of the keys changed (1/rewriteShare) from
+// which a checkpoint rewrites: a base written whole costs about as much,
+// per key, as an eighth of a record of its own. A var for the tests, which
+// set 0 (never for that reason) or a huge one (always).
+var rewriteShare = 8
+
+// rewriteDue reports whether the next checkpoint is to rewrite the
+// keyspace: when rewriteShare says so, and when the key records over the
+// base, which a restart reads slowest, number half the keys. A store
+// without a base yet rewrites too.
+func (s *Server) rewriteDue() bool {
+	if !s.store.HasBase() {
+		return true
+	}
+	keys, changed := 0, 0
 	for d := range s.ks.dbs {
-		if s.flushedDBs[d].Swap(false) && !full {
-			b.DeleteDB(d)
-		}
 		for i := range s.ks.dbs[d].shards {
-			n, err := v.run(d, &s.ks.dbs[d].shards[i])
-			written += n
-			if err != nil {
-				return written, err
+			sh := &s.ks.dbs[d].shards[i]
+			sh.mu.Lock()
+			keys += sh.keys.len()
+			changed += sh.unsaved + sh.tombs.n
+			sh.mu.Unlock()
+		}
+	}
+	return changed*rewriteShare >= keys && rewriteShare > 0 || s.overKeys*2 >= int64(keys)
+}
+
+// all writes the changed keys of every shard (every key, for a rewrite)
+// and the deletions.
+func (v *shardVisit) all() error {
+	s := v.srv
+	for d := range s.ks.dbs {
+		for i := range s.ks.dbs[d].shards {
+			if err := v.run(d, &s.ks.dbs[d].shards[i]); err != nil {
+				return err
 			}
 		}
 	}
-	return written, s.store.WriteSnapshot(b)
+	if v.base != nil {
+		s.writeForeign(v.base)
+		v.base.Seal(v.b)
+	}
+	return s.store.WriteSnapshot(v.b)
 }
 
 // visitChunk is how many slots of a shard's index a checkpoint visits per
@@ -171,15 +229,17 @@ const visitRestarts = 3
 
 // shardVisit is a checkpoint's pass over the shards, one at a time.
 type shardVisit struct {
-	srv       *Server
-	b         *persist.Batch
-	full      bool
+	srv *Server
+	b   *persist.Batch
+	// base, for a rewrite, takes every key, into chunks it seals into b.
+	base      *persist.BaseWriter
 	wideTombs map[string]bool // the keys of the shard whose value stored member by member went
+	written   int             // keys written
+	records   int64           // key records written (not into the base)
 }
 
 // run writes the keys of db's shard sh changed since the last checkpoint
-// began (every key when full) and the deletions, and reports how many
-// keys it wrote.
+// began (for a rewrite, every key) and the deletions.
 //
 // It visits the index in slot order, in parts of visitChunk slots, and
 // lets go of the lock between parts (then writes the batch if it is big).
@@ -187,19 +247,28 @@ type shardVisit struct {
 // checkpoint's position: a key changed behind the visit keeps its
 // encUnsaved flag for the next checkpoint, one changed ahead of it is
 // written as it is now, and the deletions recorded meanwhile are written
-// when the lock is taken again, before the keys that follow. The one thing
-// the log does not make up for is a key changed before the checkpoint
-// began that the visit never reaches: an entry a deletion shifted from
-// ahead of the visit to behind it, or a rebuilt index. keyIndex notes
-// both (moved), and the visit starts over; the entries it wrote already
-// have their flag cleared, so starting over costs only a walk.
-func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
+// when the lock is taken again, before the keys that follow (a rewrite
+// leaves them to the next checkpoint: the key may be in its base). The
+// one thing the log does not make up for is a key changed before the
+// checkpoint began that the visit never reaches: an entry a deletion
+// shifted from ahead of the visit to behind it, or a rebuilt index.
+// keyIndex notes both (moved), and the visit starts over; the entries it
+// wrote already have their flag cleared, so starting over costs only a
+// walk. A rewrite first flags every entry, so it writes each exactly once
+// the same way.
+func (v *shardVisit) run(db int, sh *Shard) (err error) {
 	clear(v.wideTombs)
 	sh.mu.Lock()
-	v.deletions(db, sh)
-	if sh.unsaved == 0 && !v.full {
+	if v.base != nil {
+		// Gone keys are not in memory, so not in the new base.
+		sh.tombs.reset()
+		flagAll(sh)
+	} else {
+		v.deletions(db, sh)
+	}
+	if sh.unsaved == 0 {
 		sh.mu.Unlock()
-		return 0, nil
+		return nil
 	}
 	// Counted again from here: an entry flagged from now on may be
 	// behind the visit.
@@ -219,18 +288,16 @@ func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
 			if mid := pos + visitAhead/2; mid < len(slots) {
 				// The value of an entry to be written: its aggregate
 				// or its bytes, by now the entry itself is in cache.
-				if e := slots[mid]; v.writes(e) && e.kind != valInt && e.ptr != nil {
+				if e := slots[mid]; writes(e) && e.kind != valInt && e.ptr != nil {
 					prefetch.Line((*byte)(e.ptr))
 				}
 			}
 			e := slots[pos]
-			if !v.writes(e) {
+			if !writes(e) {
 				continue
 			}
-			k := e.key()
-			storeEntry(v.b, db, unsafe.Slice(unsafe.StringData(k), len(k)), e, v.full || v.wideTombs[k], v.srv)
+			v.write(db, e)
 			e.enc &^= encUnsaved
-			written++
 		}
 		if pos >= len(sh.keys.slots) {
 			break
@@ -248,9 +315,11 @@ func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
 		sh.keys.mark = 0
 		if err != nil {
 			sh.mu.Unlock()
-			return written, err
+			return err
 		}
-		v.deletions(db, sh)
+		if v.base == nil {
+			v.deletions(db, sh)
+		}
 		if sh.keys.moved {
 			sh.keys.moved = false
 			pos = 0
@@ -261,58 +330,77 @@ func (v *shardVisit) run(db int, sh *Shard) (written int, err error) {
 	if v.b.Size() >= snapshotBatchBytes {
 		err = v.srv.store.WriteSnapshot(v.b)
 	}
-	return written, err
+	return err
 }
 
-// writes reports whether the visit writes e, a slot's entry (nil: none).
-func (v *shardVisit) writes(e *Entry) bool {
-	return e != nil && (v.full || e.enc&encUnsaved != 0)
+// write writes db's entry e: into the base, whole, for a rewrite, else as
+// its key's records.
+func (v *shardVisit) write(db int, e *Entry) {
+	k := e.key()
+	key := unsafe.Slice(unsafe.StringData(k), len(k))
+	v.written++
+	if v.base == nil {
+		storeEntry(v.b, db, key, e, v.wideTombs[k], v.srv)
+		v.records++
+		return
+	}
+	putWhole(v.base, db, key, e, v.srv)
+	if z, ok := e.obj().(*ZSet); ok {
+		z.disk = nil // no longer stored member by member: EndRewrite deletes those records
+	}
+	if v.base.Full() {
+		v.base.Seal(v.b)
+	}
 }
+
+// flagAll flags every entry of sh, locked, for a rewrite's visit: in one
+// hold of the lock, since an entry that escaped a flagging in parts would
+// be missing from the base. It costs a read of each entry, prefetched.
+func flagAll(sh *Shard) {
+	slots := sh.keys.slots
+	for i, e := range slots {
+		if ahead := i + visitAhead; ahead < len(slots) && slots[ahead] != nil {
+			prefetch.Line((*byte)(unsafe.Pointer(slots[ahead])))
+		}
+		if e != nil {
+			sh.markUnsaved(e)
+		}
+	}
+}
+
+// writes reports whether a visit writes e, a slot's entry (nil: none).
+func writes(e *Entry) bool {
+	return e != nil && e.enc&encUnsaved != 0
+}
+
+// checkpointDone, when set (by tests), is told of each checkpoint that
+// ended well and whether it rewrote.
+var checkpointDone func(rewrite bool)
 
 // visitPause, when set (by tests), runs between two parts of a shard's
 // visit, with the shard unlocked.
 var visitPause func(sh *Shard)
 
 // deletions writes the deletions recorded on sh, locked, and forgets them:
-// a key that is gone is deleted from the snapshot, and a key whose value
-// was stored member by member loses all its records there (its new value,
-// if any, is then written whole: wideTombs).
+// a key that is gone gets a KindGone record (a delete would let the base's
+// show through), and a key whose value was stored member by member loses
+// all its records (its new value, if any, is then written whole:
+// wideTombs).
 func (v *shardVisit) deletions(db int, sh *Shard) {
 	sh.tombs.each(func(key []byte, wide bool) {
-		switch {
-		case wide:
+		if wide {
 			v.b.DeleteKey(db, key)
 			if v.wideTombs == nil {
 				v.wideTombs = map[string]bool{}
 			}
 			v.wideTombs[string(key)] = true
-		case sh.keys.get(key) == nil:
-			v.b.Delete(db, key)
+		}
+		if sh.keys.get(key) == nil {
+			v.b.Gone(db, key)
+			v.records++
 		}
 	})
 	sh.tombs.reset()
-}
-
-// dropStale deletes from the snapshot every key memory does not hold: the
-// second half of a full checkpoint.
-func (s *Server) dropStale(b *persist.Batch) error {
-	err := s.store.Heads(func(db int, key []byte) error {
-		if db >= len(s.ks.dbs) {
-			return nil
-		}
-		sh := s.ks.shardOf(db, key)
-		sh.mu.Lock()
-		gone := sh.keys.get(key) == nil
-		sh.mu.Unlock()
-		if gone {
-			b.DeleteKey(db, key)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return s.store.WriteSnapshot(b)
 }
 
 // checkpointDue reports whether the log has grown enough for a checkpoint.

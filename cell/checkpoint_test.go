@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,6 +121,43 @@ func crashStop(srv *Server, stop func()) {
 // logged as their changed members; checkpoints write what changed since
 // the last one (checkpoint.go); this is where the two meet.
 func TestPersistCheckpointModel(t *testing.T) {
+	eachRewritePolicy(t, testPersistCheckpointModel)
+}
+
+// eachRewritePolicy runs test with checkpoints that rewrite whenever they
+// may, and with ones that write records whenever they may (rewriting only
+// when the records over the base pile up, a database was flushed or after
+// a failure), and checks that each made some checkpoints of the kind.
+func eachRewritePolicy(t *testing.T, test func(t *testing.T)) {
+	defer func(n int) { rewriteShare = n }(rewriteShare)
+	for _, p := range []struct {
+		name  string
+		share int
+	}{{"rewrites", 1 << 30}, {"records", 0}} {
+		t.Run(p.name, func(t *testing.T) {
+			rewriteShare = p.share
+			var rewrites, records atomic.Int64
+			checkpointDone = func(rewrite bool) {
+				if rewrite {
+					rewrites.Add(1)
+				} else {
+					records.Add(1)
+				}
+			}
+			defer func() { checkpointDone = nil }()
+			test(t)
+			if records.Load() == 0 && p.share == 0 {
+				t.Errorf("no checkpoint wrote records")
+			}
+			if rewrites.Load() == 0 {
+				t.Errorf("no checkpoint rewrote")
+			}
+			t.Logf("%d rewrites, %d checkpoints of records", rewrites.Load(), records.Load())
+		})
+	}
+}
+
+func testPersistCheckpointModel(t *testing.T) {
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("auto=%v", auto), func(t *testing.T) {
 			dir := t.TempDir()
@@ -182,6 +220,10 @@ func TestPersistCheckpointModel(t *testing.T) {
 // clients write; after a crash stop, the snapshot plus the log hold
 // exactly the final state.
 func TestPersistCheckpointConcurrent(t *testing.T) {
+	eachRewritePolicy(t, testPersistCheckpointConcurrent)
+}
+
+func testPersistCheckpointConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	mod := func(c *Config) {
 		c.Shards = 4
@@ -350,6 +392,10 @@ func TestPersistFullCheckpoint(t *testing.T) {
 // fails if the visit missed a key changed before it began (the log
 // before the checkpoint is gone).
 func TestCheckpointVisitInParts(t *testing.T) {
+	eachRewritePolicy(t, testCheckpointVisitInParts)
+}
+
+func testCheckpointVisitInParts(t *testing.T) {
 	defer func(n int) { visitChunk = n }(visitChunk)
 	visitChunk = 3
 	defer func() { visitPause = nil }()
@@ -413,5 +459,56 @@ func TestCheckpointVisitInParts(t *testing.T) {
 		crashStop(srv, stop)
 		srv, stop = openServer(t, dir, mod)
 		sameKeys(t, dumpKeyspace(srv), want)
+	}
+}
+
+// TestPersistForeignDatabases: keys of databases beyond --databases are
+// not served but stay on disk through rewrites (which write only what
+// memory holds), for a server started again with more databases; a key
+// gone since the base stays gone.
+func TestPersistForeignDatabases(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	for _, cmd := range [][]string{
+		{"SELECT", "5"}, {"SET", "kept", "1"}, {"HSET", "h", "f", "v"}, {"SET", "gone", "x"},
+		{"SAVE"}, // a rewrite: the store had no base
+		{"DEL", "gone"}, {"INCR", "kept"},
+		{"SAVE"}, // records over the base: "kept" and a KindGone for "gone"
+	} {
+		c.do(cmd...)
+	}
+	stop()
+	few := func(c *Config) { c.Databases = 4 }
+	for range 2 {
+		srv, stop = openServer(t, dir, few)
+		c = dial(t, srv)
+		if got := c.do("SELECT", "5"); !strings.HasPrefix(got, "-ERR") {
+			t.Fatalf("SELECT 5 with 4 databases: %q", got)
+		}
+		srv.ckptMu.Lock()
+		srv.ckptFull = true // the next checkpoint rewrites
+		srv.ckptMu.Unlock()
+		c.do("SET", "a", "b")
+		if got := c.do("SAVE"); got != "+OK\r\n" {
+			t.Fatalf("SAVE: %q", got)
+		}
+		if got := srv.rewrites.Load(); got != 1 {
+			t.Fatalf("%d rewrites", got)
+		}
+		stop()
+	}
+	srv, stop = openServer(t, dir, nil)
+	defer stop()
+	c = dial(t, srv)
+	c.do("SELECT", "5")
+	for cmd, want := range map[string]string{
+		"GET kept":    "$1\r\n2\r\n",
+		"HGET h f":    "$1\r\nv\r\n",
+		"EXISTS gone": ":0\r\n",
+	} {
+		if got := c.do(strings.Fields(cmd)...); got != want {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
 	}
 }

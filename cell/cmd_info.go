@@ -343,9 +343,9 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		{"rdb_last_bgsave_time_sec", itoa(s.bgsaveSecs.Load())}, {"rdb_current_bgsave_time_sec", current},
 		{"rdb_saves", itoa(s.saves.Load())}, {"rdb_last_cow_size", "0"}, {"rdb_last_load_keys_expired", itoa(s.loadedExpired)},
 		{"rdb_last_load_keys_loaded", itoa(s.loadedKeys)}, {"aof_enabled", aof}, {"aof_rewrite_in_progress", "0"},
-		{"aof_rewrite_scheduled", "0"}, {"aof_last_rewrite_time_sec", "-1"},
+		{"aof_rewrite_scheduled", "0"}, {"aof_last_rewrite_time_sec", itoa(s.lastRewrite.Load())},
 		{"aof_current_rewrite_time_sec", "-1"}, {"aof_last_bgrewrite_status", "ok"},
-		{"aof_rewrites", "0"}, {"aof_rewrites_consecutive_failures", "0"},
+		{"aof_rewrites", itoa(s.rewrites.Load())}, {"aof_rewrites_consecutive_failures", "0"},
 		{"aof_last_write_status", writeStatus}, {"aof_last_cow_size", "0"},
 		{"module_fork_in_progress", "0"}, {"module_fork_last_cow_size", "0"},
 	} {

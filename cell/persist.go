@@ -213,8 +213,17 @@ func logEntry(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
 	putWhole(b, db, key, e, srv)
 }
 
+// valueSink takes whole values: a persist.Batch, as key records, or a
+// rewrite's persist.BaseWriter.
+type valueSink interface {
+	PutInt(db int, key []byte, exp, v int64)
+	PutString(db int, key []byte, exp int64, val []byte)
+	PutEncoded(db int, key, val []byte)
+	Scratch() []byte
+}
+
 // putWhole adds to b the one record that holds e's whole value.
-func putWhole(b *persist.Batch, db int, key []byte, e *Entry, srv *Server) {
+func putWhole(b valueSink, db int, key []byte, e *Entry, srv *Server) {
 	switch v := e.obj().(type) {
 	case nil:
 		if n, ok := e.intVal(); ok {
@@ -317,7 +326,8 @@ func (s *Server) persistEviction(sh *Shard, db int, key string) {
 }
 
 // loadStore fills the keyspace from the store at start. Keys already
-// expired are dropped, from memory and from the store.
+// expired are dropped from memory; the next rewrite drops them from the
+// store.
 func (s *Server) loadStore() error {
 	// Everything allocated while loading stays live, so a collection
 	// during the load finds nothing to free: pausing the collector cuts
@@ -326,21 +336,28 @@ func (s *Server) loadStore() error {
 	start := time.Now()
 	now := start.UnixMilli()
 	s.presizeShards()
-	drop := s.store.NewBatch()
 	var loaded, expired, skipped int
 	bad, err := s.store.Load(func(db int, key []byte, v persist.Value) error {
+		if v.Over {
+			s.overKeys++
+		}
 		if db >= len(s.ks.dbs) {
-			skipped++
+			s.keepForeign(db, key, v)
+			return nil
+		}
+		sh := s.ks.shardOf(db, key)
+		if sh.keys.get(key) != nil {
+			// A later state of the key: a record over the base, or a
+			// rewrite's visit that wrote the key again after it changed.
+			// The lookup costs little: the insert below reads the same
+			// tags.
+			sh.drop(string(key))
+			loaded--
+		}
+		if v.Kind == persist.KindGone {
 			return nil
 		}
 		if v.Exp != 0 && now > v.Exp {
-			// A set stored member by member arrives as KindZSet too: the
-			// range delete covers both forms.
-			if v.Kind == persist.KindZSet {
-				drop.DeleteKey(db, key)
-			} else {
-				drop.Delete(db, key)
-			}
 			expired++
 			return nil
 		}
@@ -354,14 +371,11 @@ func (s *Server) loadStore() error {
 		if z, ok := e.obj().(*ZSet); ok && v.Wide {
 			z.setStoredWide(db, key)
 		}
-		s.ks.shardOf(db, key).adopt(key, e)
+		sh.adopt(key, e)
 		loaded++
 		return nil
 	})
 	if err != nil {
-		return err
-	}
-	if err := s.store.WriteSnapshot(drop); err != nil {
 		return err
 	}
 	records, err := s.replayLog()
@@ -371,12 +385,40 @@ func (s *Server) loadStore() error {
 	s.replayed = records
 	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
 	if skipped > 0 {
-		s.log.Warn("persistence: keys of databases beyond --databases or of unknown types were left on disk", "count", skipped)
+		s.log.Warn("persistence: keys of unknown types skipped", "count", skipped)
+	}
+	if len(s.foreign) > 0 {
+		s.log.Warn("persistence: keys of databases beyond --databases are kept on disk, not served", "count", len(s.foreign))
 	}
 	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
 		"expired_dropped", expired, "corrupt_skipped", bad, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// keepForeign holds on to a stored key of a database beyond --databases,
+// which the server does not serve, so that rewrites keep it on disk for a
+// server started with more databases (Redis refuses to start instead).
+func (s *Server) keepForeign(db int, key []byte, v persist.Value) {
+	if s.foreign == nil {
+		s.foreign = map[string][]byte{}
+	}
+	k := string(persist.AppendKey(nil, db, key))
+	if v.Kind == persist.KindGone {
+		delete(s.foreign, k)
+		return
+	}
+	s.foreign[k] = persist.AppendValue(nil, v)
+}
+
+// writeForeign puts the keys keepForeign kept into a rewrite's base.
+func (s *Server) writeForeign(w *persist.BaseWriter) {
+	for k, val := range s.foreign {
+		db, key, _, err := persist.DecodeKey([]byte(k))
+		if err == nil {
+			w.PutEncoded(db, key, val)
+		}
+	}
 }
 
 // keyCountsMeta names the store's hint of how many keys each database held

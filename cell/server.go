@@ -44,11 +44,18 @@ type Server struct {
 	// appendonly no, or for servers made by New.
 	store *persist.Store
 	// Checkpoints (checkpoint.go): one at a time under ckptMu; ckptFull
-	// after one failed; ckptBase the store's size after the last one;
-	// flushedDBs the databases flushed since the last one began;
-	// replayed the log records replayed at start.
+	// after one failed (the next rewrites); overKeys the key records
+	// written over the base since it was; ckptBase the store's size after
+	// the last one; flushedDBs the databases flushed since the last one
+	// began; replayed the log records replayed at start.
 	ckptMu     sync.Mutex
 	ckptFull   bool
+	overKeys   int64
+	foreign    map[string][]byte // keepForeign's keys, by AppendKey
+	// Rewrites done since start and the last one's duration (INFO's
+	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
+	rewrites    atomic.Int64
+	lastRewrite atomic.Int64
 	ckptBase   atomic.Int64
 	flushedDBs []atomic.Bool
 	replayed   int
@@ -166,6 +173,7 @@ func newServer(cfg Config) *Server {
 	}
 	s.live.load(&cfg)
 	s.flushedDBs = make([]atomic.Bool, len(s.ks.dbs))
+	s.lastRewrite.Store(-1)
 	s.lastSave.Store(s.start.Unix())
 	s.bgsaveSecs.Store(-1)
 	if s.cfg.AppendFsync == "" {

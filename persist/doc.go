@@ -16,15 +16,20 @@
 // (effect.go): a sliding-window update is about 45 bytes. Times are
 // absolute, so replay runs no command and reads no clock.
 //
-// The snapshot is Pebble holding one record per Redis key (its type,
-// absolute expiry and value), except large sorted sets, stored as a head
-// record plus one record per member (KindZSetWide) so that a checkpoint
-// writes only the members that changed. The server writes it only at
-// checkpoints (BeginCheckpoint, WriteSnapshot, EndCheckpoint): each key
-// changed since the previous one, once, however often it changed, which
-// is what an earlier design that sent every change through Pebble could
-// not afford for hot keys (its memtable, flushes and compactions cost up to
-// half of the throughput of a sliding-window workload). After a
+// The snapshot in Pebble is a base (base.go): every key, packed into
+// chunks of a few hundred kilobytes, as the last rewrite found it; and
+// over it key records, one per Redis key changed since (its type,
+// absolute expiry and value, or KindGone for a key deleted), except large
+// sorted sets, stored as a head record plus one record per member
+// (KindZSetWide) so that a checkpoint writes only the members that
+// changed. The server writes it only at checkpoints (BeginCheckpoint,
+// WriteSnapshot, EndCheckpoint): each key changed since the previous one,
+// once, however often it changed, which is what an earlier design that
+// sent every change through Pebble could not afford for hot keys (its
+// memtable, flushes and compactions cost up to half of the throughput of
+// a sliding-window workload). A checkpoint that finds a large share of
+// the keys changed rewrites the base instead (BeginRewrite, EndRewrite):
+// a record per key costs far more in Pebble than its bytes in a chunk. After a
 // checkpoint the log before it is deleted, so the disk holds about one
 // copy of the data plus the log since the last checkpoint, and a restart
 // loads the snapshot and replays that much log.

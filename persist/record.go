@@ -38,6 +38,10 @@ const (
 	// stored as a varint in Int rather than as text, so that writing it
 	// formats nothing.
 	KindInt Kind = 'i'
+	// KindGone is a key record saying the key does not exist, whatever
+	// the base (base.go) holds for it: a key deleted since the last
+	// rewrite. Only the snapshot holds it, never the effect log.
+	KindGone Kind = 'x'
 )
 
 // Value is one key's stored state: its kind, its absolute expiry in Unix ms
@@ -52,6 +56,9 @@ type Value struct {
 	// Wide: a KindZSet that Load gathered from a KindZSetWide head and
 	// its member records, so a delete of the key must be a range delete.
 	Wide bool
+	// Over: Load read a key record over a base (base.go): it replaces
+	// what the base gave the key, if anything.
+	Over bool
 }
 
 // Record layout.
@@ -208,7 +215,7 @@ func AppendValue(dst []byte, v Value) []byte {
 			dst = AppendItem(dst, it)
 		}
 		return dst
-	default: // KindZSetWide: the members are records of their own
+	default: // KindZSetWide (the members are records of their own), KindGone
 		dst = append(dst, byte(v.Kind))
 		return binary.AppendUvarint(dst, uint64(v.Exp))
 	}
@@ -259,7 +266,7 @@ func Decode(b []byte) (Value, error) {
 		}
 		v.Str = b
 		return v, nil
-	case KindZSetWide:
+	case KindZSetWide, KindGone:
 		if len(b) != 0 {
 			return Value{}, ErrCorrupt
 		}

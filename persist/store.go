@@ -22,14 +22,14 @@ const DirName = "cellserver.db"
 // LogDirName is the effect log's directory inside the store's.
 const LogDirName = "effectlog"
 
-// formatVersion is the layout of the store: record.go in Pebble, the
-// effect log beside it. A store written by another layout is refused
-// rather than misread. Older formats are read and upgraded: format 1
-// (Pebble alone, before the effect log) is a snapshot with an empty log;
+// formatVersion is the layout of the store: record.go and base.go in
+// Pebble, the effect log beside it. A store written by another layout is
+// refused rather than misread. Older formats are read and upgraded: format
+// 1 (Pebble alone, before the effect log) is a snapshot with an empty log;
 // format 2 wrote a member's key without AppendMemberKey's escape (so an
 // empty member's was its set's own key) and only whole member keys in the
-// log, which walkEffects still reads.
-const formatVersion = "3"
+// log, which walkEffects still reads; format 3 is format 4 without a base.
+const formatVersion = "4"
 
 var versionKey = []byte{nsMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
 
@@ -73,6 +73,8 @@ type Store struct {
 
 	// ckpt is the log position the snapshot is complete from.
 	ckpt atomic.Uint64
+	// gen is the generation of the base in force (base.go), 0 for none.
+	gen atomic.Uint64
 	// snapMu serialises snapshot writes (pb).
 	snapMu sync.Mutex
 	pb     *pebble.Batch
@@ -156,6 +158,18 @@ func Open(dir string, o Options) (*Store, error) {
 		s.closeDB()
 		return nil, err
 	}
+	if v, closer, err := db.Get(genKey); err == nil {
+		n, w := binary.Uvarint(v)
+		closer.Close()
+		if w <= 0 {
+			s.closeDB()
+			return nil, fmt.Errorf("%s: unreadable snapshot generation", s.path)
+		}
+		s.gen.Store(n)
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		s.closeDB()
+		return nil, err
+	}
 	s.elog, err = effectlog.Open(o.FS.PathJoin(s.path, LogDirName), effectlog.Options{
 		Logger: s.log, SegmentSize: o.LogSegmentSize, Fault: o.LogFault,
 	})
@@ -179,7 +193,7 @@ func (s *Store) checkVersion() error {
 	switch ver {
 	case formatVersion:
 		return nil
-	case "1":
+	case "1", "3":
 		return s.setDurable(versionKey, []byte(formatVersion))
 	case "2":
 		if err := s.escapeMemberKeys(); err != nil {
@@ -242,45 +256,31 @@ func (s *Store) closeDB() {
 // Path is the store's directory.
 func (s *Store) Path() string { return s.path }
 
-// Heads calls fn with the database and key of every key in the snapshot,
-// in key order. The key aliases a buffer valid during the call only.
-func (s *Store) Heads(fn func(db int, key []byte) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		db, key, member, derr := DecodeKey(it.Key())
-		if derr != nil || len(member) != 0 {
-			continue
-		}
-		if err := fn(db, key); err != nil {
-			return err
-		}
-	}
-	return it.Error()
-}
-
-// Load calls fn for every stored key, in key order, and returns how many
-// records it skipped as corrupt (each is logged). A sorted set stored
-// member by member arrives as one KindZSet value with its members gathered
-// into Items. Values alias a buffer that is
-// only valid during the call. An error from fn stops Load and is returned.
+// Load calls fn for every key of the base (base.go), then for every key
+// record, in key order, and returns how many records it skipped as
+// corrupt (each is logged). A key may come more than once: each time
+// replaces the one before (a rewrite writes a key again when it changed
+// during the rewrite, and a key record over a base, which has Value.Over
+// set, replaces what the base gave), and a KindGone record says the key
+// is gone. A sorted set stored member by member arrives as one KindZSet value
+// with its members gathered into Items. Values alias a buffer that is only
+// valid during the call. An error from fn stops Load and is returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0, ErrClosed
 	}
+	over := false
+	if gen := s.gen.Load(); gen != 0 {
+		if skipped, err = s.loadBase(gen, fn); err != nil {
+			return skipped, err
+		}
+		over = true
+	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: []byte{nsKey + 1}})
 	if err != nil {
-		return 0, err
+		return skipped, err
 	}
 	defer it.Close()
 	var (
@@ -338,9 +338,10 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 		if v.Kind == KindZSetWide {
 			head = append(head[:0], k...)
 			headDB, headKey = db, append([]byte(nil), key...)
-			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp, Wide: true}, true
+			pending, havePend = Value{Kind: KindZSet, Exp: v.Exp, Wide: true, Over: over}, true
 			continue
 		}
+		v.Over = over
 		if err := fn(db, key, v); err != nil {
 			return skipped, err
 		}
@@ -479,6 +480,72 @@ func (s *Store) EndCheckpoint(from uint64) error {
 	if err := s.setDurable(checkpointKey, binary.AppendUvarint(nil, from)); err != nil {
 		return err
 	}
+	s.ckpt.Store(from)
+	return s.elog.DropBefore(from)
+}
+
+// HasBase reports whether the snapshot has a base (base.go): then a key
+// record replaces the base's, and a deletion must be a KindGone record.
+func (s *Store) HasBase() bool { return s.gen.Load() != 0 }
+
+// BeginRewrite starts a rewrite (base.go) by the checkpoint just begun: it
+// deletes what rewrites cut short left and returns the writer of the new
+// generation. Its chunks reach the snapshot with WriteSnapshot, and
+// EndRewrite puts them in force.
+func (s *Store) BeginRewrite() (*BaseWriter, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	gen := s.gen.Load()
+	b := s.db.NewBatch()
+	defer b.Close()
+	// Every generation but the one in force.
+	if err := b.DeleteRange([]byte{nsBase}, baseKey(gen, 0), nil); err != nil {
+		return nil, err
+	}
+	if err := b.DeleteRange(baseKey(gen+1, 0), []byte{nsBase + 1}, nil); err != nil {
+		return nil, err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return nil, err
+	}
+	return NewBaseWriter(gen + 1), nil
+}
+
+// EndRewrite ends a checkpoint that rewrote the keyspace into w's
+// generation, from log position from: in one batch, made durable, the
+// generation goes in force with the checkpoint's position, and the
+// previous base and every key record go. Then the log before from is
+// deleted.
+func (s *Store) EndRewrite(from uint64, w *BaseWriter) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.snapMu.Lock()
+	s.sorter.release()
+	s.snapMu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	err := errors.Join(
+		b.DeleteRange([]byte{nsBase}, baseKey(w.gen, 0), nil),
+		b.DeleteRange([]byte{nsKey}, []byte{nsKey + 1}, nil),
+		b.Set(genKey, binary.AppendUvarint(nil, w.gen), nil),
+		b.Set(checkpointKey, binary.AppendUvarint(nil, from), nil),
+	)
+	if err == nil {
+		err = b.Commit(pebble.NoSync)
+	}
+	if err == nil {
+		err = s.db.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	s.gen.Store(w.gen)
 	s.ckpt.Store(from)
 	return s.elog.DropBefore(from)
 }

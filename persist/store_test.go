@@ -211,28 +211,6 @@ func TestStoreLogAndCheckpoint(t *testing.T) {
 	}
 }
 
-// TestStoreHeads lists the snapshot's keys, not the members of its sets.
-func TestStoreHeads(t *testing.T) {
-	s, _ := openTest(t, t.TempDir(), Options{})
-	b := s.NewBatch()
-	b.PutString(0, []byte("a"), 0, []byte("1"))
-	b.Put(1, []byte("z"), Value{Kind: KindZSetWide})
-	b.PutMember(1, []byte("z"), []byte("m"), 1)
-	if err := s.WriteSnapshot(b); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	if err := s.Heads(func(db int, key []byte) error {
-		got = append(got, fmt.Sprintf("%d/%s", db, key))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if joined(got) != "0/a\n1/z" {
-		t.Fatalf("Heads: %v", got)
-	}
-}
-
 // TestStoreMemberKeys: a wide set's members that are empty or start with
 // a zero byte come back from the snapshot as they went in, beside their
 // head (format 2 gave the empty member its head's key); the snapshot

@@ -1,0 +1,228 @@
+package persist
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// state loads the store as the server does: each time a key comes it
+// replaces the time before, and KindGone deletes it. It returns
+// "db/key=kind:exp:contents" lines, sorted, and how many came Over.
+func state(t *testing.T, s *Store) (string, int) {
+	t.Helper()
+	m := map[string]string{}
+	over := 0
+	bad, err := s.Load(func(db int, key []byte, v Value) error {
+		if v.Over {
+			over++
+		}
+		k := fmt.Sprintf("%d/%q", db, key)
+		if v.Kind == KindGone {
+			delete(m, k)
+			return nil
+		}
+		var items []string
+		for _, it := range v.Items {
+			items = append(items, fmt.Sprintf("%q", it))
+		}
+		m[k] = fmt.Sprintf("%c:%d:%q%d%s", v.Kind, v.Exp, v.Str, v.Int, strings.Join(items, ","))
+		return nil
+	})
+	if err != nil || bad != 0 {
+		t.Fatalf("Load: %d corrupt, %v", bad, err)
+	}
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return joined(out), over
+}
+
+// rewrite writes the keys fill puts into a new base and ends the
+// checkpoint with it, or leaves it cut short.
+func rewrite(t *testing.T, s *Store, end bool, fill func(w *BaseWriter)) {
+	t.Helper()
+	from, err := s.BeginCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.BeginRewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	fill(w)
+	w.Seal(b)
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	if !end {
+		return
+	}
+	if err := s.EndRewrite(from, w); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// records writes key records as a checkpoint that does not rewrite.
+func records(t *testing.T, s *Store, fill func(b *Batch)) {
+	t.Helper()
+	from, err := s.BeginCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	fill(b)
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndCheckpoint(from); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreRewrite: a rewrite's base replaces every key record and the
+// base before it; records written after it lie over it (a KindGone one
+// deletes); a later entry of the base replaces an earlier one; a rewrite
+// cut short leaves the store as it was, and the next one is not mixed
+// with its chunks; all of it survives a reopen.
+func TestStoreRewrite(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openTest(t, dir, Options{})
+	if s.HasBase() {
+		t.Fatal("a new store has a base")
+	}
+	records(t, s, func(b *Batch) {
+		b.PutString(0, []byte("old"), 0, []byte("record"))
+		b.Put(2, []byte("z"), Value{Kind: KindZSetWide})
+		b.PutMember(2, []byte("z"), []byte("m"), 1)
+	})
+	big := strings.Repeat("x", 3*baseChunkBytes/2) // a chunk of its own
+	rewrite(t, s, true, func(w *BaseWriter) {
+		w.PutString(0, []byte("a"), 7, []byte("first"))
+		w.PutInt(1, []byte("n"), 0, -42)
+		w.PutString(0, []byte("big"), 0, []byte(big))
+		w.PutEncoded(3, []byte("h"), AppendValue(w.Scratch(), Value{Kind: KindHash, Items: [][]byte{[]byte("f"), []byte("v")}}))
+		w.PutString(0, []byte("a"), 9, []byte("second"))
+		if w.Keys() != 5 || w.Gen() != 1 {
+			t.Fatalf("writer: %d keys, generation %d", w.Keys(), w.Gen())
+		}
+	})
+	if !s.HasBase() {
+		t.Fatal("no base after a rewrite")
+	}
+	base := joined([]string{
+		`0/"a"=s:9:"second"0`,
+		`0/"big"=s:0:"` + big + `"0`,
+		`1/"n"=i:0:""-42`,
+		`3/"h"=h:0:""0"f","v"`,
+	})
+	if got, over := state(t, s); got != base || over != 0 {
+		t.Fatalf("after the rewrite (%d over):\n%s\nwant\n%s", over, got, base)
+	}
+	records(t, s, func(b *Batch) {
+		b.PutString(0, []byte("a"), 0, []byte("over"))
+		b.Gone(1, []byte("n"))
+		b.Gone(5, []byte("never"))
+		b.PutInt(4, []byte("new"), 0, 1)
+	})
+	over := joined([]string{
+		`0/"a"=s:0:"over"0`,
+		`0/"big"=s:0:"` + big + `"0`,
+		`3/"h"=h:0:""0"f","v"`,
+		`4/"new"=i:0:""1`,
+	})
+	check := func(when string) {
+		t.Helper()
+		if got, n := state(t, s); got != over || n != 4 {
+			t.Fatalf("%s (%d over):\n%s\nwant\n%s", when, n, got, over)
+		}
+	}
+	check("records over the base")
+	rewrite(t, s, false, func(w *BaseWriter) {
+		w.PutString(0, []byte("cut"), 0, []byte("short"))
+		w.Seal(s.NewBatch()) // the next rewrite of this generation has fewer chunks
+		w.PutString(0, []byte("cut2"), 0, []byte("short"))
+	})
+	// Pebble flushes a big rewrite's chunks on its own before it ends.
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	check("a rewrite cut short")
+	s.Close()
+	s, _ = openTest(t, dir, Options{})
+	check("reopened")
+	rewrite(t, s, true, func(w *BaseWriter) {
+		if w.Gen() != 2 {
+			t.Fatalf("generation %d after a cut rewrite of 2", w.Gen())
+		}
+		w.PutInt(0, []byte("only"), 0, 5)
+	})
+	want := `0/"only"=i:0:""5`
+	if got, n := state(t, s); got != want || n != 0 {
+		t.Fatalf("after the second rewrite (%d over):\n%s\nwant\n%s", n, got, want)
+	}
+	s.Close()
+	s, _ = openTest(t, dir, Options{})
+	if got, _ := state(t, s); got != want {
+		t.Fatalf("reopened after the second rewrite:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestStoreBaseCorrupt: a chunk damaged in the middle keeps the keys
+// before the damage, logs, and counts one skip; the other chunks load.
+func TestStoreBaseCorrupt(t *testing.T) {
+	s, lb := openTest(t, t.TempDir(), Options{})
+	from, _ := s.BeginCheckpoint()
+	w, err := s.BeginRewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	w.PutInt(0, []byte("kept"), 0, 1)
+	w.chunk = append(w.chunk, 0, 200, 'x') // a key longer than the rest
+	w.Seal(b)
+	w.PutInt(0, []byte("next"), 0, 2)
+	w.Seal(b)
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndRewrite(from, w); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	bad, err := s.Load(func(db int, key []byte, v Value) error {
+		got = append(got, fmt.Sprintf("%d/%s=%d", db, key, v.Int))
+		return nil
+	})
+	if err != nil || bad != 1 || joined(got) != "0/kept=1\n0/next=2" {
+		t.Fatalf("Load: %v, %d skipped, %v", got, bad, err)
+	}
+	if !strings.Contains(lb.String(), "corrupt snapshot chunk") {
+		t.Fatalf("log: %s", lb.String())
+	}
+}
+
+// TestStoreUpgradeFormat3: a format 3 store (key records, no base) opens
+// as format 4 with its keys and no base.
+func TestStoreUpgradeFormat3(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openTest(t, dir, Options{})
+	records(t, s, func(b *Batch) { b.PutInt(0, []byte("k"), 0, 3) })
+	if err := s.setDurable(versionKey, []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, _ = openTest(t, dir, Options{})
+	if got, over := state(t, s); got != `0/"k"=i:0:""3` || over != 0 || s.HasBase() {
+		t.Fatalf("after the upgrade: %s (%d over, base %v)", got, over, s.HasBase())
+	}
+	v, closer, err := s.db.Get(versionKey)
+	if err != nil || string(v) != formatVersion {
+		t.Fatalf("version %q, %v", v, err)
+	}
+	closer.Close()
+}
