@@ -48,17 +48,17 @@ type Server struct {
 	// written over the base since it was; ckptBase the store's size after
 	// the last one; flushedDBs the databases flushed since the last one
 	// began; replayed the log records replayed at start.
-	ckptMu     sync.Mutex
-	ckptFull   bool
-	overKeys   int64
-	foreign    map[string][]byte // keepForeign's keys, by AppendKey
+	ckptMu   sync.Mutex
+	ckptFull bool
+	overKeys int64
+	foreign  map[string][]byte // keepForeign's keys, by AppendKey
 	// Rewrites done since start and the last one's duration (INFO's
 	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
 	rewrites    atomic.Int64
 	lastRewrite atomic.Int64
-	ckptBase   atomic.Int64
-	flushedDBs []atomic.Bool
-	replayed   int
+	ckptBase    atomic.Int64
+	flushedDBs  []atomic.Bool
+	replayed    int
 	// The appendfsync policy, live (CONFIG SET appendfsync).
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
