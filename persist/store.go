@@ -535,13 +535,16 @@ func (s *Store) EndRewrite(from uint64, w *BaseWriter) error {
 	if err == nil {
 		err = b.Commit(pebble.NoSync)
 	}
-	if err == nil {
-		err = s.db.Flush()
-	}
 	if err != nil {
 		return err
 	}
+	// In the memtable, the batch may reach the disk with any later flush,
+	// even if this one fails: from here the next rewrite must take the
+	// generation after w's, and not excise w's as one cut short.
 	s.gen.Store(w.gen)
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
 	s.ckpt.Store(from)
 	// The range deletions hide the old base and the records; excising
 	// them drops their files now. Left to Pebble, they stayed on disk
