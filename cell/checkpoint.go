@@ -140,10 +140,8 @@ func (s *Server) checkpoint() error {
 	if err == nil {
 		err = s.saveKeyCounts()
 	}
-	if err == nil && rewrite {
-		err = s.store.EndRewrite(from, v.base)
-	} else if err == nil {
-		err = s.store.EndCheckpoint(from)
+	if err == nil {
+		err = s.store.EndCheckpoint(from, v.base)
 	}
 	if err != nil {
 		return err
@@ -346,7 +344,7 @@ func (v *shardVisit) write(db int, e *Entry) {
 	}
 	putWhole(v.base, db, key, e, v.srv)
 	if z, ok := e.obj().(*ZSet); ok {
-		z.disk = nil // no longer stored member by member: EndRewrite deletes those records
+		z.disk = nil // no longer stored member by member: the rewrite's end deletes those records
 	}
 	if v.base.Full() {
 		v.base.Seal(v.b)

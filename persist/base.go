@@ -13,7 +13,7 @@ import (
 // instead of writing each changed key as a record of its own (a rewrite,
 // as Redis rewrites its AOF): it packs every key, one after another, into
 // chunks of about baseChunkBytes, each one Pebble record under a new
-// generation (BaseWriter), and EndRewrite then makes that generation the
+// generation (BaseWriter), and EndCheckpoint then makes that generation the
 // base, in one batch with the checkpoint's position, and deletes the
 // previous base and every key record. Pebble's cost is per record: over a
 // million CL.THROTTLE keys, its memtable inserts, flushes and compactions

@@ -62,7 +62,7 @@ func rewrite(t *testing.T, s *Store, end bool, fill func(w *BaseWriter)) {
 	if !end {
 		return
 	}
-	if err := s.EndRewrite(from, w); err != nil {
+	if err := s.EndCheckpoint(from, w); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -79,7 +79,7 @@ func records(t *testing.T, s *Store, fill func(b *Batch)) {
 	if err := s.WriteSnapshot(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EndCheckpoint(from); err != nil {
+	if err := s.EndCheckpoint(from, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,7 +190,7 @@ func TestStoreBaseCorrupt(t *testing.T) {
 	if err := s.WriteSnapshot(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EndRewrite(from, w); err != nil {
+	if err := s.EndCheckpoint(from, w); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -28,7 +28,7 @@
 // sent every change through Pebble could not afford for hot keys (its
 // memtable, flushes and compactions cost up to half of the throughput of
 // a sliding-window workload). A checkpoint that finds a large share of
-// the keys changed rewrites the base instead (BeginRewrite, EndRewrite):
+// the keys changed rewrites the base instead (BeginRewrite, EndCheckpoint):
 // a record per key costs far more in Pebble than its bytes in a chunk. After a
 // checkpoint the log before it is deleted, so the disk holds about one
 // copy of the data plus the log since the last checkpoint, and a restart

@@ -136,7 +136,7 @@ func Open(dir string, o Options) (*Store, error) {
 		// at 4 (and 2.1-2.3 s at 32).
 		L0CompactionThreshold: 16,
 		L0StopWritesThreshold: 64,
-		// Excise (EndRewrite) needs it; an older store is upgraded.
+		// Excise (EndCheckpoint) needs it; an older store is upgraded.
 		FormatMajorVersion: pebble.FormatVirtualSSTables,
 	}
 	db, err := pebble.Open(s.path, opts)
@@ -149,29 +149,17 @@ func Open(dir string, o Options) (*Store, error) {
 		s.closeDB()
 		return nil, err
 	}
-	if v, closer, err := db.Get(checkpointKey); err == nil {
-		n, w := binary.Uvarint(v)
-		closer.Close()
-		if w <= 0 {
+	for _, m := range []struct {
+		key  []byte
+		what string
+		dst  *atomic.Uint64
+	}{{checkpointKey, "checkpoint position", &s.ckpt}, {genKey, "snapshot generation", &s.gen}} {
+		n, err := s.metaUvarint(m.key)
+		if err != nil {
 			s.closeDB()
-			return nil, fmt.Errorf("%s: unreadable checkpoint position", s.path)
+			return nil, fmt.Errorf("%s: unreadable %s: %w", s.path, m.what, err)
 		}
-		s.ckpt.Store(n)
-	} else if !errors.Is(err, pebble.ErrNotFound) {
-		s.closeDB()
-		return nil, err
-	}
-	if v, closer, err := db.Get(genKey); err == nil {
-		n, w := binary.Uvarint(v)
-		closer.Close()
-		if w <= 0 {
-			s.closeDB()
-			return nil, fmt.Errorf("%s: unreadable snapshot generation", s.path)
-		}
-		s.gen.Store(n)
-	} else if !errors.Is(err, pebble.ErrNotFound) {
-		s.closeDB()
-		return nil, err
+		m.dst.Store(n)
 	}
 	s.elog, err = effectlog.Open(o.FS.PathJoin(s.path, LogDirName), effectlog.Options{
 		Logger: s.log, SegmentSize: o.LogSegmentSize, Fault: o.LogFault,
@@ -248,6 +236,23 @@ func (s *Store) setDurable(key, val []byte) error {
 		return err
 	}
 	return s.db.Flush()
+}
+
+// metaUvarint reads a metadata record holding a uvarint; absent: 0.
+func (s *Store) metaUvarint(key []byte) (uint64, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	n, w := binary.Uvarint(v)
+	if w <= 0 {
+		return 0, ErrCorrupt
+	}
+	return n, nil
 }
 
 // closeDB closes Pebble and the lock after a failed Open.
@@ -469,24 +474,6 @@ func (s *Store) WriteSnapshot(b *Batch) error {
 	return err
 }
 
-// EndCheckpoint makes the snapshot durable, records that it is complete
-// from log position from, and deletes the log files before it.
-func (s *Store) EndCheckpoint(from uint64) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	s.snapMu.Lock()
-	s.sorter.release()
-	s.snapMu.Unlock()
-	if err := s.setDurable(checkpointKey, binary.AppendUvarint(nil, from)); err != nil {
-		return err
-	}
-	s.ckpt.Store(from)
-	return s.elog.DropBefore(from)
-}
-
 // HasBase reports whether the snapshot has a base (base.go): then a key
 // record replaces the base's, and a deletion must be a KindGone record.
 func (s *Store) HasBase() bool { return s.gen.Load() != 0 }
@@ -494,7 +481,7 @@ func (s *Store) HasBase() bool { return s.gen.Load() != 0 }
 // BeginRewrite starts a rewrite (base.go) by the checkpoint just begun: it
 // deletes what rewrites cut short left and returns the writer of the new
 // generation. Its chunks reach the snapshot with WriteSnapshot, and
-// EndRewrite puts them in force.
+// EndCheckpoint puts them in force.
 func (s *Store) BeginRewrite() (*BaseWriter, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -510,12 +497,12 @@ func (s *Store) BeginRewrite() (*BaseWriter, error) {
 	return NewBaseWriter(gen + 1), nil
 }
 
-// EndRewrite ends a checkpoint that rewrote the keyspace into w's
-// generation, from log position from: in one batch, made durable, the
-// generation goes in force with the checkpoint's position, and the
-// previous base and every key record go. Then the log before from is
-// deleted.
-func (s *Store) EndRewrite(from uint64, w *BaseWriter) error {
+// EndCheckpoint makes the snapshot durable, records that it is complete
+// from log position from, and deletes the log files before it. w is the
+// checkpoint's BaseWriter if it rewrote the keyspace (nil otherwise): then,
+// in the same batch, its generation goes in force, and the previous base
+// and every key record go.
+func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -526,26 +513,37 @@ func (s *Store) EndRewrite(from uint64, w *BaseWriter) error {
 	s.snapMu.Unlock()
 	b := s.db.NewBatch()
 	defer b.Close()
-	err := errors.Join(
-		b.DeleteRange([]byte{nsBase}, baseKey(w.gen, 0), nil),
-		b.DeleteRange([]byte{nsKey}, []byte{nsKey + 1}, nil),
-		b.Set(genKey, binary.AppendUvarint(nil, w.gen), nil),
-		b.Set(checkpointKey, binary.AppendUvarint(nil, from), nil),
-	)
+	var err error
+	if w != nil {
+		err = errors.Join(
+			b.DeleteRange([]byte{nsBase}, baseKey(w.gen, 0), nil),
+			b.DeleteRange([]byte{nsKey}, []byte{nsKey + 1}, nil),
+			b.Set(genKey, binary.AppendUvarint(nil, w.gen), nil),
+		)
+	}
+	if err == nil {
+		err = b.Set(checkpointKey, binary.AppendUvarint(nil, from), nil)
+	}
 	if err == nil {
 		err = b.Commit(pebble.NoSync)
 	}
 	if err != nil {
 		return err
 	}
-	// In the memtable, the batch may reach the disk with any later flush,
-	// even if this one fails: from here the next rewrite must take the
-	// generation after w's, and not excise w's as one cut short.
-	s.gen.Store(w.gen)
+	if w != nil {
+		// In the memtable, the batch may reach the disk with any later
+		// flush, even if this one fails: from here the next rewrite must
+		// take the generation after w's, and not excise w's as one cut
+		// short.
+		s.gen.Store(w.gen)
+	}
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
 	s.ckpt.Store(from)
+	if w == nil {
+		return s.elog.DropBefore(from)
+	}
 	// The range deletions hide the old base and the records; excising
 	// them drops their files now. Left to Pebble, they stayed on disk
 	// until enough files piled up for a compaction, which with a base of

@@ -180,7 +180,7 @@ func TestStoreLogAndCheckpoint(t *testing.T) {
 	if err := s.WriteSnapshot(snap); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EndCheckpoint(from); err != nil {
+	if err := s.EndCheckpoint(from, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.LogSize(); n > 1000 {
@@ -497,7 +497,7 @@ func TestStoreDiskFull(t *testing.T) {
 		b.PutString(0, []byte("during"), 0, []byte("2"))
 		err := s.WriteSnapshot(b)
 		if err == nil {
-			err = s.EndCheckpoint(from)
+			err = s.EndCheckpoint(from, nil)
 		}
 		done <- err
 	}()
