@@ -328,9 +328,9 @@ func TestPersistSelfKeyedWindows(t *testing.T) {
 }
 
 // TestPersistFullCheckpoint: after a checkpoint that failed part way (its
-// tombstones and unsaved flags consumed, its writes lost), the next one is
-// full: it writes every key and deletes from the snapshot what memory no
-// longer holds, so a restart from it alone is exact.
+// tombstones and unsaved flags consumed, its writes lost), the next one
+// rewrites: its base holds every key memory holds and nothing else, so a
+// restart from it alone is exact.
 func TestPersistFullCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	srv, stop := openServer(t, dir, nil)

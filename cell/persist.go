@@ -295,9 +295,8 @@ type dirtyID struct {
 
 // storeEntry adds to b the records that make db's key hold e in the
 // snapshot (checkpoint.go); wasWide: the snapshot may hold the key as a set
-// stored member by member that must go first (a full checkpoint, which
-// cannot know, passes true for every key). A key past its
-// expiry is written as it is: loading drops it.
+// stored member by member that must go first. A key past its expiry is
+// written as it is: loading drops it.
 func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool, srv *Server) {
 	if z, ok := e.obj().(*ZSet); ok {
 		storeZSet(b, db, key, z, e.Exp, wasWide)
