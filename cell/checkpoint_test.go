@@ -512,3 +512,68 @@ func TestPersistForeignDatabases(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteDue: over a base, a checkpoint rewrites once an eighth of the
+// keys changed (deletions count), or once the records written over the
+// base since it number half the keys; a flushed database rewrites whatever
+// the share.
+func TestRewriteDue(t *testing.T) {
+	srv, stop := openServer(t, t.TempDir(), func(c *Config) {
+		c.Params = map[string]string{"save": "", "auto-aof-rewrite-min-size": "1gb"}
+	})
+	defer stop()
+	c := dial(t, srv)
+	for i := range 80 {
+		c.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	c.do("SAVE") // no base yet: a rewrite
+	if got := srv.rewrites.Load(); got != 1 {
+		t.Fatalf("%d rewrites after the first save", got)
+	}
+	if got := c.do("INFO", "persistence"); !strings.Contains(got, "aof_rewrites:1\r\n") {
+		t.Fatalf("INFO persistence:\n%s", got)
+	}
+	due := func() bool {
+		srv.ckptMu.Lock()
+		defer srv.ckptMu.Unlock()
+		return srv.rewriteDue()
+	}
+	for i := range 5 {
+		c.do("SET", "k"+strconv.Itoa(i), "w")
+	}
+	c.do("DEL", "k5", "k6", "k7", "k8") // 9 of 76 keys changed: below an eighth
+	if due() {
+		t.Fatal("due with 9 of 76 keys changed")
+	}
+	c.do("DEL", "k9") // 10 of 75
+	if !due() {
+		t.Fatal("not due with 10 of 75 keys changed")
+	}
+	c.do("SAVE") // a rewrite
+	c.do("SET", "k10", "x")
+	if due() {
+		t.Fatal("due after a rewrite")
+	}
+	srv.ckptMu.Lock()
+	srv.overKeys = 37
+	srv.ckptMu.Unlock()
+	if due() {
+		t.Fatal("due with 37 records over a base of 75 keys")
+	}
+	srv.ckptMu.Lock()
+	srv.overKeys = 38
+	srv.ckptMu.Unlock()
+	if !due() {
+		t.Fatal("not due with 38 records over a base of 75 keys")
+	}
+	c.do("SAVE")
+	before := srv.rewrites.Load()
+	c.do("SET", "k11", "y")
+	c.do("SAVE") // one key changed: records
+	c.do("SELECT", "3")
+	c.do("FLUSHDB")
+	c.do("SAVE") // a flushed database: a rewrite
+	if got := srv.rewrites.Load() - before; got != 1 {
+		t.Fatalf("%d rewrites for a save of one key and one after FLUSHDB, want 1", got)
+	}
+}

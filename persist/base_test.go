@@ -1,10 +1,13 @@
 package persist
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // state loads the store as the server does: each time a key comes it
@@ -165,6 +168,26 @@ func TestStoreRewrite(t *testing.T) {
 	if got, n := state(t, s); got != want || n != 0 {
 		t.Fatalf("after the second rewrite (%d over):\n%s\nwant\n%s", n, got, want)
 	}
+	// The first base and the records are gone, and so are their files.
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: baseKey(2, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		t.Errorf("left after the second rewrite: %q", it.Key())
+	}
+	it.Close()
+	tables, err := s.db.SSTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range tables {
+		for _, tb := range level {
+			if bytes.Compare(tb.Smallest.UserKey, baseKey(2, 0)) < 0 && bytes.Compare(tb.Largest.UserKey, []byte{nsKey}) >= 0 {
+				t.Errorf("a file of the old base or records is still there: %s [%q, %q]", tb.FileNum, tb.Smallest.UserKey, tb.Largest.UserKey)
+			}
+		}
+	}
 	s.Close()
 	s, _ = openTest(t, dir, Options{})
 	if got, _ := state(t, s); got != want {
@@ -225,4 +248,36 @@ func TestStoreUpgradeFormat3(t *testing.T) {
 		t.Fatalf("version %q, %v", v, err)
 	}
 	closer.Close()
+}
+
+// TestStoreRewriteCrashBeforeExcise: a crash between a rewrite's flush and
+// the excise of the old files leaves them on disk, but the records written
+// before the rewrite no longer lie over its base, and the next rewrite
+// drops the files.
+func TestStoreRewriteCrashBeforeExcise(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openTest(t, dir, Options{})
+	rewrite(t, s, true, func(w *BaseWriter) { w.PutInt(0, []byte("k"), 0, 1) })
+	records(t, s, func(b *Batch) {
+		b.PutInt(0, []byte("k"), 0, 2)
+		b.PutInt(0, []byte("old"), 0, 3)
+	})
+	crashBeforeExcise = true
+	rewrite(t, s, true, func(w *BaseWriter) { w.PutInt(0, []byte("k"), 0, 4) })
+	crashBeforeExcise = false
+	s.Close()
+	s, _ = openTest(t, dir, Options{})
+	want := `0/"k"=i:0:""4`
+	if got, _ := state(t, s); got != want {
+		t.Fatalf("after the crash:\n%s\nwant\n%s", got, want)
+	}
+	rewrite(t, s, true, func(w *BaseWriter) { w.PutInt(0, []byte("k"), 0, 5) })
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{nsKey}, UpperBound: baseKey(3, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		t.Errorf("left after the next rewrite: %q", it.Key())
+	}
 }

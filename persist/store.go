@@ -475,6 +475,10 @@ func (s *Store) WriteSnapshot(b *Batch) error {
 	return err
 }
 
+// crashBeforeExcise, set by tests, makes a rewrite's end leave the old
+// files as a crash right after its flush would.
+var crashBeforeExcise bool
+
 // HasBase reports whether the snapshot has a base (base.go): then a key
 // record replaces the base's, and a deletion must be a KindGone record.
 func (s *Store) HasBase() bool { return s.gen.Load() != 0 }
@@ -501,8 +505,8 @@ func (s *Store) BeginRewrite() (*BaseWriter, error) {
 // EndCheckpoint makes the snapshot durable, records that it is complete
 // from log position from, and deletes the log files before it. w is the
 // checkpoint's BaseWriter if it rewrote the keyspace (nil otherwise): then,
-// in the same batch, its generation goes in force, and the previous base
-// and every key record go.
+// in the same batch, its generation goes in force and every key record
+// goes, and the previous base's files go after.
 func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -516,8 +520,10 @@ func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 	defer b.Close()
 	var err error
 	if w != nil {
+		// Load reads only the generation in force, so older ones may
+		// stay until excised below (or by the next rewrite, after a
+		// crash); the records must go with the batch.
 		err = errors.Join(
-			b.DeleteRange([]byte{nsBase}, baseKey(w.gen, 0), nil),
 			b.DeleteRange([]byte{nsKey}, []byte{nsKey + 1}, nil),
 			b.Set(genKey, binary.AppendUvarint(nil, w.gen), nil),
 		)
@@ -542,7 +548,7 @@ func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 		return err
 	}
 	s.ckpt.Store(from)
-	if w == nil {
+	if w == nil || crashBeforeExcise {
 		return s.elog.DropBefore(from)
 	}
 	// The range deletions hide the old base and the records; excising
