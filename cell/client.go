@@ -53,7 +53,7 @@ type Client struct {
 	dirty    []dirtyKey
 	dirtyBuf []byte
 	flushed  []int
-	seen     map[dirtyID]int
+	seen     map[dbKey]int
 	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
 	batch    *persist.Batch
 	// syncTo is the last batch this client's replies may reveal; under

@@ -271,12 +271,12 @@ func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bo
 // full flags of the others into it.
 func (c *Client) dedupeDirty() {
 	if c.seen == nil {
-		c.seen = map[dirtyID]int{}
+		c.seen = map[dbKey]int{}
 	}
 	clear(c.seen)
 	out := c.dirty[:0]
 	for _, d := range c.dirty {
-		id := dirtyID{d.db, string(c.dirtyBuf[d.off : d.off+d.n])}
+		id := dbKey{d.db, string(c.dirtyBuf[d.off : d.off+d.n])}
 		if i, ok := c.seen[id]; ok {
 			out[i].wide = out[i].wide || d.wide
 			out[i].full = out[i].full || d.full
@@ -288,7 +288,8 @@ func (c *Client) dedupeDirty() {
 	c.dirty = out
 }
 
-type dirtyID struct {
+// dbKey names a key of one database, as a map key.
+type dbKey struct {
 	db  int
 	key string
 }
@@ -400,23 +401,20 @@ func (s *Server) loadStore() error {
 // server started with more databases (Redis refuses to start instead).
 func (s *Server) keepForeign(db int, key []byte, v persist.Value) {
 	if s.foreign == nil {
-		s.foreign = map[string][]byte{}
+		s.foreign = map[dbKey][]byte{}
 	}
-	k := string(persist.AppendKey(nil, db, key))
+	id := dbKey{db, string(key)}
 	if v.Kind == persist.KindGone {
-		delete(s.foreign, k)
+		delete(s.foreign, id)
 		return
 	}
-	s.foreign[k] = persist.AppendValue(nil, v)
+	s.foreign[id] = persist.AppendValue(nil, v)
 }
 
 // writeForeign puts the keys keepForeign kept into a rewrite's base.
 func (s *Server) writeForeign(w *persist.BaseWriter) {
-	for k, val := range s.foreign {
-		db, key, _, err := persist.DecodeKey([]byte(k))
-		if err == nil {
-			w.PutEncoded(db, key, val)
-		}
+	for id, val := range s.foreign {
+		w.PutEncoded(id.db, []byte(id.key), val)
 	}
 }
 

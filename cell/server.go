@@ -51,7 +51,7 @@ type Server struct {
 	ckptMu   sync.Mutex
 	ckptFull bool
 	overKeys int64
-	foreign  map[string][]byte // keepForeign's keys, by AppendKey
+	foreign  map[dbKey][]byte // keepForeign's keys and encoded values
 	// Rewrites done since start and the last one's duration (INFO's
 	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
 	rewrites    atomic.Int64

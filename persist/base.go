@@ -68,17 +68,10 @@ type BaseWriter struct {
 	gen, seq uint64
 	chunk    []byte
 	vbuf     []byte
-	keys     int
 }
 
 // NewBaseWriter starts generation gen's chunks.
 func NewBaseWriter(gen uint64) *BaseWriter { return &BaseWriter{gen: gen} }
-
-// Gen is the generation the writer writes.
-func (w *BaseWriter) Gen() uint64 { return w.gen }
-
-// Keys is how many keys the writer took.
-func (w *BaseWriter) Keys() int { return w.keys }
 
 // head appends an entry's db, key and value length.
 func (w *BaseWriter) head(db int, key []byte, vlen int) {
@@ -86,7 +79,6 @@ func (w *BaseWriter) head(db int, key []byte, vlen int) {
 	w.chunk = binary.AppendUvarint(w.chunk, uint64(len(key)))
 	w.chunk = append(w.chunk, key...)
 	w.chunk = binary.AppendUvarint(w.chunk, uint64(vlen))
-	w.keys++
 }
 
 // PutInt adds db's key as the string that is v's decimal form (KindInt).

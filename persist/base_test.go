@@ -110,8 +110,8 @@ func TestStoreRewrite(t *testing.T) {
 		w.PutString(0, []byte("big"), 0, []byte(big))
 		w.PutEncoded(3, []byte("h"), AppendValue(w.Scratch(), Value{Kind: KindHash, Items: [][]byte{[]byte("f"), []byte("v")}}))
 		w.PutString(0, []byte("a"), 9, []byte("second"))
-		if w.Keys() != 5 || w.Gen() != 1 {
-			t.Fatalf("writer: %d keys, generation %d", w.Keys(), w.Gen())
+		if w.gen != 1 {
+			t.Fatalf("generation %d", w.gen)
 		}
 	})
 	if !s.HasBase() {
@@ -159,8 +159,8 @@ func TestStoreRewrite(t *testing.T) {
 	s, _ = openTest(t, dir, Options{})
 	check("reopened")
 	rewrite(t, s, true, func(w *BaseWriter) {
-		if w.Gen() != 2 {
-			t.Fatalf("generation %d after a cut rewrite of 2", w.Gen())
+		if w.gen != 2 {
+			t.Fatalf("generation %d after a cut rewrite of 2", w.gen)
 		}
 		w.PutInt(0, []byte("only"), 0, 5)
 	})
@@ -243,11 +243,7 @@ func TestStoreUpgradeFormat3(t *testing.T) {
 	if got, over := state(t, s); got != `0/"k"=i:0:""3` || over != 0 || s.HasBase() {
 		t.Fatalf("after the upgrade: %s (%d over, base %v)", got, over, s.HasBase())
 	}
-	v, closer, err := s.db.Get(versionKey)
-	if err != nil || string(v) != formatVersion {
-		t.Fatalf("version %q, %v", v, err)
-	}
-	closer.Close()
+	checkFormatVersion(t, s)
 }
 
 // TestStoreRewriteCrashBeforeExcise: a crash between a rewrite's flush and

@@ -212,10 +212,7 @@ func (b *Batch) Delete(db int, key []byte) { b.addKey(opDelete, db, key) }
 // Gone records in the snapshot that db's key does not exist, over what
 // the base may hold for it (base.go): a point record, where a delete
 // would let the base's show through.
-func (b *Batch) Gone(db int, key []byte) {
-	b.addKey(opSet, db, key)
-	b.wire = append(b.wire, 2, byte(KindGone), 0)
-}
+func (b *Batch) Gone(db int, key []byte) { b.Put(db, key, Value{Kind: KindGone}) }
 
 // DeleteKey removes db's key and every member record under it.
 func (b *Batch) DeleteKey(db int, key []byte) {

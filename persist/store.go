@@ -271,9 +271,10 @@ func (s *Store) Path() string { return s.path }
 // replaces the one before (a rewrite writes a key again when it changed
 // during the rewrite, and a key record over a base, which has Value.Over
 // set, replaces what the base gave), and a KindGone record says the key
-// is gone. A sorted set stored member by member arrives as one KindZSet value
-// with its members gathered into Items. Values alias a buffer that is only
-// valid during the call. An error from fn stops Load and is returned.
+// is gone. A sorted set stored member by member arrives as one KindZSet
+// value with its members gathered into Items. Values alias a buffer that
+// is only valid during the call. An error from fn stops Load and is
+// returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

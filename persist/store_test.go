@@ -271,6 +271,12 @@ func TestStoreUpgradeFormat2(t *testing.T) {
 	if got := joined(dump(t, s)); got != want {
 		t.Fatalf("after the upgrade:\n%s\nwant\n%s", got, want)
 	}
+	checkFormatVersion(t, s)
+}
+
+// checkFormatVersion fails unless s records this build's format.
+func checkFormatVersion(t *testing.T, s *Store) {
+	t.Helper()
 	v, closer, err := s.db.Get(versionKey)
 	if err != nil || string(v) != formatVersion {
 		t.Fatalf("version %q, %v", v, err)
