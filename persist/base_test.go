@@ -259,6 +259,7 @@ func TestStoreRewriteCrashBeforeExcise(t *testing.T) {
 		b.PutInt(0, []byte("old"), 0, 3)
 	})
 	crashBeforeExcise = true
+	t.Cleanup(func() { crashBeforeExcise = false }) // also when rewrite fails the test
 	rewrite(t, s, true, func(w *BaseWriter) { w.PutInt(0, []byte("k"), 0, 4) })
 	crashBeforeExcise = false
 	s.Close()
