@@ -52,7 +52,6 @@ type Client struct {
 	// The effects of the running execution, for the store (persist.go).
 	dirty    []dirtyKey
 	dirtyBuf []byte
-	flushed  []int
 	seen     map[dbKey]int
 	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
 	batch    *persist.Batch

@@ -3,9 +3,10 @@ package cell
 import "github.com/cellserver/cellserver/resp"
 
 // The keyspace mutation API. Every write to a key goes through one of the
-// functions below, and each of them ends in wrote(): the single place where
-// WATCH invalidation, the changes-since-save count and the persistence
-// effect log (persist.go) hook in. A handler that changes a value in place
+// functions below, and each of them ends in wrote(), wroteOver() or
+// wroteInt(): the single place where WATCH invalidation, the
+// changes-since-save count and the persistence effect log (persist.go)
+// hook in. A handler that changes a value in place
 // (INCR, ZADD into an existing set) calls touched() when it is done.
 //
 // All of them require the key's shard to be locked by dispatch.
@@ -82,7 +83,7 @@ func (x *Ctx) setIntOn(key []byte, e *Entry, v, exp int64) {
 	e.setStrEnc(encAuto)
 	e.setInt(v)
 	s.setExp(e, exp)
-	x.wroteOver(s, key, false)
+	x.wroteInt(s, key, e, false)
 }
 
 // storeInt is setInt once key's entry e (nil: none) is looked up in s
@@ -95,7 +96,7 @@ func (x *Ctx) storeInt(s *Shard, h uint32, e *Entry, key []byte, v, exp int64, w
 	}
 	e.setInt(v)
 	s.setExp(e, exp)
-	x.wroteOver(s, key, wide)
+	x.wroteInt(s, key, e, wide)
 	return e
 }
 
@@ -162,14 +163,31 @@ func (x *Ctx) wrote(s *Shard, key []byte) { x.changed(s, key, false, false) }
 
 func (x *Ctx) wroteOver(s *Shard, key []byte, wide bool) { x.changed(s, key, wide, true) }
 
+// wroteInt is wroteOver for key's entry e, which now holds an int:
+// CL.THROTTLE's and SET's hot path. Its record is encoded at once rather
+// than noted (logInt), which spares the commit a lookup of the key.
+func (x *Ctx) wroteInt(s *Shard, key []byte, e *Entry, wide bool) {
+	if wide || x.srv.store == nil {
+		x.wroteOver(s, key, wide)
+		return
+	}
+	x.counted(s, key)
+	x.cl.logInt(s, x.db, key, e)
+}
+
 // changed counts the write, breaks the key's WATCHes and notes it for
 // the effect log.
 func (x *Ctx) changed(s *Shard, key []byte, wide, full bool) {
+	x.counted(s, key)
+	x.persistNote(s, key, wide, full)
+}
+
+// counted counts a write of key and breaks its WATCHes.
+func (x *Ctx) counted(s *Shard, key []byte) {
 	s.dirty++
 	if len(s.watchers) != 0 {
 		s.touchWatchers(string(key))
 	}
-	x.persistNote(s, key, wide, full)
 }
 
 // persistNote gives the change to the effect log, if there is one.

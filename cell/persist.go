@@ -20,13 +20,15 @@ import (
 // state of each noted key into one record of the effect log: its whole
 // value, a delete, or, for a sorted set changed in place, its expiry and
 // the members that changed (zsetRec), which keeps a sliding window's
-// record at two members instead of the whole window. The record is in the
+// record at two members instead of the whole window. A key set to an int
+// (CL.THROTTLE's TAT, SET of a number) skips the note: wroteInt encodes
+// its record at once (logInt), ahead of the noted keys' final states. The record is in the
 // kernel's page cache before any reply leaves (persist.Store.Commit), so a
 // crash of the process loses nothing acknowledged under any policy. Two
 // clients writing one key hold its shard in turn, so their records reach
 // the log in the same order as their effects reached memory. FLUSHDB and
-// FLUSHALL become one range delete per database, written before the keys
-// the same execution wrote afterwards. The commit also marks what the next
+// FLUSHALL become one range delete per database, encoded when they run,
+// so before the keys the same execution wrote afterwards. The commit also marks what the next
 // checkpoint must write to the snapshot (checkpoint.go).
 //
 // Under appendfsync always, a client's replies wait in flush() until the
@@ -146,9 +148,31 @@ func (c *Client) noteDirty(s *Shard, db int, key []byte, wide, full bool) {
 	c.dirtyBuf = append(c.dirtyBuf, key...)
 }
 
-// noteFlush records that db was emptied.
+// noteFlush records that db was emptied: at once, so that the records
+// logInt encoded before it stay before it, and those after it after it.
 func (c *Client) noteFlush(db int) {
-	c.flushed = append(c.flushed, db)
+	c.effects().DeleteDB(db)
+	c.srv.flushedDBs[db].Store(true)
+}
+
+// logInt encodes the record of db's key, whose entry e (in s) now holds
+// an int, straight into the execution's batch, and flags e for the next
+// checkpoint. A later change of the key in the same execution is either
+// another such record or noted, and the noted keys' records come last
+// (commit), so the log still ends each execution with each key's final
+// state.
+func (c *Client) logInt(s *Shard, db int, key []byte, e *Entry) {
+	s.noteChanged(key, e, false)
+	v, _ := e.intVal()
+	c.effects().PutInt(db, key, e.Exp, v)
+}
+
+// effects is the running execution's batch.
+func (c *Client) effects() *persist.Batch {
+	if c.batch == nil {
+		c.batch = c.srv.store.NewBatch()
+	}
+	return c.batch
 }
 
 // commitEffects writes what the execution changed as one record of the
@@ -159,7 +183,7 @@ func (c *Client) commitEffects(l *lockSet) {
 	if st == nil {
 		return
 	}
-	if len(c.dirty) != 0 || len(c.flushed) != 0 {
+	if len(c.dirty) != 0 || c.batch != nil && !c.batch.Empty() {
 		c.commit(st, l)
 	}
 	if len(c.zrec.attached) != 0 {
@@ -173,14 +197,7 @@ func (c *Client) commitEffects(l *lockSet) {
 }
 
 func (c *Client) commit(st *persist.Store, l *lockSet) {
-	if c.batch == nil {
-		c.batch = st.NewBatch()
-	}
-	b := c.batch
-	for _, db := range c.flushed {
-		b.DeleteDB(db)
-		c.srv.flushedDBs[db].Store(true)
-	}
+	b := c.effects()
 	if len(c.dirty) > 1 {
 		c.dedupeDirty()
 	}
@@ -200,7 +217,7 @@ func (c *Client) commit(st *persist.Store, l *lockSet) {
 	for _, s := range l.shards {
 		s.lastCommit = n
 	}
-	c.dirty, c.dirtyBuf, c.flushed = c.dirty[:0], c.dirtyBuf[:0], c.flushed[:0]
+	c.dirty, c.dirtyBuf = c.dirty[:0], c.dirtyBuf[:0]
 }
 
 // logEntry adds to b the record that makes db's key hold e (nil: no key)

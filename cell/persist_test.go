@@ -211,6 +211,48 @@ func TestPersistTransactions(t *testing.T) {
 	sameKeys(t, dumpKeyspace(srv3), nil)
 }
 
+// TestPersistIntsInOrder: an int stored by SET, INCR or CL.THROTTLE is
+// encoded into the execution's record when it is written (logInt), other
+// changes when the execution ends, and a flush where it runs. Replayed
+// from the log alone, each transaction below must leave what it left in
+// memory: the int first and the noted key's final state after it, or the
+// flush between the two.
+func TestPersistIntsInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmds [][]string
+	}{
+		{"int then delete", [][]string{{"SET", "k", "1"}, {"DEL", "k"}}},
+		{"int then append", [][]string{{"SET", "k", "1"}, {"APPEND", "k", "x"}}},
+		{"int then expire", [][]string{{"SET", "k", "1"}, {"PEXPIRE", "k", "3600000"}}},
+		{"int over a list", [][]string{{"RPUSH", "k", "a"}, {"SET", "k", "7"}}},
+		{"list over an int", [][]string{{"SET", "k", "7"}, {"DEL", "k"}, {"RPUSH", "k", "a"}}},
+		{"int then incr", [][]string{{"SET", "k", "1"}, {"INCR", "k"}, {"SET", "j", "x"}, {"SET", "j", "3"}}},
+		{"flush then int", [][]string{{"SET", "old", "1"}, {"FLUSHDB"}, {"SET", "k", "5"}, {"CL.THROTTLE", "t", "5", "10", "60"}}},
+		{"int then flush", [][]string{{"SET", "k", "5"}, {"FLUSHDB"}, {"SET", "s", "str"}}},
+		{"flushall between ints", [][]string{{"CL.THROTTLE", "a", "5", "10", "60"}, {"SELECT", "3"}, {"INCR", "b"}, {"FLUSHALL"}, {"INCR", "c"}, {"SELECT", "0"}, {"SET", "d", "4"}}},
+		{"sorted set then int", [][]string{{"ZADD", "k", "1", "m"}, {"SET", "k", "9"}, {"ZADD", "z", "1", "m"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			srv, stop := openServer(t, dir, nil)
+			c := dial(t, srv)
+			c.do("SET", "kept", "before")
+			c.do("MULTI")
+			for _, cmd := range tc.cmds {
+				c.do(cmd...)
+			}
+			if got := c.do("EXEC"); strings.Contains(got, "-ERR") || strings.Contains(got, "-WRONGTYPE") {
+				t.Fatalf("EXEC: %q", got)
+			}
+			want := dumpKeyspace(srv)
+			crashStop(srv, stop)
+			srv, _ = openServer(t, dir, nil)
+			sameKeys(t, dumpKeyspace(srv), want)
+		})
+	}
+}
+
 // TestPersistExpiry: a key that expired while the server was down is not
 // loaded, and the active expiry's deletions reach the store.
 func TestPersistExpiry(t *testing.T) {
