@@ -252,19 +252,22 @@ type shardVisit struct {
 // shifted from ahead of the visit to behind it, or a rebuilt index.
 // keyIndex notes both (moved), and the visit starts over; the entries it
 // wrote already have their flag cleared, so starting over costs only a
-// walk. A rewrite first flags every entry, so it writes each exactly once
-// the same way.
+// walk. A rewrite writes every entry it meets, flagged or not, and
+// starts over the same way: the entries it wrote before are written again,
+// later in the base, and loading keeps the later copy (loadStore). That
+// spares it a pass over the shard to flag every entry first, a cache miss
+// per entry.
 func (v *shardVisit) run(db int, sh *Shard) (err error) {
 	clear(v.wideTombs)
+	all := v.base != nil
 	sh.mu.Lock()
-	if v.base != nil {
+	if all {
 		// Gone keys are not in memory, so not in the new base.
 		sh.tombs.reset()
-		flagAll(sh)
 	} else {
 		v.deletions(db, sh)
 	}
-	if sh.unsaved == 0 {
+	if all && sh.keys.len() == 0 || !all && sh.unsaved == 0 {
 		sh.mu.Unlock()
 		return nil
 	}
@@ -286,12 +289,12 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 			if mid := pos + visitAhead/2; mid < len(slots) {
 				// The value of an entry to be written: its aggregate
 				// or its bytes, by now the entry itself is in cache.
-				if e := slots[mid]; writes(e) && e.kind != valInt && e.ptr != nil {
+				if e := slots[mid]; e != nil && (all || writes(e)) && e.kind != valInt && e.ptr != nil {
 					prefetch.Line((*byte)(e.ptr))
 				}
 			}
 			e := slots[pos]
-			if !writes(e) {
+			if e == nil || !all && !writes(e) {
 				continue
 			}
 			v.write(db, e)
@@ -348,21 +351,6 @@ func (v *shardVisit) write(db int, e *Entry) {
 	}
 	if v.base.Full() {
 		v.base.Seal(v.b)
-	}
-}
-
-// flagAll flags every entry of sh, locked, for a rewrite's visit: in one
-// hold of the lock, since an entry that escaped a flagging in parts would
-// be missing from the base. It costs a read of each entry, prefetched.
-func flagAll(sh *Shard) {
-	slots := sh.keys.slots
-	for i, e := range slots {
-		if ahead := i + visitAhead; ahead < len(slots) && slots[ahead] != nil {
-			prefetch.Line((*byte)(unsafe.Pointer(slots[ahead])))
-		}
-		if e != nil {
-			sh.markUnsaved(e)
-		}
 	}
 }
 
