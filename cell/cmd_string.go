@@ -392,7 +392,11 @@ func incrDecr(x *Ctx, delta int64) {
 		return
 	}
 	v += delta
-	x.setInt(key, v, exp)
+	if e != nil {
+		x.setIntOn(key, e, v, exp)
+	} else {
+		x.setInt(key, v, exp)
+	}
 	x.W.Int(v)
 }
 
