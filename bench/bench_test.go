@@ -214,8 +214,20 @@ func TestRatios(t *testing.T) {
 	}
 	rows = []row{{Server: "redis", Skipped: "n/a"}, {Server: "cellserver", OpsPerSec: 10}}
 	setRatios(rows, true)
-	if rows[1].OpsRatio != 0 {
-		t.Error("a ratio without a reference")
+	if rows[1].OpsRatio != 0 || rows[1].RatioBasis != "" {
+		t.Errorf("a ratio without a reference: %+v", rows[1])
+	}
+	// Persistence's cost: cellserver against cellserver-off when no redis
+	// ran, and against redis when one did.
+	rows = []row{{Server: "cellserver", OpsPerSec: 90, ServerCPUus: 3}, {Server: "cellserver-off", OpsPerSec: 100, ServerCPUus: 2}}
+	setRatios(rows, false)
+	if rows[0].OpsRatio != 0.9 || rows[0].CPURatio != 1.5 || rows[0].RatioBasis != "cellserver-off" {
+		t.Errorf("cellserver against cellserver-off: %+v", rows[0])
+	}
+	rows = []row{{Server: "redis", OpsPerSec: 30}, {Server: "cellserver", OpsPerSec: 90}, {Server: "cellserver-off", OpsPerSec: 100}}
+	setRatios(rows, false)
+	if rows[1].OpsRatio != 3 || rows[1].RatioBasis != "" {
+		t.Errorf("cellserver against redis, with cellserver-off beside: %+v", rows[1])
 	}
 	rows = []row{
 		{Workload: "throttle", Depth: 16, Server: "cellserver", OpsPerSec: 300, ServerCPUus: 1},

@@ -18,6 +18,16 @@
 // cellserver when its --help lists such flags (the report says when it
 // does not).
 //
+// What persistence costs cellserver is measured beside itself:
+// -servers cellserver,cellserver-off -persist everysec -rounds N starts a
+// second cellserver with --appendonly no, alternates the two on every row
+// N times, and reports the cellserver row against cellserver-off. Run
+// separately, the two halves of such a comparison land minutes apart, and
+// on a shared virtual machine the speed of the same binary drifts by more
+// than the 10% being measured. Each keeps its best round, as everywhere
+// here; rows long enough to hold a checkpoint (-duration 8s or more over a
+// million keys) keep that from flattering the persistent one.
+//
 // What is measured, per workload, pipeline depth and server:
 //
 //   - ops/s: operations completed in the measured window (after a warm-up

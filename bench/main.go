@@ -77,7 +77,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")
 	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
 	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
-	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver")
+	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver,cellserver-off (cellserver with persistence off, beside -persist's: what persistence costs)")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")
 	fs.Usage = func() {
@@ -143,7 +143,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.only = map[serverKind]bool{}
 		for name := range strings.SplitSeq(*servers, ",") {
 			k := serverKind(strings.TrimSpace(name))
-			if k != kindRedis && k != kindModule && k != kindCell {
+			if k != kindRedis && k != kindModule && k != kindCell && k != kindCellOff {
 				return nil, fmt.Errorf("-servers: unknown server %q", name)
 			}
 			o.only[k] = true
@@ -300,6 +300,10 @@ func newBench(o *options, tmp string, log io.Writer) (*bench, error) {
 	}
 	b.cellFlag = probeCellFlags(b.cellBin)
 	_, note := cellArgs(0, tmp, o.persist, b.cellFlag)
+	if o.only[kindCellOff] {
+		_, off := cellArgs(0, tmp, "off", b.cellFlag)
+		note += "; cellserver-off: " + strings.TrimPrefix(off, "cellserver ")
+	}
 	b.env = environment{
 		Date:         time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Cores:        runtime.NumCPU(),
@@ -325,8 +329,8 @@ func newBench(o *options, tmp string, log io.Writer) (*bench, error) {
 // kinds are the servers of this run, in the order each row drives them.
 func (b *bench) kinds() []serverKind {
 	var out []serverKind
-	for _, k := range []serverKind{kindRedis, kindModule, kindCell} {
-		if k == kindModule && b.o.module == "" {
+	for _, k := range []serverKind{kindRedis, kindModule, kindCell, kindCellOff} {
+		if k == kindModule && b.o.module == "" || k == kindCellOff && !b.o.only[k] {
 			continue
 		}
 		if b.o.only == nil || b.o.only[k] {
@@ -339,9 +343,13 @@ func (b *bench) kinds() []serverKind {
 // start starts one server of the given kind.
 func (b *bench) start(kind serverKind) (*server, error) {
 	switch kind {
-	case kindCell:
+	case kindCell, kindCellOff:
+		p := b.o.persist
+		if kind == kindCellOff {
+			p = "off"
+		}
 		return startServer(kind, b.cellBin, b.tmp, func(port int, dir string) []string {
-			args, _ := cellArgs(port, dir, b.o.persist, b.cellFlag)
+			args, _ := cellArgs(port, dir, p, b.cellFlag)
 			return args
 		})
 	case kindModule:

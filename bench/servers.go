@@ -16,13 +16,19 @@ import (
 	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
-// serverKind names the three servers a run can compare.
+// serverKind names the servers a run can compare.
 type serverKind string
 
 const (
 	kindRedis  serverKind = "redis"
 	kindModule serverKind = "redis+module"
 	kindCell   serverKind = "cellserver"
+	// kindCellOff is cellserver with persistence off, next to a
+	// cellserver with -persist: the rows of one process alternate the
+	// two, which is what it takes to measure what persistence costs on
+	// a machine whose speed drifts from minute to minute. Only run when
+	// -servers names it.
+	kindCellOff serverKind = "cellserver-off"
 )
 
 // server is one process we started (serverproc stops it by its pid, and

@@ -277,22 +277,35 @@ func writePerfReport(base string, log interface{ Write([]byte) (int, error) }) {
 	}
 }
 
-// setRatios fills the cellserver row's ratios against its reference.
+// setRatios fills the cellserver row's ratios against its reference:
+// redis (redis+module for the module's workloads), or, in a run without
+// it, cellserver-off.
 func setRatios(rows []row, module bool) {
 	ref := string(kindRedis)
 	if module {
 		ref = string(kindModule)
 	}
-	var base, cell *row
+	var base, off, cell *row
 	for i := range rows {
 		switch rows[i].Server {
 		case ref:
 			base = &rows[i]
+		case string(kindCellOff):
+			off = &rows[i]
 		case string(kindCell):
 			cell = &rows[i]
 		}
 	}
+	if base == nil || base.Skipped != "" {
+		base = off
+		if cell != nil {
+			cell.RatioBasis = string(kindCellOff)
+		}
+	}
 	if base == nil || cell == nil || base.Skipped != "" || cell.Skipped != "" || base.OpsPerSec == 0 {
+		if cell != nil {
+			cell.RatioBasis = ""
+		}
 		return
 	}
 	cell.OpsRatio = cell.OpsPerSec / base.OpsPerSec
