@@ -130,7 +130,11 @@ func (s *Server) checkpoint() error {
 		flushed = s.flushedDBs[d].Swap(false) || flushed
 	}
 	rewrite := full || flushed || s.rewriteDue()
-	v := shardVisit{srv: s, b: s.store.NewBatch()}
+	if s.ckptBatch == nil {
+		s.ckptBatch = s.store.NewBatch()
+	}
+	s.ckptBatch.Reset()
+	v := shardVisit{srv: s, b: s.ckptBatch}
 	if rewrite {
 		v.base, err = s.store.BeginRewrite()
 	}

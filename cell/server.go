@@ -47,11 +47,14 @@ type Server struct {
 	// after one failed (the next rewrites); overKeys the key records
 	// written over the base since it was; ckptBase the store's size after
 	// the last one; flushedDBs the databases flushed since the last one
-	// began; replayed the log records replayed at start.
-	ckptMu   sync.Mutex
-	ckptFull bool
-	overKeys int64
-	foreign  map[dbKey][]byte // keepForeign's keys and encoded values
+	// began; replayed the log records replayed at start; ckptBatch the
+	// batch checkpoints gather what they write in, kept from one to the
+	// next so that its few megabytes are not garbage each time.
+	ckptMu    sync.Mutex
+	ckptFull  bool
+	ckptBatch *persist.Batch
+	overKeys  int64
+	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
 	// Rewrites done since start and the last one's duration (INFO's
 	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
 	rewrites    atomic.Int64

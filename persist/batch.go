@@ -57,6 +57,10 @@ func (b *Batch) reset() { b.wire, b.n = b.wire[:0], 0 }
 // NewBatch makes an empty batch for s.
 func (s *Store) NewBatch() *Batch { return &Batch{} }
 
+// Reset empties the batch and keeps its buffer, for a batch reused across
+// writes that may have stopped halfway (a checkpoint that failed).
+func (b *Batch) Reset() { b.reset() }
+
 // Empty reports whether the batch holds nothing to commit.
 func (b *Batch) Empty() bool { return b.n == 0 }
 
