@@ -98,6 +98,11 @@ func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
 		start := len(dst)
 		var w persist.ZSetInts
 		dst = w.Head(dst, exp, z.Len())
+		// ZSetInts's members are AppendIntDeltas's encoding
+		// (TestWindowIntDeltas).
+		if out, ok := z.Set.AppendIntDeltas(dst); ok {
+			return out
+		}
 		if z.Set.EachInt(func(v int64, score float64) bool {
 			dst = w.Add(dst, v)
 			return math.Float64bits(float64(v)) == math.Float64bits(score)

@@ -837,6 +837,20 @@ func (n *node) eachInt(fn func(v int64, score float64) bool) bool {
 	return true
 }
 
+// appendIntDeltas is AppendIntDeltas under n.
+func (n *node) appendIntDeltas(dst []byte, prev int64) ([]byte, int64, bool) {
+	if n.leaf() {
+		return appendIntDeltas(n.p, dst, prev)
+	}
+	for _, k := range n.in.kids {
+		var ok bool
+		if dst, prev, ok = k.appendIntDeltas(dst, prev); !ok {
+			return dst, prev, false
+		}
+	}
+	return dst, prev, true
+}
+
 // descend calls fn for the entries of rank <= from under n, in reverse
 // order.
 func (n *node) descend(from int, fn Visitor, scratch *[20]byte) bool {

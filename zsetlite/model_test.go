@@ -2,10 +2,12 @@ package zsetlite
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -905,6 +907,74 @@ func TestEachInt(t *testing.T) {
 			calls := 0
 			if tt.s.Len() > 1 && tt.ok && (tt.s.EachInt(func(int64, float64) bool { calls++; return calls < 2 }) || calls != 2) {
 				t.Fatalf("a false from fn: %d calls, or EachInt reported true", calls)
+			}
+		})
+	}
+}
+
+// TestAppendIntDeltas: the varint deltas decode to Range's members, whose
+// scores are exactly their integers; a set with a score stored as a float
+// (past 2^47) or not self-keyed is refused and dst is left as it was.
+func TestAppendIntDeltas(t *testing.T) {
+	window := func(n int) *Set {
+		s := New(DefaultConfig())
+		for i := range n {
+			v := 1700000000000 + 3*i - n
+			s.Put([]byte(fmt.Sprint(v)), float64(v))
+		}
+		return s
+	}
+	of := func(vs ...float64) *Set {
+		s := New(DefaultConfig())
+		for _, v := range vs {
+			s.Put([]byte(strconv.FormatInt(int64(v), 10)), v)
+		}
+		return s
+	}
+	mixed := window(10)
+	mixed.Put([]byte("m"), 1)
+	for _, tt := range []struct {
+		name string
+		s    *Set
+		ok   bool
+	}{
+		{"empty", New(DefaultConfig()), true},
+		{"small window", window(50), true},
+		{"large window", window(5000), true},
+		{"negatives", of(-5, -1, 0, 7), true},
+		{"negative zero, stored as 0 (normScore)", of(math.Copysign(0, -1), 3), true},
+		{"past 2^47", of(1, 1<<50), false},
+		{"large, past 2^47 at the end", func() *Set { s := window(300); s.Put([]byte(strconv.Itoa(1<<50)), 1<<50); return s }(), false},
+		{"not self-keyed", mixed, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dst, ok := tt.s.AppendIntDeltas([]byte("head"))
+			if ok != tt.ok {
+				t.Fatalf("AppendIntDeltas = %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				if string(dst) != "head" {
+					t.Fatalf("refused, but dst is %q", dst)
+				}
+				return
+			}
+			var got []string
+			b, prev := dst[len("head"):], int64(0)
+			for len(b) > 0 {
+				d, n := binary.Varint(b)
+				if n <= 0 {
+					t.Fatalf("bad varint at %d", len(dst)-len(b))
+				}
+				b, prev = b[n:], prev+d
+				got = append(got, fmt.Sprintf("%d=%x", prev, math.Float64bits(float64(prev))))
+			}
+			var want []string
+			tt.s.Range(0, -1, false, func(m []byte, sc float64) bool {
+				want = append(want, fmt.Sprintf("%s=%x", m, math.Float64bits(sc)))
+				return true
+			})
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("deltas decode to %v, Range gives %v", got, want)
 			}
 		})
 	}

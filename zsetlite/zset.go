@@ -2,6 +2,7 @@ package zsetlite
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"unsafe"
 )
@@ -99,6 +100,46 @@ func eachInt(p []byte, fn func(v int64, score float64) bool) bool {
 		}
 	}
 	return true
+}
+
+// AppendIntDeltas is EachInt for the usual window, as one loop instead of a
+// call per member: while the set is SelfKeyed and every score is stored as
+// an integer, it appends each member's integer, in order, as a signed
+// varint (binary.AppendVarint) of its difference from the one before (the
+// first from 0), and reports true. Otherwise it returns dst as it was and
+// false: a score stored as a float (one past 2^47) is left to EachInt,
+// which gives its exact bits.
+func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
+	if !s.SelfKeyed() {
+		return dst, false
+	}
+	start := len(dst)
+	var ok bool
+	if s.big != nil {
+		dst, _, ok = s.big.tree.root.appendIntDeltas(dst, 0)
+	} else {
+		dst, _, ok = appendIntDeltas(s.packed, dst, 0)
+	}
+	if !ok {
+		return dst[:start], false
+	}
+	return dst, true
+}
+
+// appendIntDeltas is AppendIntDeltas over one packed run of entries,
+// prev being the integer before its first.
+func appendIntDeltas(p, dst []byte, prev int64) ([]byte, int64, bool) {
+	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
+		h := p[off]
+		d := h & 0x3f
+		if d < memI8 || h&0xc0 == scoreF64 {
+			return dst, prev, false
+		}
+		v, _ := readIntMember(d, p, off+1)
+		dst = binary.AppendVarint(dst, v-prev)
+		prev = v
+	}
+	return dst, prev, true
 }
 
 // selfKeyedPair reports whether member is the canonical decimal text of
