@@ -178,3 +178,26 @@ func TestZSetPopNotesEveryMember(t *testing.T) {
 		t.Fatalf("%d records, want 6", b.Len())
 	}
 }
+
+// TestWindowIntDeltas: zsetlite's AppendIntDeltas, which appendStored
+// uses for a window, gives the bytes persist.ZSetInts.Add gives member by
+// member, for packed and tree windows.
+func TestWindowIntDeltas(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 1000} {
+		s := zsetlite.New(zsetlite.DefaultConfig())
+		for i := range n {
+			v := 1_700_000_000_000 + int64(i*i) - 5000
+			s.Put([]byte(strconv.FormatInt(v, 10)), float64(v))
+		}
+		var w persist.ZSetInts
+		want := w.Head(nil, 42, s.Len())
+		if !s.EachInt(func(v int64, _ float64) bool { want = w.Add(want, v); return true }) {
+			t.Fatalf("%d members: not self-keyed", n)
+		}
+		got := w.Head(nil, 42, s.Len())
+		got, ok := s.AppendIntDeltas(got)
+		if !ok || string(got) != string(want) {
+			t.Errorf("%d members: AppendIntDeltas %v %x, ZSetInts %x", n, ok, got, want)
+		}
+	}
+}
