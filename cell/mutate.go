@@ -4,10 +4,10 @@ import "github.com/cellserver/cellserver/resp"
 
 // The keyspace mutation API. Every write to a key goes through one of the
 // functions below, and each of them ends in wrote(), wroteOver() or
-// wroteInt(): the single place where WATCH invalidation, the
-// changes-since-save count and the persistence effect log (persist.go)
-// hook in. A handler that changes a value in place
-// (INCR, ZADD into an existing set) calls touched() when it is done.
+// wroteInt(): where WATCH invalidation, the changes-since-save count
+// (counted) and the persistence effect log (persist.go) hook in. A handler
+// that changes a value in place (APPEND, ZADD into an existing set) calls
+// touched() when it is done.
 //
 // All of them require the key's shard to be locked by dispatch.
 

@@ -21,15 +21,17 @@ import (
 // value, a delete, or, for a sorted set changed in place, its expiry and
 // the members that changed (zsetRec), which keeps a sliding window's
 // record at two members instead of the whole window. A key set to an int
-// (CL.THROTTLE's TAT, SET of a number) skips the note: wroteInt encodes
-// its record at once (logInt), ahead of the noted keys' final states. The record is in the
-// kernel's page cache before any reply leaves (persist.Store.Commit), so a
-// crash of the process loses nothing acknowledged under any policy. Two
-// clients writing one key hold its shard in turn, so their records reach
-// the log in the same order as their effects reached memory. FLUSHDB and
-// FLUSHALL become one range delete per database, encoded when they run,
-// so before the keys the same execution wrote afterwards. The commit also marks what the next
-// checkpoint must write to the snapshot (checkpoint.go).
+// (CL.THROTTLE's TAT, SET of a number, INCR) skips the note: wroteInt
+// encodes its record at once (logInt), ahead of the noted keys' final
+// states. The record is in the kernel's page cache before any reply
+// leaves (persist.Store.Commit), so a crash of the process loses nothing
+// acknowledged under any policy. Two clients writing one key hold its
+// shard in turn, so their records reach the log in the same order as their
+// effects reached memory. FLUSHDB and FLUSHALL become one range delete per
+// database, encoded where they run, so after the records encoded before
+// them and before the keys the same execution wrote afterwards. The commit
+// also marks what the next checkpoint must write to the snapshot
+// (checkpoint.go).
 //
 // Under appendfsync always, a client's replies wait in flush() until the
 // last batch that changed any shard its commands held is synced: its own
