@@ -858,35 +858,51 @@ func TestSelfKeyedLarge(t *testing.T) {
 	}
 }
 
+// timestamps is a self-keyed set of n millisecond timestamps, 3 ms apart.
+func timestamps(n int) *Set {
+	s := New(DefaultConfig())
+	for i := range n {
+		v := 1700000000000 + 3*i - n
+		s.Put([]byte(fmt.Sprint(v)), float64(v))
+	}
+	return s
+}
+
+// intsOf is a set whose members are vs' integers, each at its own score.
+func intsOf(vs ...float64) *Set {
+	s := New(DefaultConfig())
+	for _, v := range vs {
+		s.Put([]byte(strconv.FormatInt(int64(v), 10)), v)
+	}
+	return s
+}
+
+// intSet is a case of TestEachInt and TestAppendIntDeltas: ok says whether
+// the set is to be walked as integers.
+type intSet struct {
+	name string
+	s    *Set
+	ok   bool
+}
+
+// intSets are the cases both tests share.
+func intSets() []intSet {
+	mixed := timestamps(10)
+	mixed.Put([]byte("m"), 1)
+	return []intSet{
+		{"empty", New(DefaultConfig()), true},
+		{"small window", timestamps(50), true},
+		{"large window", timestamps(5000), true},
+		{"negatives", intsOf(-5, -1, 0, 7), true},
+		{"not self-keyed", mixed, false},
+	}
+}
+
 // TestEachInt: a self-keyed set gives its integers in Range's order,
 // small or large; a set that is not self-keyed gives false; fn's false
 // stops the walk.
 func TestEachInt(t *testing.T) {
-	window := func(n int) *Set {
-		s := New(DefaultConfig())
-		for i := range n {
-			v := 1700000000000 + 3*i - n
-			s.Put([]byte(fmt.Sprint(v)), float64(v))
-		}
-		return s
-	}
-	mixed := window(10)
-	mixed.Put([]byte("m"), 1)
-	negative := New(DefaultConfig())
-	for _, v := range []int{-5, -1, 0, 7} {
-		negative.Put([]byte(fmt.Sprint(v)), float64(v))
-	}
-	for _, tt := range []struct {
-		name string
-		s    *Set
-		ok   bool
-	}{
-		{"empty", New(DefaultConfig()), true},
-		{"small window", window(50), true},
-		{"large window", window(5000), true},
-		{"negatives", negative, true},
-		{"not self-keyed", mixed, false},
-	} {
+	for _, tt := range intSets() {
 		t.Run(tt.name, func(t *testing.T) {
 			var want []string
 			tt.s.Range(0, -1, false, func(m []byte, sc float64) bool {
@@ -916,37 +932,13 @@ func TestEachInt(t *testing.T) {
 // scores are exactly their integers; a set with a score stored as a float
 // (past 2^47) or not self-keyed is refused and dst is left as it was.
 func TestAppendIntDeltas(t *testing.T) {
-	window := func(n int) *Set {
-		s := New(DefaultConfig())
-		for i := range n {
-			v := 1700000000000 + 3*i - n
-			s.Put([]byte(fmt.Sprint(v)), float64(v))
-		}
-		return s
-	}
-	of := func(vs ...float64) *Set {
-		s := New(DefaultConfig())
-		for _, v := range vs {
-			s.Put([]byte(strconv.FormatInt(int64(v), 10)), v)
-		}
-		return s
-	}
-	mixed := window(10)
-	mixed.Put([]byte("m"), 1)
-	for _, tt := range []struct {
-		name string
-		s    *Set
-		ok   bool
-	}{
-		{"empty", New(DefaultConfig()), true},
-		{"small window", window(50), true},
-		{"large window", window(5000), true},
-		{"negatives", of(-5, -1, 0, 7), true},
-		{"negative zero, stored as 0 (normScore)", of(math.Copysign(0, -1), 3), true},
-		{"past 2^47", of(1, 1<<50), false},
-		{"large, past 2^47 at the end", func() *Set { s := window(300); s.Put([]byte(strconv.Itoa(1<<50)), 1<<50); return s }(), false},
-		{"not self-keyed", mixed, false},
-	} {
+	large := timestamps(300)
+	large.Put([]byte(strconv.Itoa(1<<50)), 1<<50)
+	for _, tt := range append(intSets(),
+		intSet{"negative zero, stored as 0 (normScore)", intsOf(math.Copysign(0, -1), 3), true},
+		intSet{"past 2^47", intsOf(1, 1<<50), false},
+		intSet{"large, past 2^47 at the end", large, false},
+	) {
 		t.Run(tt.name, func(t *testing.T) {
 			dst, ok := tt.s.AppendIntDeltas([]byte("head"))
 			if ok != tt.ok {
