@@ -2,7 +2,6 @@ package cell
 
 import (
 	"fmt"
-	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -93,25 +92,15 @@ func (h *Hash) appendStored(dst []byte, exp int64) []byte {
 
 func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
 	if z.Set.SelfKeyed() {
-		// A window of timestamps: its integers, a byte or two each. A
-		// member that would not give its score back bit for bit (which
-		// SelfKeyed rules out) falls back to the general form rather
-		// than make a wrong record.
-		start := len(dst)
+		// A window of timestamps: its integers, a byte or two each
+		// (ZSetInts's members are AppendIntDeltas's encoding:
+		// TestWindowIntDeltas). A member that would not give its score
+		// back bit for bit (which SelfKeyed rules out) falls back to the
+		// general form rather than make a wrong record.
 		var w persist.ZSetInts
-		dst = w.Head(dst, exp, z.Len())
-		// ZSetInts's members are AppendIntDeltas's encoding
-		// (TestWindowIntDeltas).
-		if out, ok := z.Set.AppendIntDeltas(dst); ok {
+		if out, ok := z.Set.AppendIntDeltas(w.Head(dst, exp, z.Len())); ok {
 			return out
 		}
-		if z.Set.EachInt(func(v int64, score float64) bool {
-			dst = w.Add(dst, v)
-			return math.Float64bits(float64(v)) == math.Float64bits(score)
-		}) {
-			return dst
-		}
-		dst = dst[:start]
 	}
 	dst = persist.AppendAggregate(dst, persist.KindZSet, exp, 2*z.Len())
 	z.Range(0, -1, false, func(m []byte, score float64) bool {

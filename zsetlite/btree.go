@@ -824,19 +824,6 @@ func (n *node) ascend(from int, fn Visitor, scratch *[20]byte) bool {
 	return true
 }
 
-// eachInt is Set.EachInt under n.
-func (n *node) eachInt(fn func(v int64, score float64) bool) bool {
-	if n.leaf() {
-		return eachInt(n.p, fn)
-	}
-	for _, k := range n.in.kids {
-		if !k.eachInt(fn) {
-			return false
-		}
-	}
-	return true
-}
-
 // appendIntDeltas is AppendIntDeltas under n.
 func (n *node) appendIntDeltas(dst []byte, prev int64) ([]byte, int64, bool) {
 	if n.leaf() {

@@ -877,15 +877,15 @@ func intsOf(vs ...float64) *Set {
 	return s
 }
 
-// intSet is a case of TestEachInt and TestAppendIntDeltas: ok says whether
-// the set is to be walked as integers.
+// intSet is a case of TestAppendIntDeltas: ok says whether the set is to
+// be given as integers.
 type intSet struct {
 	name string
 	s    *Set
 	ok   bool
 }
 
-// intSets are the cases both tests share.
+// intSets are its cases.
 func intSets() []intSet {
 	mixed := timestamps(10)
 	mixed.Put([]byte("m"), 1)
@@ -898,46 +898,17 @@ func intSets() []intSet {
 	}
 }
 
-// TestEachInt: a self-keyed set gives its integers in Range's order,
-// small or large; a set that is not self-keyed gives false; fn's false
-// stops the walk.
-func TestEachInt(t *testing.T) {
-	for _, tt := range intSets() {
-		t.Run(tt.name, func(t *testing.T) {
-			var want []string
-			tt.s.Range(0, -1, false, func(m []byte, sc float64) bool {
-				want = append(want, fmt.Sprintf("%s=%g", m, sc))
-				return true
-			})
-			var got []string
-			ok := tt.s.EachInt(func(v int64, sc float64) bool {
-				got = append(got, fmt.Sprintf("%d=%g", v, sc))
-				return true
-			})
-			if ok != tt.ok {
-				t.Fatalf("EachInt = %v, want %v", ok, tt.ok)
-			}
-			if ok && strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Fatalf("EachInt gave %v, Range %v", got, want)
-			}
-			calls := 0
-			if tt.s.Len() > 1 && tt.ok && (tt.s.EachInt(func(int64, float64) bool { calls++; return calls < 2 }) || calls != 2) {
-				t.Fatalf("a false from fn: %d calls, or EachInt reported true", calls)
-			}
-		})
-	}
-}
-
-// TestAppendIntDeltas: the varint deltas decode to Range's members, whose
-// scores are exactly their integers; a set with a score stored as a float
-// (past 2^47) or not self-keyed is refused and dst is left as it was.
+// TestAppendIntDeltas: the varint deltas decode to Range's members, in
+// Range's order, small sets and large, whose scores are exactly their
+// integers, also when a score is stored as a float (past 2^47); a set that
+// is not self-keyed is refused and dst is left as it was.
 func TestAppendIntDeltas(t *testing.T) {
 	large := timestamps(300)
 	large.Put([]byte(strconv.Itoa(1<<50)), 1<<50)
 	for _, tt := range append(intSets(),
 		intSet{"negative zero, stored as 0 (normScore)", intsOf(math.Copysign(0, -1), 3), true},
-		intSet{"past 2^47", intsOf(1, 1<<50), false},
-		intSet{"large, past 2^47 at the end", large, false},
+		intSet{"past 2^47", intsOf(1, 1<<50), true},
+		intSet{"large, past 2^47 at the end", large, true},
 	) {
 		t.Run(tt.name, func(t *testing.T) {
 			dst, ok := tt.s.AppendIntDeltas([]byte("head"))

@@ -333,7 +333,7 @@ func decode(p []byte, off int) pentry {
 
 // readIntMember reads the integer member with descriptor d (memI8 and
 // up) at p[i:], and returns it and the offset after it. It and readScore
-// are decode's two halves for Set.EachInt; decode keeps them written out
+// are decode's two halves for Set.AppendIntDeltas; decode keeps them written out
 // (as calls they do not inline, which cost the hot path ~5%).
 func readIntMember(d byte, p []byte, i int) (int64, int) {
 	switch d {

@@ -69,46 +69,13 @@ func (s *Set) SelfKeyed() bool {
 	return s.selfKeyed
 }
 
-// EachInt calls fn, in order, with each member's integer and score while
-// the set is SelfKeyed, without formatting members as text (a checkpoint
-// stores a window as its integers). It reports false, having called fn for
-// none or only some entries, when the set is not self-keyed or fn returns
-// false.
-func (s *Set) EachInt(fn func(v int64, score float64) bool) bool {
-	if !s.SelfKeyed() {
-		return false
-	}
-	if s.big != nil {
-		return s.big.tree.root.eachInt(fn)
-	}
-	return eachInt(s.packed, fn)
-}
-
-// eachInt is EachInt over one packed run of entries. It reads only what
-// an integer member's entry holds, and steps by entryLen.
-func eachInt(p []byte, fn func(v int64, score float64) bool) bool {
-	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
-		h := p[off]
-		d := h & 0x3f
-		if d < memI8 {
-			return false
-		}
-		v, i := readIntMember(d, p, off+1)
-		sc, _ := readScore(h, p, i)
-		if !fn(v, sc) {
-			return false
-		}
-	}
-	return true
-}
-
-// AppendIntDeltas is EachInt for the usual window, as one loop instead of a
-// call per member: while the set is SelfKeyed and every score is stored as
-// an integer, it appends each member's integer, in order, as a signed
-// varint (binary.AppendVarint) of its difference from the one before (the
-// first from 0), and reports true. Otherwise it returns dst as it was and
-// false: a score stored as a float (one past 2^47) is left to EachInt,
-// which gives its exact bits.
+// AppendIntDeltas gives a self-keyed set as its integers, without
+// formatting members as text (a checkpoint stores a window that way): it
+// appends each member's integer, in order, as a signed varint
+// (binary.AppendVarint) of its difference from the one before (the first
+// from 0), and reports true. When the set is not SelfKeyed, or a score
+// would not come back bit for bit as its member's integer, it returns dst
+// as it was and false.
 func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 	if !s.SelfKeyed() {
 		return dst, false
@@ -127,15 +94,23 @@ func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 }
 
 // appendIntDeltas is AppendIntDeltas over one packed run of entries,
-// prev being the integer before its first.
+// prev being the integer before its first. It reads only what an integer
+// member's entry holds, and steps by entryLen. A score stored as an
+// integer is the member's (SelfKeyed); one stored as a float (past 2^47)
+// is checked.
 func appendIntDeltas(p, dst []byte, prev int64) ([]byte, int64, bool) {
 	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
 		h := p[off]
 		d := h & 0x3f
-		if d < memI8 || h&0xc0 == scoreF64 {
+		if d < memI8 {
 			return dst, prev, false
 		}
-		v, _ := readIntMember(d, p, off+1)
+		v, i := readIntMember(d, p, off+1)
+		if h&0xc0 == scoreF64 {
+			if sc, _ := readScore(h, p, i); math.Float64bits(sc) != math.Float64bits(float64(v)) {
+				return dst, prev, false
+			}
+		}
 		dst = binary.AppendVarint(dst, v-prev)
 		prev = v
 	}
