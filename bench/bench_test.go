@@ -224,6 +224,29 @@ func TestRatios(t *testing.T) {
 	if rows[0].OpsRatio != 0.9 || rows[0].CPURatio != 1.5 || rows[0].RatioBasis != "cellserver-off" {
 		t.Errorf("cellserver against cellserver-off: %+v", rows[0])
 	}
+	if rows[0].Paired != nil {
+		t.Errorf("a paired ratio without rounds: %+v", rows[0].Paired)
+	}
+	// Paired rounds: the median of the per-round ratios, not the ratio of
+	// the best rounds (1.0 here, from rounds two minutes apart).
+	rows = []row{
+		{Server: "cellserver", OpsPerSec: 100, ServerCPUus: 2, RoundOps: []float64{90, 100, 60, 95}, RoundCPU: []float64{2.2, 2, 3, 2.1}},
+		{Server: "cellserver-off", OpsPerSec: 100, ServerCPUus: 2, RoundOps: []float64{100, 80, 100, 100}, RoundCPU: []float64{2, 2.5, 2, 2}},
+	}
+	setRatios(rows, false)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if p := rows[0].Paired; p == nil || p.Rounds != 4 || !near(p.OpsMedian, 0.925) || !near(p.OpsMin, 0.6) ||
+		!near(p.OpsMax, 1.25) || !near(p.CPUMedian, 1.075) {
+		t.Errorf("paired ratio %+v, want 4 rounds, ops 0.925 (0.6-1.25), CPU 1.075", p)
+	} else if s := p.String(); !strings.HasPrefix(s, "paired: 0.9") || !strings.HasSuffix(s, " (0.60-1.25), 1.07x CPU/op, 4 rounds") &&
+		!strings.HasSuffix(s, " (0.60-1.25), 1.08x CPU/op, 4 rounds") {
+		t.Errorf("paired ratio text %q", s)
+	}
+	rows[1].RoundOps = rows[1].RoundOps[:2]
+	rows[1].RoundCPU = rows[1].RoundCPU[:2]
+	if setRatios(rows, false); rows[0].Paired != nil {
+		t.Errorf("a paired ratio over rounds that do not pair: %+v", rows[0].Paired)
+	}
 	rows = []row{{Server: "redis", OpsPerSec: 30}, {Server: "cellserver", OpsPerSec: 90}, {Server: "cellserver-off", OpsPerSec: 100}}
 	setRatios(rows, false)
 	if rows[1].OpsRatio != 3 || rows[1].RatioBasis != "" {

@@ -26,7 +26,12 @@
 // on a shared virtual machine the speed of the same binary drifts by more
 // than the 10% being measured. Each keeps its best round, as everywhere
 // here; rows long enough to hold a checkpoint (-duration 8s or more over a
-// million keys) keep that from flattering the persistent one.
+// million keys) keep that from flattering the persistent one. With three
+// rounds or more the ratio column adds the paired figure (paired.go): the
+// median, over the rounds, of the ratio of the two servers' runs of one
+// round, which ran seconds apart, and the range of those ratios. It is the
+// one to judge a difference of a few percent by; two best rounds may come
+// from different minutes.
 //
 // What is measured, per workload, pipeline depth and server:
 //

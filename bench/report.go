@@ -72,6 +72,9 @@ func writeThroughputTable(w io.Writer, rows []row, last string) {
 			if r.RatioBasis != "" {
 				ratio += " vs " + r.RatioBasis
 			}
+			if r.Paired != nil {
+				ratio += "; " + r.Paired.String()
+			}
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %.0f | %s |\n",
 			r.Workload, r.Depth, r.Server, thousands(r.OpsPerSec),

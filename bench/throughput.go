@@ -49,6 +49,13 @@ type row struct {
 	ProfileSummary string `json:"profile_summary,omitempty"`
 	// Rounds is how many times the row ran; the best round is reported.
 	Rounds int `json:"rounds"`
+	// RoundOps and RoundCPU are every round's ops/s and server CPU µs/op,
+	// in order, for the paired ratios (Paired).
+	RoundOps []float64 `json:"round_ops_per_sec,omitempty"`
+	RoundCPU []float64 `json:"round_server_cpu_us_per_op,omitempty"`
+	// Paired is the ratio against the reference round by round, when both
+	// ran the same rounds alternately (paired.go).
+	Paired *pairedRatio `json:"paired_ratio,omitempty"`
 }
 
 // runThroughput runs every selected workload at every depth on every
@@ -118,10 +125,13 @@ func (b *bench) runThroughput() (report, error) {
 						skips[k] = r.Skipped
 						continue
 					}
+					roundOps := append(rows[i].RoundOps, r.OpsPerSec)
+					roundCPU := append(rows[i].RoundCPU, r.ServerCPUus)
 					if round == 0 || r.OpsPerSec > rows[i].OpsPerSec {
 						rows[i] = r
 					}
 					rows[i].Rounds = round + 1
+					rows[i].RoundOps, rows[i].RoundCPU = roundOps, roundCPU
 				}
 			}
 			setRatios(rows, w.module)
@@ -312,6 +322,7 @@ func setRatios(rows []row, module bool) {
 	if base.ServerCPUus > 0 {
 		cell.CPURatio = cell.ServerCPUus / base.ServerCPUus
 	}
+	cell.Paired = pairRounds(cell, base)
 }
 
 // luaCounterpart maps the CL.THROTTLE workloads to the Lua GCRA ones.

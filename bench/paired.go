@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Paired ratios. On a noisy machine (a shared VM whose speed drifts by 15%
+// from one minute to the next) the best round of each server, taken
+// independently, can come from different minutes, and their ratio swings
+// as much as the drift. Rounds alternate the servers, so round i of one
+// and round i of the other ran a few seconds apart: the ratio of each
+// such pair cancels most of the drift, and the median of the pairs
+// discards the rounds another program disturbed. That is the figure to
+// judge a small difference by (persistence's cost against cellserver-off);
+// the best rounds stay in the table for absolute numbers.
+
+// minPairedRounds is the fewest rounds a median of pairs is reported for.
+const minPairedRounds = 3
+
+// pairedRatio summarises the per-round ratios of a row against its
+// reference: medians, and the range of the ops/s ratios.
+type pairedRatio struct {
+	Rounds    int     `json:"rounds"`
+	OpsMedian float64 `json:"ops_median"`
+	OpsMin    float64 `json:"ops_min"`
+	OpsMax    float64 `json:"ops_max"`
+	CPUMedian float64 `json:"cpu_median,omitempty"`
+}
+
+// pairRounds is r's paired ratio against ref, or nil when they did not
+// run the same rounds (at least minPairedRounds) side by side.
+func pairRounds(r, ref *row) *pairedRatio {
+	n := len(r.RoundOps)
+	if n < minPairedRounds || len(ref.RoundOps) != n || len(r.RoundCPU) != n || len(ref.RoundCPU) != n {
+		return nil
+	}
+	var ops, cpu []float64
+	for i := range n {
+		if ref.RoundOps[i] <= 0 {
+			return nil
+		}
+		ops = append(ops, r.RoundOps[i]/ref.RoundOps[i])
+		if ref.RoundCPU[i] > 0 {
+			cpu = append(cpu, r.RoundCPU[i]/ref.RoundCPU[i])
+		}
+	}
+	p := &pairedRatio{Rounds: n, OpsMedian: median(ops)}
+	p.OpsMin, p.OpsMax = ops[0], ops[n-1] // median sorted them
+	if len(cpu) == n {
+		p.CPUMedian = median(cpu)
+	}
+	return p
+}
+
+// median sorts xs and returns its middle value (the mean of the two
+// middle ones for an even count).
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// String is the ratio column's addition: "paired: 0.93x (0.86-1.01),
+// 1.05x CPU/op, 5 rounds".
+func (p *pairedRatio) String() string {
+	s := fmt.Sprintf("paired: %.2fx (%.2f-%.2f)", p.OpsMedian, p.OpsMin, p.OpsMax)
+	if p.CPUMedian > 0 {
+		s += fmt.Sprintf(", %.2fx CPU/op", p.CPUMedian)
+	}
+	return s + fmt.Sprintf(", %d rounds", p.Rounds)
+}
