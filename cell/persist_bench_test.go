@@ -110,11 +110,7 @@ func BenchmarkCheckpointWindows(b *testing.B) {
 	if err := srv.checkpoint(); err != nil {
 		b.Fatal(err)
 	}
-	cpu := func() time.Duration {
-		var r syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
+	cpu := processCPU
 	// The slides alone, for reference.
 	c0 := cpu()
 	for range 10 {
@@ -150,6 +146,7 @@ func BenchmarkCheckpointRewrite(b *testing.B) {
 		c.dispatch([][]byte{[]byte("SET"), k, strconv.AppendInt(nil, 1_700_000_000_000_000_000+int64(i), 10), []byte("EX"), []byte("3600")})
 		c.w.Reset()
 	}
+	c0 := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		srv.ckptFull = true // a rewrite, whatever changed
@@ -157,5 +154,15 @@ func BenchmarkCheckpointRewrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// CPU, not wall time, is what a rewrite takes from the clients:
+	// Pebble's flush of the base and its compression run beside them.
+	b.ReportMetric(float64((processCPU()-c0)/time.Duration(b.N))/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(srv.store.SnapshotSize())/1e6, "snapshot-MB")
+}
+
+// processCPU is the CPU time the process has used, all threads.
+func processCPU() time.Duration {
+	var r syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
