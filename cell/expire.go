@@ -3,6 +3,7 @@ package cell
 import (
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"time"
 
 	"github.com/cellserver/cellserver/persist"
@@ -87,7 +88,7 @@ func (s *Server) expireCycle(deadline time.Time) {
 				sh.shrink()
 			}
 			sh.mu.Unlock()
-			s.reaped += expired
+			s.reap.reaped += expired
 			if expired*10 >= sampled*9 && want < expireScanLimit {
 				want *= 2
 			}
@@ -102,15 +103,64 @@ func (s *Server) expireCycle(deadline time.Time) {
 }
 
 // collectAfterReaping runs the garbage collector once active expiry has
-// deleted many keys since the last time: an idle server allocates nothing,
-// so without this the memory of expired keys would wait for the runtime's
-// two-minute forced collection before INFO and RSS showed it gone.
+// deleted many keys and the runtime has not collected since: an idle
+// server allocates nothing, so without this the memory of expired keys
+// would wait for the runtime's two-minute forced collection before INFO
+// and RSS showed it gone.
 func (s *Server) collectAfterReaping() {
-	if s.reaped < reapedBeforeGC {
-		return
+	if s.reap.due(time.Now(), gcCycles) {
+		runtime.GC()
 	}
-	s.reaped = 0
-	runtime.GC()
+}
+
+// reapGCDelay is how long a collection that reaping asked for waits for
+// the runtime to run one of its own. A server under load collects every
+// few seconds anyway; forcing one more at once cost a full mark of the
+// heap (about 100 ms of CPU over a million keys) every second under
+// CL.THROTTLE over a million short-lived keys.
+const reapGCDelay = 5 * time.Second
+
+// reapCollect decides when reaped keys call for a collection; the expiry
+// goroutine owns it.
+type reapCollect struct {
+	reaped  int       // keys deleted since the last request
+	pending bool      // a collection is asked for
+	since   time.Time // since when
+	cycles  uint64    // gcCycles then
+}
+
+// due reports whether to collect now: reapGCDelay after reapedBeforeGC
+// keys were reaped, unless the runtime completed a collection meanwhile.
+func (r *reapCollect) due(now time.Time, gcCycles func() uint64) bool {
+	if r.reaped >= reapedBeforeGC {
+		r.reaped = 0
+		if !r.pending {
+			r.pending, r.since, r.cycles = true, now, gcCycles()
+			return false
+		}
+	}
+	if !r.pending {
+		return false
+	}
+	if gcCycles() != r.cycles {
+		r.pending = false // the runtime collected: the reaped keys' memory went with it
+		return false
+	}
+	if now.Sub(r.since) < reapGCDelay {
+		return false
+	}
+	r.pending = false
+	return true
+}
+
+// gcCycles is how many collections the runtime has completed.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
 }
 
 // shrink rebuilds the shard's index once it holds far fewer keys than it

@@ -85,3 +85,59 @@ func TestShardShrink(t *testing.T) {
 		}
 	}
 }
+
+// Reaping asks for a collection only if the runtime does not run one of
+// its own within reapGCDelay: an idle server gets it, a busy one is not
+// made to mark its whole heap once more.
+func TestReapCollect(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	type step struct {
+		after  time.Duration // since t0
+		reaped int           // added before the step
+		cycles uint64        // the runtime's count
+		want   bool
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"idle: collect after the delay", []step{
+			{0, reapedBeforeGC, 7, false},
+			{reapGCDelay / 2, 0, 7, false},
+			{reapGCDelay, 0, 7, true},
+			{2 * reapGCDelay, 0, 7, false}, // once
+		}},
+		{"too few reaped", []step{
+			{0, reapedBeforeGC - 1, 7, false},
+			{2 * reapGCDelay, 0, 7, false},
+		}},
+		{"busy: the runtime collected meanwhile", []step{
+			{0, reapedBeforeGC, 7, false},
+			{time.Second, 0, 8, false},
+			{reapGCDelay, 0, 8, false},
+			{2 * reapGCDelay, 0, 8, false},
+		}},
+		{"more reaped while waiting: still one request, from the first", []step{
+			{0, reapedBeforeGC, 7, false},
+			{time.Second, reapedBeforeGC, 7, false},
+			{reapGCDelay, 0, 7, true},
+		}},
+		{"a second round after a collection", []step{
+			{0, reapedBeforeGC, 7, false},
+			{time.Second, 0, 8, false},
+			{2 * time.Second, reapedBeforeGC, 8, false},
+			{2*time.Second + reapGCDelay, 0, 8, true},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var r reapCollect
+			for i, st := range tc.steps {
+				r.reaped += st.reaped
+				if got := r.due(t0.Add(st.after), func() uint64 { return st.cycles }); got != st.want {
+					t.Fatalf("step %d (%v): due = %v, want %v", i, st.after, got, st.want)
+				}
+			}
+		})
+	}
+}

@@ -33,8 +33,8 @@ type Server struct {
 	ident  *serverIdentity
 
 	nextClientID atomic.Int64
-	expireNext   int // the shard the next expiry cycle starts at; expiry goroutine only
-	reaped       int // keys active expiry deleted since its last GC; expiry goroutine only
+	expireNext   int         // the shard the next expiry cycle starts at; expiry goroutine only
+	reap         reapCollect // when reaped keys call for a GC; expiry goroutine only
 	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
