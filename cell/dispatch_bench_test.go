@@ -111,9 +111,20 @@ func BenchmarkDispatchThrottleKeys(b *testing.B) {
 
 // BenchmarkDispatchW1 is the bench's W1 block (MULTI ZADD ZREMRANGEBYSCORE
 // ZCARD EXPIRE EXEC) over 10,000 windows: queueing, EXEC and the sorted
-// set commands.
+// set commands; under everysec also the block's effect-log record (its
+// encoding, the append), without checkpoints.
 func BenchmarkDispatchW1(b *testing.B) {
-	srv := New(fuzzConfig())
+	b.Run("off", func(b *testing.B) { benchW1(b, New(fuzzConfig())) })
+	b.Run("everysec", func(b *testing.B) {
+		srv, _ := openServer(b, b.TempDir(), func(c *Config) {
+			c.AppendFsync = FsyncEverySec
+			c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
+		})
+		benchW1(b, srv)
+	})
+}
+
+func benchW1(b *testing.B, srv *Server) {
 	c, peer := pipeClient(srv)
 	defer peer.Close()
 	const n = 10000

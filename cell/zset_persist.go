@@ -303,14 +303,19 @@ func (r *zsetRec) changes(z *ZSet, fn func(member []byte, score float64, del boo
 	return n
 }
 
-// reset detaches every set and forgets the changes.
+// reset detaches every set and forgets the changes. The pointers are
+// dropped one by one, not with clear: an execution holds a set or two,
+// and clear of a slice with pointers is a call into the runtime's bulk
+// write barrier, which W1's profile showed at 26 ns per operation.
 func (r *zsetRec) reset() {
-	for _, z := range r.attached {
+	for i, z := range r.attached {
 		if z.rec == r {
 			z.rec = nil
 		}
+		r.attached[i] = nil
 	}
-	clear(r.attached)
-	clear(r.ents)
+	for i := range r.ents {
+		r.ents[i].z = nil
+	}
 	r.attached, r.ents, r.buf = r.attached[:0], r.ents[:0], r.buf[:0]
 }
