@@ -143,7 +143,10 @@ func (r *reapCollect) due(now time.Time, gcCycles func() uint64) bool {
 		return false
 	}
 	if gcCycles() != r.cycles {
-		r.pending = false // the runtime collected: the reaped keys' memory went with it
+		// The runtime collected: most of the reaped keys' memory went
+		// with it (a cycle under way at the request may miss the last
+		// ones), and a server that collects on its own soon does again.
+		r.pending = false
 		return false
 	}
 	if now.Sub(r.since) < reapGCDelay {
