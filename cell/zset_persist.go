@@ -160,7 +160,10 @@ func (z *ZSet) Delete(member []byte) bool {
 
 func (z *ZSet) DeleteRangeByScore(r zsetlite.ScoreRange) int {
 	if z.noting() {
-		return z.Set.DeleteRangeByScoreVisit(r, z.noteVisit)
+		if z.rec != nil {
+			return z.Set.DeleteRangeByScoreVisit(r, z.noteVisit, &z.rec.scratch)
+		}
+		return z.Set.DeleteRangeByScoreVisit(r, z.noteVisit, new([20]byte)) // a wide set without a writer: rare
 	}
 	return z.Set.DeleteRangeByScore(r)
 }
@@ -260,6 +263,10 @@ type zsetRec struct {
 	attached []*ZSet
 	ents     []zrecEnt
 	buf      []byte
+	// scratch holds a member a range delete makes up for noting it (a
+	// window's timestamp as text): here, it costs no allocation per
+	// ZREMRANGEBYSCORE.
+	scratch [20]byte
 }
 
 // zrecEnt is one change: member buf[off:end] of set z has score, or is

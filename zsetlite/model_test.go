@@ -553,10 +553,11 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 					break
 				}
 				var seen []modelEntry
+				var scratch [20]byte
 				got := s.DeleteRangeByScoreVisit(sr, func(member []byte, score float64) bool {
 					seen = append(seen, modelEntry{member: string(member), score: score})
 					return true
-				})
+				}, &scratch)
 				if got != hi-lo || fmt.Sprint(seen) != fmt.Sprint(want) {
 					fail("DeleteRangeByScoreVisit(%+v) = %d, visited %v, want %d, %v", sr, got, seen, hi-lo, want)
 				}

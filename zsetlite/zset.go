@@ -636,11 +636,13 @@ func (s *Set) DeleteRangeByScore(r ScoreRange) int {
 // DeleteRangeByScoreVisit is DeleteRangeByScore that first shows fn each
 // member it removes, in order, with one search for both (a caller that
 // records what it deletes, as persistence does, would otherwise search
-// twice).
-func (s *Set) DeleteRangeByScoreVisit(r ScoreRange, fn Visitor) int {
+// twice). scratch holds a member the visit makes up (a self-keyed set's
+// decimal text): the caller's own, since one made here would escape to
+// the heap through fn, an allocation for every call.
+func (s *Set) DeleteRangeByScoreVisit(r ScoreRange, fn Visitor, scratch *[20]byte) int {
 	lo, hi := s.scoreBounds(r)
 	if lo < hi {
-		s.visit(lo, hi, false, fn)
+		s.visitWith(lo, hi, false, fn, scratch)
 	}
 	s.deleteRanks(lo, hi)
 	return hi - lo
@@ -787,27 +789,31 @@ func (s *Set) packedRandom(rnd Rand, count int, fn Visitor) int {
 // visit calls fn on ranks [lo, hi), ascending, or descending when reverse,
 // and returns how many it called it on.
 func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
+	var scratch [20]byte
+	return s.visitWith(lo, hi, reverse, fn, &scratch)
+}
+
+// visitWith is visit with the room for made-up members given.
+func (s *Set) visitWith(lo, hi int, reverse bool, fn Visitor, scratch *[20]byte) int {
 	if lo >= hi {
 		return 0
 	}
 	visited := 0
 	if s.big != nil {
 		root := s.big.tree.root
-		var scratch [20]byte
 		if reverse {
 			root.descend(hi-1, func(m []byte, sc float64) bool {
 				visited++
 				return fn(m, sc) && visited < hi-lo
-			}, &scratch)
+			}, scratch)
 		} else {
 			root.ascend(lo, func(m []byte, sc float64) bool {
 				visited++
 				return fn(m, sc) && visited < hi-lo
-			}, &scratch)
+			}, scratch)
 		}
 		return visited
 	}
-	var scratch [20]byte
 	p := s.packed
 	if reverse {
 		// Walk back from the end when hi is in the back half.
@@ -824,7 +830,7 @@ func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
 			off := readBacklen(p, end)
 			e := decode(p, off)
 			visited++
-			if !fn(e.member(&scratch), e.score) {
+			if !fn(e.member(scratch), e.score) {
 				break
 			}
 			end = off
@@ -835,7 +841,7 @@ func (s *Set) visit(lo, hi int, reverse bool, fn Visitor) int {
 	for visited < hi-lo {
 		e := decode(p, off)
 		visited++
-		if !fn(e.member(&scratch), e.score) {
+		if !fn(e.member(scratch), e.score) {
 			break
 		}
 		off = e.end
