@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -128,6 +129,13 @@ func TestReapCollect(t *testing.T) {
 			{2 * time.Second, reapedBeforeGC, 8, false},
 			{2*time.Second + reapGCDelay, 0, 8, true},
 		}},
+	}
+	// The runtime's count that due compares: a wrong metric name would
+	// read 0 for ever, and every request would force its collection.
+	before := gcCycles()
+	runtime.GC()
+	if after := gcCycles(); after <= before {
+		t.Errorf("gcCycles %d after a collection, %d before", after, before)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
