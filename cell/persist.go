@@ -358,6 +358,9 @@ func (s *Server) loadStore() error {
 			s.keepForeign(db, key, v)
 			return nil
 		}
+		if len(s.expiredSets) != 0 {
+			delete(s.expiredSets, dbKey{db, string(key)}) // a later state
+		}
 		sh := s.ks.shardOf(db, key)
 		if sh.keys.get(key) != nil {
 			// A later state of the key: a record over the base, or a
@@ -372,6 +375,7 @@ func (s *Server) loadStore() error {
 		}
 		if v.Exp != 0 && now > v.Exp {
 			expired++
+			s.keepExpiredSet(db, key, v)
 			return nil
 		}
 		e, ok := s.entryFromStored(v)
@@ -392,6 +396,7 @@ func (s *Server) loadStore() error {
 		return err
 	}
 	records, err := s.replayLog()
+	s.expiredSets = nil
 	if err != nil {
 		return err
 	}
@@ -407,6 +412,31 @@ func (s *Server) loadStore() error {
 		"expired_dropped", expired, "corrupt_skipped", bad, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// keepExpiredSet holds on to a stored sorted set found expired, until
+// the log has been replayed: a record of the log may change the set in
+// place, and so show it was alive when the snapshot's copy of its expiry
+// passed (a W1 block's EXPIRE rides on the set's changes, persist's
+// KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
+// applies the changes to its members, not to an empty set.
+func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
+	switch v.Kind {
+	case persist.KindZSet, persist.KindZSetInts, persist.KindZSetWide:
+	default:
+		return
+	}
+	e, ok := s.entryFromStored(v)
+	if !ok {
+		return
+	}
+	if z, ok := e.obj().(*ZSet); ok && v.Wide {
+		z.setStoredWide(db, key)
+	}
+	if s.expiredSets == nil {
+		s.expiredSets = map[dbKey]*Entry{}
+	}
+	s.expiredSets[dbKey{db, string(key)}] = e
 }
 
 // keepForeign holds on to a stored key of a database beyond --databases,

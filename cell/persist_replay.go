@@ -78,10 +78,18 @@ func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
 			sh.withTTL, sh.unsaved = 0, 0
 		}
 		s.flushedDBs[e.DB].Store(true)
+		for id := range s.expiredSets {
+			if id.db == e.DB {
+				delete(s.expiredSets, id)
+			}
+		}
 		return nil, true
 	}
 	sh := s.ks.shardOf(e.DB, e.Key)
 	old := sh.keys.get(e.Key)
+	if old == nil && len(s.expiredSets) != 0 {
+		old = s.reviveExpiredSet(sh, e)
+	}
 	switch e.Kind {
 	case persist.EffectDelete:
 		if old != nil {
@@ -131,6 +139,25 @@ func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
 		return z, true
 	}
 	return nil, false
+}
+
+// reviveExpiredSet returns, for an effect on a key that is not in memory,
+// the sorted set loadStore kept aside as expired under it, back in the
+// shard, when the effect changes the set in place (a head or a member);
+// any other effect is a new state of the key, and the set is forgotten.
+func (s *Server) reviveExpiredSet(sh *Shard, e *persist.Effect) *Entry {
+	id := dbKey{e.DB, string(e.Key)}
+	ent, ok := s.expiredSets[id]
+	if !ok {
+		return nil
+	}
+	delete(s.expiredSets, id)
+	inPlace := e.Kind == persist.EffectPutMember || e.Kind == persist.EffectDeleteMember ||
+		e.Kind == persist.EffectPut && e.Value.Kind == persist.KindZSetWide
+	if !inPlace {
+		return nil
+	}
+	return sh.adopt(e.Key, ent)
 }
 
 // replayZSet returns key's sorted set, making an empty one (with no

@@ -55,6 +55,9 @@ type Server struct {
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
+	// expiredSets: loadStore's expired sorted sets, until the log's
+	// replay has seen whether it changes them (keepExpiredSet).
+	expiredSets map[dbKey]*Entry
 	// Rewrites done since start and the last one's duration (INFO's
 	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
 	rewrites    atomic.Int64

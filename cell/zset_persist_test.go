@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/zsetlite"
@@ -197,5 +198,55 @@ func TestWindowIntDeltas(t *testing.T) {
 		if !ok || string(got) != string(want) {
 			t.Errorf("%d members: AppendIntDeltas %v %x, ZSetInts %x", n, ok, got, want)
 		}
+	}
+}
+
+// TestPersistDeltaOverExpiredSnapshot: a set whose expiry the snapshot
+// holds as passed, but which the log then changed in place (and so kept
+// alive, with a later expiry), comes back whole: its members from the
+// snapshot and the log's changes over them. Loading must not drop the
+// snapshot's copy before the log's records have been applied.
+func TestPersistDeltaOverExpiredSnapshot(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) {
+			dir := t.TempDir()
+			srv, stop := openServer(t, dir, nil)
+			c := dial(t, srv)
+			n := 3
+			if wide {
+				n = wideMinEntries + 10
+			}
+			cmd := []string{"ZADD", "k"}
+			for i := range n {
+				cmd = append(cmd, strconv.Itoa(i), fmt.Sprintf("m%04d", i))
+			}
+			c.do(cmd...)
+			c.do("PEXPIRE", "k", "300")
+			c.do("SET", "gone", "x", "PX", "300") // expires for good
+			if got := c.do("SAVE"); got != "+OK\r\n" {
+				t.Fatalf("SAVE: %q", got)
+			}
+			// In place, after the snapshot: only the log has these, as
+			// one record of the set's changes (a W1 block's form: the
+			// expiry rides on the set's head).
+			c.do("MULTI")
+			c.do("ZADD", "k", "1000", "new")
+			c.do("ZREM", "k", "m0001")
+			c.do("PEXPIRE", "k", "3600000")
+			if got := c.do("EXEC"); got != "*3\r\n:1\r\n:1\r\n:1\r\n" {
+				t.Fatalf("EXEC: %q", got)
+			}
+			want := dumpKeyspace(srv)
+			crashStop(srv, stop)
+			time.Sleep(400 * time.Millisecond) // past the snapshot's expiry
+			srv, _ = openServer(t, dir, nil)
+			var live []string
+			for _, k := range want {
+				if !strings.HasPrefix(k, `0/"gone"`) {
+					live = append(live, k)
+				}
+			}
+			sameKeys(t, dumpKeyspace(srv), live)
+		})
 	}
 }
