@@ -23,7 +23,8 @@ import (
 // commit of an execution sets the encUnsaved flag on each entry it wrote
 // (and counts it in its shard), and appends each key it deleted, or
 // whose value stored member by member it replaced, to its shard's
-// tombstones; a flushed database sets flushedDBs. A checkpoint visits the
+// tombstones, as does an expiry that needs one (noteExpired); a flushed
+// database sets flushedDBs. A checkpoint visits the
 // shards one at a time, under each shard's lock, while clients go on
 // writing: a change made after the checkpoint began is also in the log
 // after its position, so it is either in the snapshot already or replayed
@@ -108,6 +109,23 @@ func (s *Shard) noteChanged(key []byte, e *Entry, wide bool) {
 	}
 	if e == nil || wide {
 		s.tombs.add(key, wide)
+	}
+}
+
+// noteExpired records for the next checkpoint that key's entry e expired
+// and is being deleted. The effect log gets no record of it: every value
+// there carries its absolute expiry, and loading drops what has passed
+// (loadStore), so a replay ends the same without one, as Redis's RDB
+// does. That spares the log a record for each of the keys a rate limiter
+// lets lapse, which over a million CL.THROTTLE keys is every other
+// operation. Nor does the snapshot need a tombstone when e is saved
+// (flag clear): it or the log since its position already holds e, with
+// the expiry that drops it. One is needed when e changed since (an
+// older state with a later expiry may be there), or was stored member by
+// member (its member records go too).
+func (s *Shard) noteExpired(key []byte, e *Entry) {
+	if wide := isWide(e); wide || e.enc&encUnsaved != 0 {
+		s.noteChanged(key, nil, wide)
 	}
 }
 

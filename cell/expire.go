@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"time"
-
-	"github.com/cellserver/cellserver/persist"
 )
 
 // Active expiry: expired keys that nobody touches must still leave memory.
@@ -73,17 +71,7 @@ func (s *Server) expireCycle(deadline time.Time) {
 				sh.mu.Unlock()
 				break
 			}
-			sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), want, idx/s.ks.Shards(), s.expBatch)
-			if expired != 0 && s.expBatch != nil {
-				// Committed under the shard lock, like a command's
-				// effects, so a write to the key that follows is logged
-				// after this delete.
-				n, err := s.store.Commit(s.expBatch)
-				if err != nil {
-					s.log.Error("persistence: commit failed", "err", err)
-				}
-				sh.lastCommit = n
-			}
+			sampled, expired := s.ks.expireSample(sh, time.Now().UnixMilli(), want, s.store != nil)
 			if expired*10 <= sampled {
 				sh.shrink()
 			}
@@ -183,19 +171,18 @@ func (sh *Shard) shrink() {
 }
 
 // expireSample checks up to want keys with a TTL, starting at a
-// random slot of the shard's index, and deletes the
-// expired ones, adding their deletion to b (nil: no persistence). The
-// shard, of database db, must be locked.
-func (ks *Keyspace) expireSample(sh *Shard, now int64, want, db int, b *persist.Batch) (sampled, expired int) {
+// random slot of the shard's index, and deletes the expired ones, noting
+// them for the snapshot when persisted (noteExpired). The shard must be
+// locked.
+func (ks *Keyspace) expireSample(sh *Shard, now int64, want int, persisted bool) (sampled, expired int) {
 	seen := 0
 	for k, e := range sh.keys.from(rand.Uint64()) {
 		seen++
 		if e.Exp != 0 {
 			sampled++
 			if e.expired(now) {
-				if b != nil {
-					sh.noteChanged([]byte(k), nil, isWide(e))
-					b.Delete(db, []byte(k))
+				if persisted {
+					sh.noteExpired([]byte(k), e)
 				}
 				ks.expire(sh, k, e)
 				expired++

@@ -20,9 +20,10 @@ func (x *Ctx) lookup(key []byte) *Entry {
 		return nil
 	}
 	if e.expired(x.now) {
-		wide := isWide(e)
+		if x.srv.store != nil {
+			s.noteExpired(key, e)
+		}
 		x.srv.ks.expire(s, string(key), e)
-		x.persistNote(s, key, wide, true)
 		return nil
 	}
 	return e

@@ -314,6 +314,74 @@ func TestPersistExpiry(t *testing.T) {
 	}
 }
 
+// TestPersistExpiredNotLogged: a key that expires, lazily or by the active
+// cycle, costs the effect log nothing, and still does not come back after
+// a restart, whether the snapshot holds it with its expiry (saved) or
+// holds an older state that never expires (changed since the save: the
+// checkpoint then writes it as gone), under both kinds of checkpoint.
+func TestPersistExpiredNotLogged(t *testing.T) {
+	eachRewritePolicy(t, testPersistExpiredNotLogged)
+}
+
+func testPersistExpiredNotLogged(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, func(c *Config) { c.Hz = 100 })
+	srv.activeExpiryOff.Store(true) // until the lazy deletions are done
+	c := dial(t, srv)
+	for _, k := range []string{"lazy", "active"} {
+		c.do("SET", k, "forever")
+	}
+	c.do("SET", "saved", "x", "PX", "300")
+	c.do("SET", "kept", "1") // a keyspace that the expiries do not empty: a rewrite's trigger
+	c.do("SAVE")
+	// Changed since the save: the snapshot's "lazy" and "active" never expire.
+	c.do("PEXPIRE", "lazy", "300")
+	c.do("PEXPIRE", "active", "300")
+	time.Sleep(400 * time.Millisecond)
+	logSize := func() string {
+		for _, l := range strings.Split(c.do("INFO", "persistence"), "\r\n") {
+			if strings.HasPrefix(l, "aof_current_size:") {
+				return l
+			}
+		}
+		t.Fatal("no aof_current_size")
+		return ""
+	}
+	before := logSize()
+	for _, k := range []string{"lazy", "saved"} {
+		if got := c.do("GET", k); got != "$-1\r\n" {
+			t.Fatalf("GET %s: %q", k, got)
+		}
+	}
+	if after := logSize(); after != before {
+		t.Fatalf("keys expired on access grew the log: %s, then %s", before, after)
+	}
+	srv.activeExpiryOff.Store(false)
+	reaped := func() bool {
+		sh := srv.ks.shardOf(0, []byte("active"))
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return sh.keys.get([]byte("active")) == nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); !reaped(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the active cycle left the expired key")
+		}
+	}
+	if after := logSize(); after != before {
+		t.Fatalf("keys the active cycle expired grew the log: %s, then %s", before, after)
+	}
+	c.do("SAVE")
+	c.do("SET", "after", "1") // in the log only
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), want)
+	if len(want) != 2 {
+		t.Fatalf("keyspace before the restart: %v", want)
+	}
+}
+
 // TestPersistOffTouchesNoDisk: appendonly no (and New) create no file.
 func TestPersistOffTouchesNoDisk(t *testing.T) {
 	dir := t.TempDir()

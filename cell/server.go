@@ -68,7 +68,6 @@ type Server struct {
 	// The appendfsync policy, live (CONFIG SET appendfsync).
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
-	expBatch      *persist.Batch // the active expiry's deletions
 	evictBatch    *persist.Batch // maxmemory's deletions, under ops.mem.mu
 	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
 	dirtyAtSave   atomic.Int64   // totalDirty() at that save
@@ -131,7 +130,6 @@ func Open(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.store = st
-		s.expBatch = st.NewBatch()
 		s.ckptBase.Store(int64(st.SnapshotSize()))
 		if err := s.loadStore(); err != nil {
 			st.Close()
