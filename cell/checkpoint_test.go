@@ -472,6 +472,8 @@ func TestPersistForeignDatabases(t *testing.T) {
 	c := dial(t, srv)
 	for _, cmd := range [][]string{
 		{"SELECT", "5"}, {"SET", "kept", "1"}, {"HSET", "h", "f", "v"}, {"SET", "gone", "x"},
+		{"ZADD", "window", "1700000000001", "1700000000001", "1700000000002", "1700000000002"},
+		{"ZADD", "z", "1.5", "m"},
 		{"SAVE"}, // a rewrite: the store had no base
 		{"DEL", "gone"}, {"INCR", "kept"},
 		{"SAVE"}, // records over the base: "kept" and a KindGone for "gone"
@@ -503,9 +505,11 @@ func TestPersistForeignDatabases(t *testing.T) {
 	c = dial(t, srv)
 	c.do("SELECT", "5")
 	for cmd, want := range map[string]string{
-		"GET kept":    "$1\r\n2\r\n",
-		"HGET h f":    "$1\r\nv\r\n",
-		"EXISTS gone": ":0\r\n",
+		"GET kept":                      "$1\r\n2\r\n",
+		"HGET h f":                      "$1\r\nv\r\n",
+		"EXISTS gone":                   ":0\r\n",
+		"ZRANGE window 0 -1 WITHSCORES": "*4\r\n$13\r\n1700000000001\r\n$13\r\n1700000000001\r\n$13\r\n1700000000002\r\n$13\r\n1700000000002\r\n",
+		"ZRANGE z 0 -1 WITHSCORES":      "*2\r\n$1\r\nm\r\n$3\r\n1.5\r\n",
 	} {
 		if got := c.do(strings.Fields(cmd)...); got != want {
 			t.Errorf("%s: %q, want %q", cmd, got, want)

@@ -215,6 +215,10 @@ func AppendValue(dst []byte, v Value) []byte {
 			dst = AppendItem(dst, it)
 		}
 		return dst
+	case KindZSetInts: // Str holds the count and the deltas, as Decode gives them
+		dst = append(dst, byte(v.Kind))
+		dst = binary.AppendUvarint(dst, uint64(v.Exp))
+		return append(dst, v.Str...)
 	default: // KindZSetWide (the members are records of their own), KindGone
 		dst = append(dst, byte(v.Kind))
 		return binary.AppendUvarint(dst, uint64(v.Exp))

@@ -100,6 +100,11 @@ func TestValueRoundTrip(t *testing.T) {
 		{"int", Value{Kind: KindInt, Exp: 7, Int: 1700000000000000000}},
 		{"negative int", Value{Kind: KindInt, Int: math.MinInt64}},
 		{"zset", Value{Kind: KindZSet, Exp: 9, Items: [][]byte{[]byte("m"), enc(1.5), {}, enc(-2)}}},
+		{"window", Value{Kind: KindZSetInts, Exp: 3, Str: func() []byte {
+			var w ZSetInts
+			b := w.Head(nil, 3, 2)
+			return w.Add(w.Add(b, 1700000000001), 1700000000002)[2:] // what follows the kind and expiry (1 byte each)
+		}()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
