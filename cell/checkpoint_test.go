@@ -13,6 +13,11 @@ import (
 	"github.com/cellserver/cellserver/persist"
 )
 
+// shortTTL (ms) is the expiry randomWrite sets that is to pass within a
+// test's round: a round waits it out before comparing keyspaces, so that
+// no key expires between the two sides of a comparison.
+const shortTTL = 30
+
 // randomWrite returns a random write command over a few keys of every
 // type, sorted sets (small and past the listpack limit) most of all.
 func randomWrite(r *rand.Rand) []string {
@@ -72,6 +77,11 @@ func randomWrite(r *rand.Rand) []string {
 	case 12:
 		return []string{"ZMPOP", "2", key("z"), key("z"), "MAX", "COUNT", "2"}
 	case 13:
+		if r.IntN(3) == 0 {
+			// Lapses within the round, or lives on through the changes
+			// made to it before then; a checkpoint may save it between.
+			return []string{"PEXPIRE", key([]string{"z", "s", "n", "h", "l"}[r.IntN(5)]), strconv.Itoa(shortTTL)}
+		}
 		return []string{"PEXPIRE", key("z"), strconv.Itoa(3_600_000 + r.IntN(1000))}
 	case 14:
 		return []string{"PERSIST", key("z")}
@@ -197,7 +207,18 @@ func testPersistCheckpointModel(t *testing.T) {
 				for c.do("SAVE") != "+OK\r\n" && r.IntN(2) == 0 {
 					time.Sleep(time.Millisecond)
 				}
-				c.do(randomWrite(r)...)
+				// The log's tail: a few writes, in a transaction or not.
+				multi := r.IntN(2) == 0
+				if multi {
+					c.do("MULTI")
+				}
+				for range 1 + r.IntN(4) {
+					c.do(randomWrite(r)...)
+				}
+				if multi {
+					c.do("EXEC")
+				}
+				time.Sleep(2 * shortTTL * time.Millisecond)
 				want := dumpKeyspace(srv)
 				if round%2 == 0 {
 					crashStop(srv, stop)
@@ -247,6 +268,7 @@ func testPersistCheckpointConcurrent(t *testing.T) {
 	if srv.saves.Load() < 3 {
 		t.Errorf("only %d checkpoints ran during the writes", srv.saves.Load())
 	}
+	time.Sleep(2 * shortTTL * time.Millisecond)
 	crashRestart(t, srv, stop, dir, mod)
 }
 
