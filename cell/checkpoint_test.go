@@ -539,6 +539,43 @@ func TestPersistForeignDatabases(t *testing.T) {
 	}
 }
 
+// TestPersistForeignDatabasesLog: the log's changes to a database beyond
+// --databases, replayed by a server started with fewer after a crash, are
+// kept with the rest of that database's keys, for a server started with
+// more again.
+func TestPersistForeignDatabasesLog(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	ts := func(i int) string { return strconv.Itoa(1_700_000_000_000 + i) }
+	for _, cmd := range [][]string{
+		{"SELECT", "5"}, {"SET", "a", "1"}, {"ZADD", "w", ts(1), ts(1), ts(2), ts(2)},
+		{"HSET", "h", "f", "v"}, {"SET", "gone", "x"}, {"ZADD", "z", "1", "m"},
+		{"SAVE"},
+		// In the log only, from here.
+		{"INCR", "a"}, {"DEL", "gone"}, {"SET", "new", "n"}, {"ZREM", "z", "m"},
+		{"MULTI"}, {"ZADD", "w", ts(3), ts(3)}, {"ZREMRANGEBYSCORE", "w", "-inf", ts(1)},
+		{"PEXPIRE", "w", "3600000"}, {"EXEC"},
+		{"SELECT", "7"}, {"SET", "flushed", "x"}, {"FLUSHDB"}, {"SET", "after", "y"},
+	} {
+		c.do(cmd...)
+	}
+	want := dumpKeyspace(srv)
+	if len(want) != 5 {
+		t.Fatalf("keyspace before the crash: %v", want)
+	}
+	crashStop(srv, stop)
+	srv, stop = openServer(t, dir, func(c *Config) { c.Databases = 4 })
+	if got := dumpKeyspace(srv); len(got) != 0 {
+		t.Fatalf("keys served from databases 0-3: %v", got)
+	}
+	c = dial(t, srv)
+	c.do("SAVE") // the log goes; its changes must be in the snapshot now
+	crashStop(srv, stop)
+	srv, _ = openServer(t, dir, nil)
+	sameKeys(t, dumpKeyspace(srv), want)
+}
+
 // TestRewriteDue: over a base, a checkpoint rewrites once an eighth of the
 // keys changed (deletions count), or once the records written over the
 // base since it number half the keys; a flushed database rewrites whatever

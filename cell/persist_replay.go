@@ -22,10 +22,15 @@ func (s *Server) replayLog() (records int, err error) {
 		if e.Kind == persist.EffectEnd {
 			s.dropEmptySets(sets)
 			sets = sets[:0]
+			s.dropEmptyForeignSets()
 			return nil
 		}
-		if e.DB < 0 || e.DB >= len(s.ks.dbs) {
+		if e.DB < 0 {
 			skipped++
+			return nil
+		}
+		if e.DB >= len(s.ks.dbs) {
+			s.replayForeign(e)
 			return nil
 		}
 		z, ok := s.applyEffect(e)
@@ -38,10 +43,82 @@ func (s *Server) replayLog() (records int, err error) {
 		return nil
 	})
 	if skipped > 0 || bad > 0 {
-		s.log.Warn("persistence: log effects skipped (databases beyond --databases, unknown types or corrupt records)",
+		s.log.Warn("persistence: log effects skipped (unknown types or corrupt records)",
 			"effects", skipped, "records", bad)
 	}
 	return records, err
+}
+
+// replayForeign applies an effect on a database beyond --databases to
+// the keys keepForeign holds for it, so that they stay what the log says
+// (a server started with fewer databases after a crash would otherwise
+// drop the log's changes to them with the log). The checkpoint after the
+// replay then rewrites, which is what writes those keys (writeForeign).
+func (s *Server) replayForeign(e *persist.Effect) {
+	s.ckptFull = true
+	if s.foreign == nil {
+		s.foreign = map[dbKey][]byte{}
+	}
+	id := dbKey{e.DB, string(e.Key)}
+	switch e.Kind {
+	case persist.EffectFlushDB:
+		for k := range s.foreign {
+			if k.db == e.DB {
+				delete(s.foreign, k)
+			}
+		}
+	case persist.EffectDelete:
+		delete(s.foreign, id)
+	case persist.EffectPut:
+		if e.Value.Kind != persist.KindZSetWide {
+			s.foreign[id] = persist.AppendValue(nil, e.Value)
+			return
+		}
+		z, _ := s.foreignZSet(id)
+		s.putForeignZSet(id, z, e.Value.Exp)
+	case persist.EffectPutMember, persist.EffectDeleteMember:
+		z, exp := s.foreignZSet(id)
+		if e.Kind == persist.EffectPutMember {
+			z.Put(e.Member, e.Score)
+		} else {
+			z.Delete(e.Member)
+		}
+		s.putForeignZSet(id, z, exp)
+	}
+}
+
+// foreignZSet decodes the sorted set keepForeign holds under id, and its
+// expiry: an empty set with none in place of anything else, as replayZSet.
+func (s *Server) foreignZSet(id dbKey) (*ZSet, int64) {
+	if b, ok := s.foreign[id]; ok {
+		if v, err := persist.Decode(b); err == nil {
+			if e, ok := s.entryFromStored(v); ok {
+				if z, ok := e.obj().(*ZSet); ok {
+					return z, e.Exp
+				}
+			}
+		}
+	}
+	return newZSet(s.zsetConfig()), 0
+}
+
+// putForeignZSet stores z under id, to be dropped at the record's end if
+// it is empty then (dropEmptyForeignSets).
+func (s *Server) putForeignZSet(id dbKey, z *ZSet, exp int64) {
+	s.foreign[id] = z.appendStored(nil, exp)
+	if z.Len() == 0 {
+		s.foreignEmpty = append(s.foreignEmpty, id)
+	}
+}
+
+// dropEmptyForeignSets is dropEmptySets for the sets of replayForeign.
+func (s *Server) dropEmptyForeignSets() {
+	for _, id := range s.foreignEmpty {
+		if z, _ := s.foreignZSet(id); z.Len() == 0 {
+			delete(s.foreign, id)
+		}
+	}
+	s.foreignEmpty = s.foreignEmpty[:0]
 }
 
 // replayedSet is a sorted set a record changed in place.

@@ -55,6 +55,8 @@ type Server struct {
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
+	// foreignEmpty: replayForeign's sets the current record left empty.
+	foreignEmpty []dbKey
 	// expiredSets: loadStore's expired sorted sets, until the log's
 	// replay has seen whether it changes them (keepExpiredSet).
 	expiredSets map[dbKey]*Entry
