@@ -64,6 +64,10 @@ type Store struct {
 	lock *pebble.Lock
 	log  *slog.Logger
 	path string
+	// failed is read by every write (Err, for MISCONF): here, in the
+	// line of fields set once at Open, and not beside the checkpoint's,
+	// whose writes would take the line from the cores serving clients.
+	failed atomic.Bool
 
 	// mu is held shared by every Pebble and log call and exclusively by
 	// Close: Pebble panics on use after Close, and a client cut off at
@@ -83,7 +87,6 @@ type Store struct {
 
 	failMu  sync.Mutex
 	failure error // the disk error being retried, nil when healthy
-	failed  atomic.Bool
 }
 
 // Open opens or creates the store in dir/DirName and recovers it: a torn or
