@@ -378,15 +378,12 @@ func (s *Server) loadStore() error {
 			s.keepExpiredSet(db, key, v)
 			return nil
 		}
-		e, ok := s.entryFromStored(v)
+		e, ok := s.entryFromLoaded(db, key, v)
 		if !ok {
 			skipped++
 			s.log.Warn("persistence: skipping a key of a type this build does not know",
 				"db", db, "key", fmt.Sprintf("%q", key), "type", string(rune(v.Kind)))
 			return nil
-		}
-		if z, ok := e.obj().(*ZSet); ok && v.Wide {
-			z.setStoredWide(db, key)
 		}
 		sh.adopt(key, e)
 		loaded++
@@ -421,17 +418,12 @@ func (s *Server) loadStore() error {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set.
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
-	switch v.Kind {
-	case persist.KindZSet, persist.KindZSetInts, persist.KindZSetWide:
-	default:
-		return
+	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
+		return // Load gives a set stored member by member as a KindZSet
 	}
-	e, ok := s.entryFromStored(v)
+	e, ok := s.entryFromLoaded(db, key, v)
 	if !ok {
 		return
-	}
-	if z, ok := e.obj().(*ZSet); ok && v.Wide {
-		z.setStoredWide(db, key)
 	}
 	if s.expiredSets == nil {
 		s.expiredSets = map[dbKey]*Entry{}
@@ -503,6 +495,19 @@ func (s *Server) presizeShards() {
 			shards[i].keys.reserve(per)
 		}
 	}
+}
+
+// entryFromLoaded is entryFromStored for db's key as Load gives it: a
+// set it gathered from member records knows it is stored that way.
+func (s *Server) entryFromLoaded(db int, key []byte, v persist.Value) (*Entry, bool) {
+	e, ok := s.entryFromStored(v)
+	if !ok {
+		return nil, false
+	}
+	if z, isSet := e.obj().(*ZSet); isSet && v.Wide {
+		z.setStoredWide(db, key)
+	}
+	return e, true
 }
 
 // entryFromStored makes a keyspace entry from a stored value; the bytes

@@ -332,7 +332,7 @@ func testPersistExpiredNotLogged(t *testing.T) {
 		c.do("SET", k, "forever")
 	}
 	c.do("SET", "saved", "x", "PX", "300")
-	c.do("SET", "kept", "1") // a keyspace that the expiries do not empty: a rewrite's trigger
+	c.do("SET", "kept", "1") // or the expiries empty the keyspace, and the second SAVE rewrites
 	c.do("SAVE")
 	// Changed since the save: the snapshot's "lazy" and "active" never expire.
 	c.do("PEXPIRE", "lazy", "300")
