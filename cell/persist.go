@@ -416,19 +416,28 @@ func (s *Server) loadStore() error {
 // place, and so show it was alive when the snapshot's copy of its expiry
 // passed (a W1 block's EXPIRE rides on the set's changes, persist's
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
-// applies the changes to its members, not to an empty set.
+// applies the changes to its members, not to an empty set. It keeps the
+// set's encoding, not the set: after a long stop every window has
+// expired, and few, if any, are taken back. With no log to replay (a
+// clean stop checkpoints it all) there is nothing to keep.
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
 	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
 		return // Load gives a set stored member by member as a KindZSet
 	}
-	e, ok := s.entryFromLoaded(db, key, v)
-	if !ok {
+	if s.store.LogSize() == 0 {
 		return
 	}
 	if s.expiredSets == nil {
-		s.expiredSets = map[dbKey]*Entry{}
+		s.expiredSets = map[dbKey]expiredSet{}
 	}
-	s.expiredSets[dbKey{db, string(key)}] = e
+	s.expiredSets[dbKey{db, string(key)}] = expiredSet{persist.AppendValue(nil, v), v.Wide}
+}
+
+// expiredSet is a sorted set keepExpiredSet kept: its encoding, and
+// whether it is stored member by member.
+type expiredSet struct {
+	enc  []byte
+	wide bool
 }
 
 // keepForeign holds on to a stored key of a database beyond --databases,

@@ -224,7 +224,7 @@ func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
 // any other effect is a new state of the key, and the set is forgotten.
 func (s *Server) reviveExpiredSet(sh *Shard, e *persist.Effect) *Entry {
 	id := dbKey{e.DB, string(e.Key)}
-	ent, ok := s.expiredSets[id]
+	kept, ok := s.expiredSets[id]
 	if !ok {
 		return nil
 	}
@@ -232,6 +232,15 @@ func (s *Server) reviveExpiredSet(sh *Shard, e *persist.Effect) *Entry {
 	inPlace := e.Kind == persist.EffectPutMember || e.Kind == persist.EffectDeleteMember ||
 		e.Kind == persist.EffectPut && e.Value.Kind == persist.KindZSetWide
 	if !inPlace {
+		return nil
+	}
+	v, err := persist.Decode(kept.enc)
+	if err != nil {
+		return nil // it encoded the value itself
+	}
+	v.Wide = kept.wide
+	ent, ok := s.entryFromLoaded(e.DB, e.Key, v)
+	if !ok {
 		return nil
 	}
 	return sh.adopt(e.Key, ent)

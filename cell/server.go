@@ -59,7 +59,7 @@ type Server struct {
 	foreignEmpty []dbKey
 	// expiredSets: loadStore's expired sorted sets, until the log's
 	// replay has seen whether it changes them (keepExpiredSet).
-	expiredSets map[dbKey]*Entry
+	expiredSets map[dbKey]expiredSet
 	// Rewrites done since start and the last one's duration (INFO's
 	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
 	rewrites    atomic.Int64
