@@ -3,6 +3,7 @@ package zsetlite
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/cellserver/cellserver/internal/prefetch"
 	"math"
 	"unsafe"
 )
@@ -829,13 +830,32 @@ func (n *node) appendIntDeltas(dst []byte, prev int64) ([]byte, int64, bool) {
 	if n.leaf() {
 		return appendIntDeltas(n.p, dst, prev)
 	}
-	for _, k := range n.in.kids {
+	kids := n.in.kids
+	// The children are a cache miss each, then their entries: ask for
+	// every child at once, and for the next leaf's entries while this
+	// one's are encoded.
+	for _, k := range kids {
+		prefetch.Line((*byte)(unsafe.Pointer(k)))
+	}
+	for i, k := range kids {
+		if i+1 < len(kids) {
+			if next := kids[i+1]; next.in == nil {
+				prefetchBytes(next.p)
+			}
+		}
 		var ok bool
 		if dst, prev, ok = k.appendIntDeltas(dst, prev); !ok {
 			return dst, prev, false
 		}
 	}
 	return dst, prev, true
+}
+
+// prefetchBytes asks for every cache line of p.
+func prefetchBytes(p []byte) {
+	for off := 0; off < len(p); off += 64 {
+		prefetch.Line(&p[off])
+	}
 }
 
 // descend calls fn for the entries of rank <= from under n, in reverse

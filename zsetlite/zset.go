@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -98,23 +99,45 @@ func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 // member's entry holds, and steps by entryLen. A score stored as an
 // integer is the member's (SelfKeyed); one stored as a float (past 2^47)
 // is checked.
+//
+// It is a checkpoint's inner loop over every window's entries, so it
+// writes the varints into room made once (an entry takes 4 bytes at the
+// least, its varint 10 at the most) and reads a timestamp's entry (an
+// int48 member and score) without the general decode.
 func appendIntDeltas(p, dst []byte, prev int64) ([]byte, int64, bool) {
+	dst = slices.Grow(dst, (len(p)/4+1)*binary.MaxVarintLen64)
+	out := dst[len(dst):cap(dst)]
+	w := 0
 	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
 		h := p[off]
-		d := h & 0x3f
-		if d < memI8 {
-			return dst, prev, false
-		}
-		v, i := readIntMember(d, p, off+1)
-		if h&0xc0 == scoreF64 {
-			if sc, _ := readScore(h, p, i); math.Float64bits(sc) != math.Float64bits(float64(v)) {
-				return dst, prev, false
+		var v int64
+		if h == scoreI48|memI48 {
+			v = int48(p[off+1:])
+		} else {
+			d := h & 0x3f
+			if d < memI8 {
+				return dst[:len(dst)+w], prev, false
+			}
+			var i int
+			v, i = readIntMember(d, p, off+1)
+			if h&0xc0 == scoreF64 {
+				if sc, _ := readScore(h, p, i); math.Float64bits(sc) != math.Float64bits(float64(v)) {
+					return dst[:len(dst)+w], prev, false
+				}
 			}
 		}
-		dst = binary.AppendVarint(dst, v-prev)
+		delta := v - prev
+		ux := uint64(delta<<1) ^ uint64(delta>>63) // binary.AppendVarint's zigzag
+		for ux >= 0x80 {
+			out[w] = byte(ux) | 0x80
+			ux >>= 7
+			w++
+		}
+		out[w] = byte(ux)
+		w++
 		prev = v
 	}
-	return dst, prev, true
+	return dst[:len(dst)+w], prev, true
 }
 
 // selfKeyedPair reports whether member is the canonical decimal text of
