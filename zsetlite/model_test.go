@@ -654,6 +654,7 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 			if !sameEntries(got, m.es) {
 				fail("contents %v, want %v", got, m.es)
 			}
+			checkIntDeltas(t, s, got)
 			if s.MemoryBytes() <= 0 {
 				fail("MemoryBytes = %d", s.MemoryBytes())
 			}
@@ -820,6 +821,7 @@ func TestSelfKeyedLarge(t *testing.T) {
 		}
 		if i%1000 == 0 {
 			checkInvariants(t, s)
+			checkIntDeltas(t, s, m.es)
 			if s.big != nil && s.big.idx != nil {
 				t.Fatalf("a self-keyed set built an index")
 			}
@@ -876,6 +878,34 @@ func intsOf(vs ...float64) *Set {
 		s.Put([]byte(strconv.FormatInt(int64(v), 10)), v)
 	}
 	return s
+}
+
+// checkIntDeltas checks that AppendIntDeltas takes s exactly when it is
+// SelfKeyed, and that its deltas then add up to es's members, in order,
+// each with its score bit for bit.
+func checkIntDeltas(t testing.TB, s *Set, es []modelEntry) {
+	t.Helper()
+	dst, ok := s.AppendIntDeltas(nil)
+	if ok != s.SelfKeyed() {
+		t.Fatalf("AppendIntDeltas = %v, SelfKeyed = %v", ok, s.SelfKeyed())
+	}
+	if !ok {
+		return
+	}
+	var prev int64
+	for i, e := range es {
+		d, n := binary.Varint(dst)
+		if n <= 0 {
+			t.Fatalf("AppendIntDeltas: no varint for entry %d of %d", i, len(es))
+		}
+		dst, prev = dst[n:], prev+d
+		if e.member != strconv.FormatInt(prev, 10) || math.Float64bits(e.score) != math.Float64bits(float64(prev)) {
+			t.Fatalf("AppendIntDeltas: entry %d is %d, want %q %v", i, prev, e.member, e.score)
+		}
+	}
+	if len(dst) != 0 {
+		t.Fatalf("AppendIntDeltas: %d bytes after the last entry", len(dst))
+	}
 }
 
 // intSet is a case of TestAppendIntDeltas: ok says whether the set is to

@@ -83,9 +83,12 @@ func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 	}
 	start := len(dst)
 	var ok bool
-	if s.big != nil {
+	switch {
+	case s.big != nil && s.big.tree.root == nil: // emptied: no root
+		ok = true
+	case s.big != nil:
 		dst, _, ok = s.big.tree.root.appendIntDeltas(dst, 0)
-	} else {
+	default:
 		dst, _, ok = appendIntDeltas(s.packed, dst, 0)
 	}
 	if !ok {
