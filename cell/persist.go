@@ -269,7 +269,7 @@ func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bo
 	if n := c.zrec.changes(z, nil); n > 8 && n > z.Len() {
 		return false
 	}
-	b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: e.Exp})
+	b.PutZSetHead(db, key, e.Exp)
 	c.zrec.changes(z, func(m []byte, score float64, del bool) {
 		if del {
 			b.DeleteHeadMember(m)

@@ -224,7 +224,7 @@ func storeZSet(b *persist.Batch, db int, key []byte, z *ZSet, exp int64, wasWide
 		z.disk = nil
 		b.PutEncoded(db, key, z.appendStored(b.Scratch(), exp))
 	case here && !z.disk.all:
-		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: exp})
+		b.PutZSetHead(db, key, exp)
 		d := z.disk
 		for i := 0; i+1 < len(d.offs); i++ {
 			m := d.buf[d.offs[i]:d.offs[i+1]]
@@ -237,7 +237,7 @@ func storeZSet(b *persist.Batch, db int, key []byte, z *ZSet, exp int64, wasWide
 		d.reset()
 	default:
 		b.DeleteKey(db, key)
-		b.Put(db, key, persist.Value{Kind: persist.KindZSetWide, Exp: exp})
+		b.PutZSetHead(db, key, exp)
 		z.eachMember(func(m []byte, score float64) { b.PutMember(db, key, m, score) })
 		z.setStoredWide(db, key)
 	}

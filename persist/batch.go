@@ -111,14 +111,21 @@ func (b *Batch) PutInt(db int, key []byte, exp, v int64) {
 // set in place (effect.go).
 func (b *Batch) Put(db int, key []byte, v Value) {
 	if v.Kind == KindZSetWide {
-		b.addKey(opSet, db, key)
-		b.wire = binary.AppendUvarint(b.wire, uint64(1+uvarintLen(uint64(v.Exp))))
-		b.wire = AppendValue(b.wire, v)
+		b.PutZSetHead(db, key, v.Exp)
 		return
 	}
 	b.kbuf = AppendKey(b.kbuf[:0], db, key)
 	b.vbuf = AppendValue(b.vbuf[:0], v)
 	b.add(opSet, b.kbuf, b.vbuf)
+}
+
+// PutZSetHead is Put of a KindZSetWide head with expiry exp: a W1
+// block's record starts with one, so it is encoded here directly.
+func (b *Batch) PutZSetHead(db int, key []byte, exp int64) {
+	b.addKey(opSet, db, key)
+	b.wire = binary.AppendUvarint(b.wire, uint64(1+uvarintLen(uint64(exp))))
+	b.wire = append(b.wire, byte(KindZSetWide))
+	b.wire = binary.AppendUvarint(b.wire, uint64(exp))
 }
 
 // Scratch returns the batch's value buffer, emptied, for an encoding that

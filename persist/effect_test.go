@@ -220,7 +220,7 @@ func TestBatchDirectEncoding(t *testing.T) {
 						case KindString:
 							direct.PutString(db, key, exp, key)
 						default:
-							direct.Put(db, key, val)
+							direct.PutZSetHead(db, key, exp)
 						}
 						direct.Delete(db, key)
 						generic.add(opSet, AppendKey(nil, db, key), AppendValue(nil, val))
