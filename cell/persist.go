@@ -350,6 +350,9 @@ func (s *Server) loadStore() error {
 	now := start.UnixMilli()
 	s.presizeShards()
 	var loaded, expired, skipped int
+	// With no log to replay (a clean stop checkpoints it all), no record
+	// can take back an expired set (keepExpiredSet).
+	replaying := s.store.LogSize() != 0
 	bad, err := s.store.Load(func(db int, key []byte, v persist.Value) error {
 		if v.Over {
 			s.overKeys++
@@ -375,7 +378,9 @@ func (s *Server) loadStore() error {
 		}
 		if v.Exp != 0 && now > v.Exp {
 			expired++
-			s.keepExpiredSet(db, key, v)
+			if replaying {
+				s.keepExpiredSet(db, key, v)
+			}
 			return nil
 		}
 		e, ok := s.entryFromLoaded(db, key, v)
@@ -418,14 +423,10 @@ func (s *Server) loadStore() error {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set. It keeps the
 // set's encoding, not the set: after a long stop every window has
-// expired, and few, if any, are taken back. With no log to replay (a
-// clean stop checkpoints it all) there is nothing to keep.
+// expired, and few, if any, are taken back.
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
 	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
 		return // Load gives a set stored member by member as a KindZSet
-	}
-	if s.store.LogSize() == 0 {
-		return
 	}
 	if s.expiredSets == nil {
 		s.expiredSets = map[dbKey]expiredSet{}
