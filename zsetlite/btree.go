@@ -10,7 +10,7 @@ import (
 
 // The large encoding's ordered index: a B+tree whose leaves are packed
 // blocks of entries in the codec of packed.go (a leaf of millisecond
-// timestamps costs 14 bytes an entry, with no pointer for the collector to
+// timestamps costs 8 bytes an entry, with no pointer for the collector to
 // follow), and whose internal nodes count the entries under every child, so
 // rank, select-by-rank and counting a range are O(log n). An internal node
 // keeps, for each child, a lower bound of that child's entries (seps[i],
@@ -250,13 +250,14 @@ func (p *pred) holdsAt(q []byte, off int, scratch *[20]byte) bool {
 }
 
 // memberLen gives, by member descriptor, the member's encoded size where
-// the descriptor alone determines it (all but extended raw members).
+// the descriptor alone determines it (all but extended raw members); a
+// memSelf member is its score and takes no room of its own.
 var memberLen = func() (t [64]uint8) {
 	for d := range t {
 		switch {
 		case d <= memRawInline:
 			t[d] = uint8(d)
-		case d > memRawExt:
+		case d >= memI8:
 			t[d] = uint8(memIntSize[d-memI8])
 		}
 	}
@@ -467,7 +468,7 @@ func (n *node) insert(route, place *pred, score float64, member []byte, k *membe
 	if n.leaf() {
 		i, off := n.leafSearch(place)
 		skind, iv := leafScoreKind(score)
-		sz := entrySize(k, skind)
+		sz := entrySize(k, skind, iv)
 		if i == int(n.n) && n.n > 0 && (n.n == maxLeaf || len(n.p)+sz > maxLeafBytes) {
 			// Appending to a full leaf: it stays full, so give back
 			// its spare room, and the entry starts the next leaf,

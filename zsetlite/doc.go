@@ -16,14 +16,15 @@
 // (Redis's zset-max-listpack-entries and -value, 128 and 64 by default) it is
 // one pointer-free []byte of entries in order (see packed.go for the layout).
 // Canonical decimal integers are stored as integers, as Redis's listpack
-// does, and integral scores as 1 to 6 byte integers, so a timestamp member
-// with a timestamp score takes 14 bytes where a listpack takes about 20. A
-// trailing back-length per entry gives O(1) access to the last entry.
+// does, integral scores as 1 to 6 byte integers, and a member that is its
+// own integral score once, as the score: a window's timestamp entry takes 8
+// bytes where a listpack takes about 20. A trailing back-length per entry
+// gives O(1) access to the last entry.
 //
 // The insert that would break a threshold converts the set, exactly where
 // Redis converts listpack to skiplist, to a counted B+tree whose leaves are
 // packed blocks of up to 32 entries in the same codec (btree.go): a
-// timestamp entry still takes 14 bytes, and a leaf is one pointer-free
+// timestamp entry still takes 8 bytes, and a leaf is one pointer-free
 // allocation. Counts in internal nodes make rank, select-by-rank and
 // counting a score or lex range O(log n). A leaf's node keeps the offsets
 // of every fifth entry in room its size class leaves spare (leafmarks.go),

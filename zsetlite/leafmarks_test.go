@@ -22,7 +22,7 @@ func leafOf(n int) *node {
 		m := []byte(fmt.Sprintf("%0*d", 1+i%7, i))
 		k := makeMemberKey(m)
 		skind, iv := leafScoreKind(float64(i))
-		sz := entrySize(&k, skind)
+		sz := entrySize(&k, skind, iv)
 		off := len(l.p)
 		l.p = insertEntry(l.p, off, sz, &k, float64(i), skind, iv)
 		l.n++

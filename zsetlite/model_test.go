@@ -167,6 +167,11 @@ var (
 	}()
 )
 
+// windowBases centre the window pattern's integers on small values and on
+// the edges of each stored integer width (a score's int8, int32 and int48,
+// past which a member is no longer stored as its own score).
+var windowBases = []int{0, 0, 0, 127, -128, 32767, 1<<31 - 1, -1 << 31, 1<<47 - 1, -1 << 47, 1_700_000_000_000}
+
 func genScore(r *rand.Rand) float64 {
 	switch r.IntN(4) {
 	case 0:
@@ -428,7 +433,7 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 			mem, sc := genMember(r, pool), genScore(r)
 			if r.IntN(2) == 0 {
 				// The window pattern: the member is its score's text.
-				v := r.IntN(pool) - 2
+				v := windowBases[r.IntN(len(windowBases))] + r.IntN(pool) - pool/2
 				if len(m.es) > 0 && r.IntN(2) == 0 {
 					v = int(m.es[len(m.es)-1].score) + r.IntN(3) - 1
 				}

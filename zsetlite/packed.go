@@ -21,8 +21,10 @@ import (
 // little-endian integers, other scores as the 8 bytes of the float64.
 // Members that are canonical decimal int64s ("0", "-12", "1700000000000",
 // never "012", "+1" or "-0") are stored as 1 to 8 byte integers, other
-// members as their bytes. Millisecond timestamps thus take 14 bytes per entry
-// (member and score), against 20 in a Redis listpack.
+// members as their bytes. A member that is the integer of its own integer
+// score, as in the window pattern (ZADD k now now), is stored once, as the
+// score (descriptor memSelf): a millisecond timestamp then takes 8 bytes
+// per entry, against 20 in a Redis listpack.
 //
 // Storing an integer score drops the sign of -0, which is what Redis's
 // listpack does too (it stores scores as text written by d2string, which
@@ -33,8 +35,10 @@ const (
 	scoreI32 = 2 << 6
 	scoreI48 = 3 << 6
 
-	memRawInline = 57 // raw members of 0..57 bytes: the length is the descriptor
-	memRawExt    = 58 // raw member, length-58 follows as a uvarint
+	memRawInline = 56                 // raw members of 0..56 bytes: the length is the descriptor
+	memRawExt    = 57                 // raw member, length-57 follows as a uvarint
+	memSelf      = 58                 // the member is the score's integer, stored once as the score
+	noSelf       = scoreF64 | memSelf // a header no entry has
 	memI8        = 59
 	memI16       = 60
 	memI32       = 61
@@ -74,6 +78,13 @@ type memberKey struct {
 	nbody int
 	ibody uint64 // body as a word (raw: its first 8 bytes), and the mask of its nbody bytes
 	mask  uint64
+	// selfHdr is the header of the member's entry at its own score (an
+	// integer member in int48 range stored as memSelf), and selfBody and
+	// selfMask that entry's body as a word; selfHdr is scoreF64|memSelf,
+	// which no entry has, when there is no such entry.
+	selfHdr  byte
+	selfBody uint64
+	selfMask uint64
 }
 
 func makeMemberKey(m []byte) memberKey {
@@ -98,8 +109,15 @@ func makeMemberKey(m []byte) memberKey {
 			k.mask = ^uint64(0)
 		}
 		k.ibody = uint64(v) & k.mask
+		k.selfHdr = noSelf
+		if skind, _ := scoreKind(float64(v)); skind != scoreF64 {
+			k.selfHdr = skind | memSelf
+			k.selfMask = 1<<(8*scoreSize[skind>>6]) - 1
+			k.selfBody = uint64(v) & k.selfMask
+		}
 		return k
 	}
+	k.selfHdr = noSelf
 	k.raw = m
 	if len(m) >= 8 {
 		k.ibody = binary.LittleEndian.Uint64(m)
@@ -224,9 +242,18 @@ func readBacklen(p []byte, end int) int {
 	return i - l
 }
 
+// isSelf reports whether (k, score) is stored as a memSelf entry; skind
+// and iv are what scoreKind (or leafScoreKind) chose for the score.
+func isSelf(k *memberKey, skind byte, iv int64) bool {
+	return k.isInt && skind != scoreF64 && iv == k.ival
+}
+
 // entrySize is the full encoded size of (k, score).
-func entrySize(k *memberKey, skind byte) int {
-	l := 1 + k.size() + scoreSize[skind>>6]
+func entrySize(k *memberKey, skind byte, iv int64) int {
+	l := 1 + scoreSize[skind>>6]
+	if !isSelf(k, skind, iv) {
+		l += k.size()
+	}
 	return l + backlenSize(l)
 }
 
@@ -235,7 +262,9 @@ func entrySize(k *memberKey, skind byte) int {
 func putEntry(dst []byte, k *memberKey, score float64, skind byte, iv int64) {
 	dst[0] = skind | k.desc
 	i := 1
-	if k.isInt {
+	if isSelf(k, skind, iv) {
+		dst[0] = skind | memSelf
+	} else if k.isInt {
 		copy(dst[i:], k.body[:k.nbody])
 		i += k.nbody
 	} else {
@@ -293,6 +322,8 @@ func decode(p []byte, off int) pentry {
 		l := int(v) + memRawExt
 		e.raw = p[i : i+l : i+l]
 		i += l
+	case d == memSelf:
+		e.isInt = true
 	default:
 		e.isInt = true
 		switch d {
@@ -326,6 +357,9 @@ func decode(p []byte, off int) pentry {
 	default:
 		e.score = float64(int48(p[i:]))
 		i += 6
+	}
+	if d := h & 0x3f; d == memSelf {
+		e.ival = int64(e.score)
 	}
 	e.end = i + backlenSize(i-off)
 	return e
@@ -375,6 +409,8 @@ var entryLen = func() (t [256]uint8) {
 			l = 1 + d
 		case d == memRawExt:
 			continue
+		case d == memSelf:
+			l = 1
 		default:
 			l = 1 + memIntSize[d-memI8]
 		}
@@ -397,6 +433,7 @@ func skip(p []byte, off int) int {
 	case d == memRawExt:
 		v, n := binary.Uvarint(p[i:])
 		i += n + int(v) + memRawExt
+	case d == memSelf:
 	default:
 		i += memIntSize[d-memI8]
 	}
@@ -404,8 +441,21 @@ func skip(p []byte, off int) int {
 	return i + backlenSize(i-off)
 }
 
+// matchesSelf reports whether the entry at off, whose header is
+// k.selfHdr, holds member k at its own score.
+func matchesSelf(p []byte, off int, k *memberKey) bool {
+	if off+9 <= len(p) {
+		return binary.LittleEndian.Uint64(p[off+1:])&k.selfMask == k.selfBody
+	}
+	e := decode(p, off) // the last entry: too near the end for a word load
+	return e.ival == k.ival
+}
+
 // matches reports whether the entry at off holds member k.
 func matches(p []byte, off int, k *memberKey) bool {
+	if p[off] == k.selfHdr {
+		return matchesSelf(p, off, k)
+	}
 	d := p[off] & 0x3f
 	if d != k.desc {
 		return false
@@ -437,6 +487,9 @@ func matches(p []byte, off int, k *memberKey) bool {
 // (header test, one word compare, table step) because it is the cost of
 // every ZADD, ZSCORE and ZREM on a packed set.
 func packedFind(p []byte, k *memberKey) (pentry, bool) {
+	if k.selfHdr != noSelf {
+		return packedFindInt(p, k)
+	}
 	desc, word, mask := k.desc, k.ibody, k.mask
 	if !k.isInt {
 		mask = ^uint64(0)
@@ -459,6 +512,42 @@ func packedFind(p []byte, k *memberKey) (pentry, bool) {
 			off += int(l)
 		} else {
 			off = skip(p, off)
+		}
+	}
+	return pentry{}, false
+}
+
+// packedFindInt is packedFind for an integer member that may be stored at
+// its own score (memSelf), as every window's member is. Such a member's
+// body takes at most 6 bytes, so one word loaded at an entry's header
+// holds the header and the body of either form the member may take, and
+// each entry costs one load and two masked compares; the last entries,
+// less than a word from the end, are left to matches.
+func packedFindInt(p []byte, k *memberKey) (pentry, bool) {
+	selfMask, selfWord := k.selfMask<<8|0xff, k.selfBody<<8|uint64(k.selfHdr)
+	intMask, intWord := k.mask<<8|0x3f, k.ibody<<8|uint64(k.desc)
+	selfLen := int(entryLen[k.selfHdr])
+	off := 0
+	for off+8 <= len(p) {
+		x := binary.LittleEndian.Uint64(p[off:])
+		if x&selfMask == selfWord || x&intMask == intWord {
+			return decode(p, off), true
+		}
+		if byte(x) == k.selfHdr {
+			// A constant step while the entries look like the one
+			// sought: the next load need not wait for this one.
+			off += selfLen
+			continue
+		}
+		l := int(entryLen[byte(x)])
+		if l == 0 {
+			l = skip(p, off) - off
+		}
+		off += l
+	}
+	for ; off < len(p); off = skip(p, off) {
+		if matches(p, off, k) {
+			return decode(p, off), true
 		}
 	}
 	return pentry{}, false

@@ -104,23 +104,30 @@ func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 // is checked.
 //
 // It is a checkpoint's inner loop over every window's entries, so it
-// writes the varints into room made once (an entry takes 4 bytes at the
+// writes the varints into room made once (an entry takes 3 bytes at the
 // least, its varint 10 at the most) and reads a timestamp's entry (an
-// int48 member and score) without the general decode.
+// int48 memSelf entry) without the general decode.
 func appendIntDeltas(p, dst []byte, prev int64) ([]byte, int64, bool) {
-	dst = slices.Grow(dst, (len(p)/4+1)*binary.MaxVarintLen64)
+	dst = slices.Grow(dst, (len(p)/3+1)*binary.MaxVarintLen64)
 	out := dst[len(dst):cap(dst)]
 	w := 0
-	for off := 0; off < len(p); off += int(entryLen[p[off]]) {
+	const tsLen = 8 // entryLen[scoreI48|memSelf]
+	for off := 0; off < len(p); {
 		h := p[off]
 		var v int64
-		if h == scoreI48|memI48 {
+		switch d := h & 0x3f; {
+		case h == scoreI48|memSelf:
+			// A constant step: the next entry's load need not wait
+			// for this one's header.
 			v = int48(p[off+1:])
-		} else {
-			d := h & 0x3f
-			if d < memI8 {
-				return dst[:len(dst)+w], prev, false
-			}
+			off += tsLen
+		case d == memSelf:
+			sc, _ := readScore(h, p, off+1)
+			v = int64(sc)
+			off += int(entryLen[h])
+		case d < memI8:
+			return dst[:len(dst)+w], prev, false
+		default:
 			var i int
 			v, i = readIntMember(d, p, off+1)
 			if h&0xc0 == scoreF64 {
@@ -128,6 +135,7 @@ func appendIntDeltas(p, dst []byte, prev int64) ([]byte, int64, bool) {
 					return dst[:len(dst)+w], prev, false
 				}
 			}
+			off += int(entryLen[h])
 		}
 		delta := v - prev
 		ux := uint64(delta<<1) ^ uint64(delta>>63) // binary.AppendVarint's zigzag
@@ -927,7 +935,7 @@ func (s *Set) packedRemove(a, z, n int) {
 // for the place and opens a gap with one memmove.
 func (s *Set) packedInsert(k *memberKey, score float64) {
 	skind, iv := scoreKind(score)
-	sz := entrySize(k, skind)
+	sz := entrySize(k, skind, iv)
 	p := s.packed
 	pos := len(p)
 	if len(p) > 0 {
