@@ -551,17 +551,23 @@ func TestPersistForeignDatabasesLog(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"SELECT", "5"}, {"SET", "a", "1"}, {"ZADD", "w", ts(1), ts(1), ts(2), ts(2)},
 		{"HSET", "h", "f", "v"}, {"SET", "gone", "x"}, {"ZADD", "z", "1", "m"},
+		{"ZADD", "e", "1", "x"}, {"ZADD", "r", "1", "x"},
 		{"SAVE"},
 		// In the log only, from here.
 		{"INCR", "a"}, {"DEL", "gone"}, {"SET", "new", "n"}, {"ZREM", "z", "m"},
 		{"MULTI"}, {"ZADD", "w", ts(3), ts(3)}, {"ZREMRANGEBYSCORE", "w", "-inf", ts(1)},
 		{"PEXPIRE", "w", "3600000"}, {"EXEC"},
+		// Emptied and refilled in one record; changed, then replaced
+		// by a string; deleted and made again.
+		{"MULTI"}, {"ZREM", "e", "x"}, {"ZADD", "e", "2", "y"}, {"EXEC"},
+		{"ZADD", "r", "2", "y"}, {"SET", "r", "s"},
+		{"ZADD", "w", ts(4), ts(4)}, {"ZADD", "w2", "1", "p"}, {"DEL", "w2"}, {"ZADD", "w2", "5", "q"},
 		{"SELECT", "7"}, {"SET", "flushed", "x"}, {"FLUSHDB"}, {"SET", "after", "y"},
 	} {
 		c.do(cmd...)
 	}
 	want := dumpKeyspace(srv)
-	if len(want) != 5 {
+	if len(want) != 8 {
 		t.Fatalf("keyspace before the crash: %v", want)
 	}
 	crashStop(srv, stop)

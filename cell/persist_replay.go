@@ -42,6 +42,7 @@ func (s *Server) replayLog() (records int, err error) {
 		}
 		return nil
 	})
+	s.sealForeignSets()
 	if skipped > 0 || bad > 0 {
 		s.log.Warn("persistence: log effects skipped (unknown types or corrupt records)",
 			"effects", skipped, "records", bad)
@@ -54,6 +55,9 @@ func (s *Server) replayLog() (records int, err error) {
 // (a server started with fewer databases after a crash would otherwise
 // drop the log's changes to them with the log). The checkpoint after the
 // replay then rewrites, which is what writes those keys (writeForeign).
+// A sorted set the log changes is kept decoded in foreignSets until the
+// replay ends (sealForeignSets), so that a window's thousand member
+// effects cost a thousand updates, not a thousand decodings.
 func (s *Server) replayForeign(e *persist.Effect) {
 	s.ckptFull = true
 	if s.foreign == nil {
@@ -67,58 +71,95 @@ func (s *Server) replayForeign(e *persist.Effect) {
 				delete(s.foreign, k)
 			}
 		}
+		for k := range s.foreignSets {
+			if k.db == e.DB {
+				delete(s.foreignSets, k)
+			}
+		}
 	case persist.EffectDelete:
-		delete(s.foreign, id)
+		s.dropForeign(id)
 	case persist.EffectPut:
 		if e.Value.Kind != persist.KindZSetWide {
+			delete(s.foreignSets, id)
 			s.foreign[id] = persist.AppendValue(nil, e.Value)
 			return
 		}
-		z, _ := s.foreignZSet(id)
-		s.putForeignZSet(id, z, e.Value.Exp)
+		f := s.foreignZSet(id)
+		f.exp = e.Value.Exp
+		s.noteForeignEmpty(id, f)
 	case persist.EffectPutMember, persist.EffectDeleteMember:
-		z, exp := s.foreignZSet(id)
+		f := s.foreignZSet(id)
 		if e.Kind == persist.EffectPutMember {
-			z.Put(e.Member, e.Score)
+			f.z.Put(e.Member, e.Score)
 		} else {
-			z.Delete(e.Member)
+			f.z.Delete(e.Member)
 		}
-		s.putForeignZSet(id, z, exp)
+		s.noteForeignEmpty(id, f)
 	}
 }
 
-// foreignZSet decodes the sorted set keepForeign holds under id, and its
-// expiry: an empty set with none in place of anything else, as replayZSet.
-func (s *Server) foreignZSet(id dbKey) (*ZSet, int64) {
+// foreignSet is a sorted set of a database beyond --databases that the
+// log changes, decoded, and its expiry.
+type foreignSet struct {
+	z   *ZSet
+	exp int64
+}
+
+// foreignZSet returns the sorted set keepForeign holds under id, decoded
+// once per replay: an empty set with no expiry in place of anything else,
+// as replayZSet.
+func (s *Server) foreignZSet(id dbKey) *foreignSet {
+	if f, ok := s.foreignSets[id]; ok {
+		return f
+	}
+	f := &foreignSet{z: newZSet(s.zsetConfig())}
 	if b, ok := s.foreign[id]; ok {
 		if v, err := persist.Decode(b); err == nil {
 			if e, ok := s.entryFromStored(v); ok {
 				if z, ok := e.obj().(*ZSet); ok {
-					return z, e.Exp
+					f.z, f.exp = z, e.Exp
 				}
 			}
 		}
 	}
-	return newZSet(s.zsetConfig()), 0
+	if s.foreignSets == nil {
+		s.foreignSets = map[dbKey]*foreignSet{}
+	}
+	s.foreignSets[id] = f
+	return f
 }
 
-// putForeignZSet stores z under id, to be dropped at the record's end if
-// it is empty then (dropEmptyForeignSets).
-func (s *Server) putForeignZSet(id dbKey, z *ZSet, exp int64) {
-	s.foreign[id] = z.appendStored(nil, exp)
-	if z.Len() == 0 {
+// noteForeignEmpty lists f to be dropped at the record's end if it is
+// empty then (dropEmptyForeignSets).
+func (s *Server) noteForeignEmpty(id dbKey, f *foreignSet) {
+	if f.z.Len() == 0 {
 		s.foreignEmpty = append(s.foreignEmpty, id)
 	}
+}
+
+// dropForeign forgets the key id of a database beyond --databases.
+func (s *Server) dropForeign(id dbKey) {
+	delete(s.foreign, id)
+	delete(s.foreignSets, id)
 }
 
 // dropEmptyForeignSets is dropEmptySets for the sets of replayForeign.
 func (s *Server) dropEmptyForeignSets() {
 	for _, id := range s.foreignEmpty {
-		if z, _ := s.foreignZSet(id); z.Len() == 0 {
-			delete(s.foreign, id)
+		if f, ok := s.foreignSets[id]; ok && f.z.Len() == 0 {
+			s.dropForeign(id)
 		}
 	}
 	s.foreignEmpty = s.foreignEmpty[:0]
+}
+
+// sealForeignSets encodes the sets replayForeign changed back into
+// s.foreign, where writeForeign finds them, once the replay is over.
+func (s *Server) sealForeignSets() {
+	for id, f := range s.foreignSets {
+		s.foreign[id] = f.z.appendStored(nil, f.exp)
+	}
+	s.foreignSets = nil
 }
 
 // replayedSet is a sorted set a record changed in place.

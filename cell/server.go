@@ -55,7 +55,9 @@ type Server struct {
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
-	// foreignEmpty: replayForeign's sets the current record left empty.
+	// foreignSets: the sets among them the log's replay changes, decoded
+	// until it ends; foreignEmpty: those the current record left empty.
+	foreignSets  map[dbKey]*foreignSet
 	foreignEmpty []dbKey
 	// expiredSets: loadStore's expired sorted sets, until the log's
 	// replay has seen whether it changes them (keepExpiredSet).
