@@ -3,6 +3,7 @@ package cell
 import (
 	"encoding/binary"
 	"hash/crc64"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -242,6 +243,18 @@ func TestDumpRestore(t *testing.T) {
 	}
 	if got := c.do("CL.THROTTLE", "rl2", "5", "1", "60"); got == "" {
 		t.Error("no reply")
+	}
+	// A large set restores large from its first member, as Redis loads
+	// one, so a -0 score among the first keeps its sign.
+	for i := range 200 {
+		c.do("ZADD", "bz", strconv.Itoa(i), "m"+strconv.Itoa(i))
+	}
+	c.do("ZADD", "bz", "-0", "0")
+	if got := c.do("RESTORE", "bz2", "0", bulkBody(t, c.do("DUMP", "bz"))); got != "+OK\r\n" {
+		t.Fatalf("RESTORE bz: %q", got)
+	}
+	if got := c.do("ZSCORE", "bz2", "0"); got != "$2\r\n-0\r\n" {
+		t.Errorf("ZSCORE of the -0 member after RESTORE: %q", got)
 	}
 	// A payload with a valid trailer but a bad body.
 	for _, body := range [][]byte{{9}, {dumpString, 5, 'a'}, {dumpList, 0}, {dumpHash, 1, 1, 'f'}, {dumpString, 1, 'a', 'b'}, {dumpList, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {

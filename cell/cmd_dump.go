@@ -191,12 +191,22 @@ func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool
 		}
 		obj = h
 	case dumpZset:
-		z := newZSet(zcfg)
+		// Read whole first: the set is sized as Redis sizes a loaded one
+		// (zsetlite's Reserve).
+		var ms [][]byte
+		var scores []float64
+		maxLen := 0
 		for n := r.count(); n > 0 && !r.bad; n-- {
 			m := r.bytes()
 			if sc := r.score(); !r.bad {
-				z.Put(m, sc)
+				ms, scores = append(ms, m), append(scores, sc)
+				maxLen = max(maxLen, len(m))
 			}
+		}
+		z := newZSet(zcfg)
+		z.Reserve(len(ms), maxLen)
+		for i, m := range ms {
+			z.Put(m, scores[i])
 		}
 		if z.Len() == 0 {
 			return nil, nil, false

@@ -565,6 +565,11 @@ func (s *Server) objectFromStored(v persist.Value) (any, bool) {
 	switch v.Kind {
 	case persist.KindZSet:
 		z := newZSet(s.zsetConfig())
+		maxLen := 0
+		for i := 0; i < len(v.Items); i += 2 {
+			maxLen = max(maxLen, len(v.Items[i]))
+		}
+		z.Reserve(len(v.Items)/2, maxLen)
 		for i := 0; i+1 < len(v.Items); i += 2 {
 			score, err := persist.DecodeScore(v.Items[i+1])
 			if err != nil {

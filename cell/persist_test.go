@@ -168,6 +168,9 @@ func TestPersistRestart(t *testing.T) {
 			for i := range 300 {
 				c.do("ZADD", "bigz", strconv.Itoa(i%7), fmt.Sprintf("member-%d", i))
 			}
+			// A large set keeps a -0 score's sign, and so must a
+			// restart, whatever order the set's members load in.
+			c.do("ZADD", "bigz", "-0", "0")
 			want := dumpKeyspace(srv)
 			if len(want) != 29 {
 				t.Fatalf("keyspace before restart:\n%s", strings.Join(want, "\n"))

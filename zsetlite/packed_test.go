@@ -85,3 +85,35 @@ func TestSelfEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestReserve: an empty set readied for more members than the packed
+// encoding takes, or for a longer one, is large at once, as Redis loads
+// a sorted set, and so keeps the sign of a -0 score it is given first.
+func TestReserve(t *testing.T) {
+	tests := []struct {
+		n, maxLen int
+		filled    bool
+		want      string
+	}{
+		{128, 64, false, EncodingListpack},
+		{129, 1, false, EncodingSkiplist},
+		{1, 65, false, EncodingSkiplist},
+		{0, 0, false, EncodingListpack},
+		{1000, 1000, true, EncodingListpack}, // not empty: left as it is
+	}
+	for _, tt := range tests {
+		s := New(DefaultConfig())
+		if tt.filled {
+			s.Put([]byte("a"), 1)
+		}
+		s.Reserve(tt.n, tt.maxLen)
+		if got := s.Encoding(); got != tt.want {
+			t.Errorf("Reserve(%d, %d) on filled=%v: encoding %s, want %s", tt.n, tt.maxLen, tt.filled, got, tt.want)
+		}
+		s.Put([]byte("0"), math.Copysign(0, -1))
+		sc, _ := s.Score([]byte("0"))
+		if neg := math.Signbit(sc); neg != (tt.want == EncodingSkiplist) {
+			t.Errorf("Reserve(%d, %d): -0 stored as %v", tt.n, tt.maxLen, sc)
+		}
+	}
+}

@@ -260,6 +260,18 @@ func clamp32(v int) int32 {
 	return int32(min(max(v, 0), math.MaxInt32))
 }
 
+// Reserve readies an empty set to take n members, the longest maxLen
+// bytes, as Redis loads a sorted set from RDB or RESTORE: in the large
+// encoding at once when either would be past the thresholds, so that
+// every member keeps what only that encoding keeps (a -0 score's sign),
+// not only those inserted after the conversion. A set that is not empty
+// is left as it is.
+func (s *Set) Reserve(n, maxLen int) {
+	if s.big == nil && s.pn == 0 && (n > int(s.maxEntries) || maxLen > int(s.maxValue)) {
+		s.convert()
+	}
+}
+
 // Len returns the number of members, in O(1).
 func (s *Set) Len() int {
 	if s.big != nil {
