@@ -80,8 +80,8 @@ type memberKey struct {
 	mask  uint64
 	// selfHdr is the header of the member's entry at its own score (an
 	// integer member in int48 range stored as memSelf), and selfBody and
-	// selfMask that entry's body as a word; selfHdr is scoreF64|memSelf,
-	// which no entry has, when there is no such entry.
+	// selfMask that entry's body as a word; selfHdr is noSelf, which no
+	// entry has, when there is no such entry.
 	selfHdr  byte
 	selfBody uint64
 	selfMask uint64
@@ -263,7 +263,7 @@ func putEntry(dst []byte, k *memberKey, score float64, skind byte, iv int64) {
 	dst[0] = skind | k.desc
 	i := 1
 	if isSelf(k, skind, iv) {
-		dst[0] = skind | memSelf
+		dst[0] = skind | memSelf // the score below is the member
 	} else if k.isInt {
 		copy(dst[i:], k.body[:k.nbody])
 		i += k.nbody
