@@ -641,8 +641,17 @@ func limitCount(n int, offset, count int64) int {
 // selection deletes dst. The reply is the new set's size.
 func zrangeStore(x *Ctx, dst []byte, z *ZSet, sp *zrangeSpec) {
 	var out *ZSet
-	if z != nil && sp.count(z) > 0 {
+	n := 0
+	if z != nil {
+		n = sp.count(z)
+	}
+	if n > 0 {
 		out = newZSet(x.zsetConfig())
+		if sp.kind == rangeRank {
+			// Redis sizes the result when it knows its length (a rank
+			// range) and starts a score or lex range as a listpack.
+			out.Reserve(n, 0)
+		}
 		// Members arrive in order, so each insert lands at the tail; the
 		// new set converts exactly where Redis's would.
 		sp.walk(z, func(member []byte, score float64) bool {
@@ -1227,9 +1236,15 @@ func zsetOpGeneric(x *Ctx, op zsetOp, numkeysAt int, store, cardOnly bool) {
 		x.W.Int(0)
 		return
 	}
-	// The new set converts where Redis's zsetConvertToListpackIfNeeded
-	// would leave a skiplist.
+	// Redis builds the result as a skiplist and converts it to a listpack
+	// if it is small (zsetConvertToListpackIfNeeded): Reserve makes the
+	// same choice up front, so a large result keeps a -0 score's sign.
 	z := newZSet(x.zsetConfig())
+	maxLen := 0
+	for _, e := range out {
+		maxLen = max(maxLen, len(e.member))
+	}
+	z.Reserve(len(out), maxLen)
 	for _, e := range out {
 		z.Put([]byte(e.member), e.score)
 	}

@@ -273,6 +273,38 @@ func TestZrangestore(t *testing.T) {
 	})
 }
 
+// TestZsetStoreNegativeZero: a stored result keeps a -0 score where Redis
+// builds it as a skiplist (a union, intersection or difference past the
+// listpack thresholds; a rank range of ZRANGESTORE longer than 128) and
+// loses it where Redis starts or ends with a listpack.
+func TestZsetStoreNegativeZero(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		args := []string{"ZADD", "src"}
+		for i := 1; i <= 200; i++ {
+			args = append(args, strconv.Itoa(i), "m"+strconv.Itoa(i))
+		}
+		c.Do(args...)
+		c.Do("ZADD", "src", "-0", "0") // a skiplist by now: it keeps -0
+		c.Do("ZADD", "small", "5", "0", "1", "m1")
+		for _, cmd := range [][]string{
+			{"ZUNIONSTORE", "d", "1", "src"},
+			{"ZUNIONSTORE", "d", "1", "src", "WEIGHTS", "-1"},
+			{"ZINTERSTORE", "d", "2", "src", "src"},
+			{"ZINTERSTORE", "d", "2", "src", "small", "WEIGHTS", "1", "0"},
+			{"ZDIFFSTORE", "d", "2", "src", "small"},
+			{"ZRANGESTORE", "d", "src", "0", "199"},
+			{"ZRANGESTORE", "d", "src", "0", "128"},
+			{"ZRANGESTORE", "d", "src", "0", "127"},
+			{"ZRANGESTORE", "d", "src", "-1", "300", "BYSCORE"},
+			{"ZRANGESTORE", "d", "src", "-", "+", "BYLEX"},
+		} {
+			c.Do(cmd...)
+			c.Do("ZSCORE", "d", "0")
+			c.Do("OBJECT", "ENCODING", "d")
+		}
+	})
+}
+
 func TestZremAndRemRange(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
 		c.Do("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e")
