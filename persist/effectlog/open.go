@@ -212,7 +212,8 @@ func scanSegment(path string, seq, wantBase uint64, checkBase bool) (s *segment,
 		return nil, 0, false, nil
 	}
 	end, damaged, _ := scanRecords(data[headerSize:], nil)
-	garbage = nonzeroEnd(data[headerSize+end:])
+	tail := int64(headerSize + end)
+	garbage = nonzeroEnd(data[tail:dataEnd(f, tail, st.Size())])
 	if err := fdatasync(f); err != nil {
 		return nil, 0, false, fmt.Errorf("effectlog: syncing %s: %w", path, err)
 	}
@@ -221,12 +222,22 @@ func scanSegment(path string, seq, wantBase uint64, checkBase bool) (s *segment,
 
 // fileNonzeroEnd is the offset after the last nonzero byte of the file.
 func fileNonzeroEnd(path string) (int64, error) {
-	data, err := mapReadOnly(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("effectlog: %w", err)
 	}
-	if data == nil {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("effectlog: %w", err)
+	}
+	end := dataEnd(f, 0, st.Size())
+	if end == 0 {
 		return 0, nil
+	}
+	data, err := mapFile(f, end, false)
+	if err != nil {
+		return 0, fmt.Errorf("effectlog: mapping %s: %w", path, err)
 	}
 	defer syscall.Munmap(data)
 	return int64(nonzeroEnd(data)), nil

@@ -113,6 +113,41 @@ func TestTornTail(t *testing.T) {
 	}
 }
 
+// TestGarbagePastHoles: bytes far past the last record, beyond blocks the
+// log ever reserved (Open reads only the file's data extents, not its
+// holes), are still found, cut and reported, in the last kept segment and
+// in a segment after it.
+func TestGarbagePastHoles(t *testing.T) {
+	const segSize = 16 << 20
+	dir := t.TempDir()
+	l, _ := openLog(t, dir, segSize)
+	recs := appendRecords(t, l, 0, 3, []int{200})
+	mustClose(t, l)
+	segs := segmentFiles(t, dir)
+	last := recordOffset(recs[2]) + int64(frameHeader+200)
+	patchFile(t, segs[0], 12<<20, []byte("garbage"))
+	stray := filepath.Join(dir, segmentName(7))
+	if err := os.WriteFile(stray, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patchFile(t, stray, 9<<20, []byte("more"))
+
+	l, lb := openLog(t, dir, segSize)
+	defer l.Close()
+	checkRecords(t, replayAll(t, l, 0), recs)
+	want := fmt.Sprintf("bytes=%d ", 12<<20+7-last+9<<20+4)
+	if !strings.Contains(lb.String(), want) {
+		t.Fatalf("Open logged %q, want a cut line saying %q", lb.String(), want)
+	}
+	b, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := nonzeroEnd(b); n != int(last) {
+		t.Fatalf("segment's last nonzero byte ends at %d after Open, want %d (its records' end)", n, last)
+	}
+}
+
 // TestDamagedSegments damages a log of five segments (four records each).
 func TestDamagedSegments(t *testing.T) {
 	tests := []struct {

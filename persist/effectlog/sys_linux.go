@@ -63,3 +63,36 @@ func prefault(b []byte) {
 		populateUnsupported.Store(true)
 	}
 }
+
+// lseek's whence values for a file's data and holes (Linux 3.1; package
+// syscall does not name them).
+const (
+	seekData = 3
+	seekHole = 4
+)
+
+// dataEnd is where the file's data ends at or after from: every byte of
+// [dataEnd, size) lies in a hole or in blocks reserved but never written,
+// and so reads as zero. Scanning a segment's tail for nonzero bytes stops
+// there instead of reading the holes, which would fill the page cache with
+// zeroed pages (a 64 MB segment mostly empty costs tens of milliseconds of
+// every start). Where the file system cannot tell, it is size.
+func dataEnd(f *os.File, from, size int64) int64 {
+	fd := int(f.Fd())
+	end := from
+	for off := from; off < size; {
+		d, err := syscall.Seek(fd, off, seekData)
+		if err == syscall.ENXIO { // no data at or after off
+			break
+		}
+		if err != nil {
+			return size
+		}
+		h, err := syscall.Seek(fd, d, seekHole)
+		if err != nil || h <= d {
+			return size
+		}
+		end, off = h, h
+	}
+	return min(end, size)
+}
