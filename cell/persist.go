@@ -550,13 +550,15 @@ func (s *Server) entryFromStored(v persist.Value) (*Entry, bool) {
 // empty hash, list or sorted set.
 func (s *Server) objectFromStored(v persist.Value) (any, bool) {
 	if v.Kind == persist.KindZSetInts {
-		z := newZSet(s.zsetConfig())
-		var buf [20]byte
-		if persist.EachZSetInt(v.Str, func(n int64) {
-			z.Put(strconv.AppendInt(buf[:0], n, 10), float64(n))
-		}) != nil || z.Len() == 0 {
+		// A window: its timestamps, ascending (EachZSetInt checks), make
+		// the set in one pass (AddInts).
+		var buf [128]int64
+		vs := buf[:0]
+		if persist.EachZSetInt(v.Str, func(n int64) { vs = append(vs, n) }) != nil || len(vs) == 0 {
 			return nil, false
 		}
+		z := newZSet(s.zsetConfig())
+		z.AddInts(vs)
 		return z, true
 	}
 	if len(v.Items) == 0 {

@@ -3,6 +3,7 @@ package cell
 import (
 	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/zsetlite"
+	"strconv"
 )
 
 // How sorted sets reach the store.
@@ -148,6 +149,19 @@ func (z *ZSet) Put(member []byte, score float64) bool {
 	added := z.Set.Put(member, score)
 	z.notePut(member, score)
 	return added
+}
+
+// AddInts is zsetlite's one-pass load of a window's integers when nothing
+// records z's changes, as for a set just loaded; otherwise a Put each.
+func (z *ZSet) AddInts(vs []int64) {
+	if !z.noting() {
+		z.Set.AddInts(vs)
+		return
+	}
+	var buf [20]byte
+	for _, v := range vs {
+		z.Put(strconv.AppendInt(buf[:0], v, 10), float64(v))
+	}
 }
 
 func (z *ZSet) Delete(member []byte) bool {

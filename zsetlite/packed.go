@@ -88,35 +88,10 @@ type memberKey struct {
 }
 
 func makeMemberKey(m []byte) memberKey {
-	var k memberKey
 	if v, ok := parseCanonicalInt(m); ok {
-		k.isInt, k.ival = true, v
-		switch {
-		case v >= math.MinInt8 && v <= math.MaxInt8:
-			k.desc, k.nbody = memI8, 1
-		case v >= math.MinInt16 && v <= math.MaxInt16:
-			k.desc, k.nbody = memI16, 2
-		case v >= math.MinInt32 && v <= math.MaxInt32:
-			k.desc, k.nbody = memI32, 4
-		case v >= -1<<47 && v < 1<<47:
-			k.desc, k.nbody = memI48, 6
-		default:
-			k.desc, k.nbody = memI64, 8
-		}
-		binary.LittleEndian.PutUint64(k.body[:], uint64(v))
-		k.mask = 1<<(8*k.nbody) - 1
-		if k.nbody == 8 {
-			k.mask = ^uint64(0)
-		}
-		k.ibody = uint64(v) & k.mask
-		k.selfHdr = noSelf
-		if skind, _ := scoreKind(float64(v)); skind != scoreF64 {
-			k.selfHdr = skind | memSelf
-			k.selfMask = 1<<(8*scoreSize[skind>>6]) - 1
-			k.selfBody = uint64(v) & k.selfMask
-		}
-		return k
+		return intMemberKey(v)
 	}
+	var k memberKey
 	k.selfHdr = noSelf
 	k.raw = m
 	if len(m) >= 8 {
@@ -126,6 +101,37 @@ func makeMemberKey(m []byte) memberKey {
 		k.desc = byte(len(m))
 	} else {
 		k.desc = memRawExt
+	}
+	return k
+}
+
+// intMemberKey is makeMemberKey of v's canonical decimal text.
+func intMemberKey(v int64) memberKey {
+	var k memberKey
+	k.isInt, k.ival = true, v
+	switch {
+	case v >= math.MinInt8 && v <= math.MaxInt8:
+		k.desc, k.nbody = memI8, 1
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		k.desc, k.nbody = memI16, 2
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		k.desc, k.nbody = memI32, 4
+	case v >= -1<<47 && v < 1<<47:
+		k.desc, k.nbody = memI48, 6
+	default:
+		k.desc, k.nbody = memI64, 8
+	}
+	binary.LittleEndian.PutUint64(k.body[:], uint64(v))
+	k.mask = 1<<(8*k.nbody) - 1
+	if k.nbody == 8 {
+		k.mask = ^uint64(0)
+	}
+	k.ibody = uint64(v) & k.mask
+	k.selfHdr = noSelf
+	if skind, _ := scoreKind(float64(v)); skind != scoreF64 {
+		k.selfHdr = skind | memSelf
+		k.selfMask = 1<<(8*scoreSize[skind>>6]) - 1
+		k.selfBody = uint64(v) & k.selfMask
 	}
 	return k
 }

@@ -117,3 +117,69 @@ func TestReserve(t *testing.T) {
 		}
 	}
 }
+
+// TestAddInts: AddInts leaves a set exactly as Put of each integer's text
+// would, byte for byte while packed, whether it takes its one pass or
+// falls back to the Puts.
+func TestAddInts(t *testing.T) {
+	ramp := func(from, n, step int64) []int64 {
+		vs := make([]int64, n)
+		for i := range vs {
+			vs[i] = from + int64(i)*step
+		}
+		return vs
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		before  []int64 // added with Put first
+		vs      []int64
+		onePass bool
+	}{
+		{"window", DefaultConfig(), nil, ramp(1_700_000_000_000, 10, 7), true},
+		{"one", DefaultConfig(), nil, []int64{42}, true},
+		{"none", DefaultConfig(), nil, nil, true},
+		{"every width", DefaultConfig(), nil, []int64{math.MinInt64, -1 << 47, -32769, -129, -128, -1, 0, 127, 128, 32768, 1<<31 - 1, 1 << 31, 1<<47 - 1, 1 << 47, 1 << 53, math.MaxInt64}, true},
+		{"full", DefaultConfig(), nil, ramp(-64, 128, 1), true},
+		{"one past full", DefaultConfig(), nil, ramp(-64, 129, 1), false},
+		{"descending", DefaultConfig(), nil, []int64{3, 2, 1}, false},
+		{"one score for two", DefaultConfig(), nil, []int64{1 << 60, 1<<60 + 1}, false},
+		{"negative scores shared", DefaultConfig(), nil, []int64{-1<<60 - 1, -1 << 60}, false},
+		{"not empty", DefaultConfig(), []int64{5}, []int64{1, 9}, false},
+		{"short members only", Config{MaxListpackEntries: 128, MaxListpackValue: 5}, nil, []int64{1, 12345, 123456}, false},
+		{"never packed", Config{}, nil, []int64{1, 2}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, want := New(tc.cfg), New(tc.cfg)
+			for _, v := range tc.before {
+				got.Put(fmt.Appendf(nil, "%d", v), float64(v))
+				want.Put(fmt.Appendf(nil, "%d", v), float64(v))
+			}
+			if onePass := New(tc.cfg).addIntsPacked(tc.vs) && len(tc.before) == 0; onePass != tc.onePass {
+				t.Fatalf("one pass: %v, want %v", onePass, tc.onePass)
+			}
+			got.AddInts(tc.vs)
+			for _, v := range tc.vs {
+				want.Put(fmt.Appendf(nil, "%d", v), float64(v))
+			}
+			if got.Len() != want.Len() || got.Encoding() != want.Encoding() || got.SelfKeyed() != want.SelfKeyed() {
+				t.Fatalf("len %d %s self-keyed %v, want %d %s %v", got.Len(), got.Encoding(), got.SelfKeyed(), want.Len(), want.Encoding(), want.SelfKeyed())
+			}
+			if got.big == nil && string(got.packed) != string(want.packed) {
+				t.Fatalf("packed\n%x\nwant\n%x", got.packed, want.packed)
+			}
+			var g, w []string
+			got.Range(0, -1, false, func(m []byte, sc float64) bool { g = append(g, fmt.Sprintf("%s@%v", m, sc)); return true })
+			want.Range(0, -1, false, func(m []byte, sc float64) bool { w = append(w, fmt.Sprintf("%s@%v", m, sc)); return true })
+			if fmt.Sprint(g) != fmt.Sprint(w) {
+				t.Fatalf("members %v, want %v", g, w)
+			}
+			for _, v := range tc.vs {
+				if sc, ok := got.Score(fmt.Appendf(nil, "%d", v)); !ok || sc != float64(v) {
+					t.Fatalf("Score(%d) = %v, %v", v, sc, ok)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strconv"
 	"unsafe"
 )
 
@@ -95,6 +96,61 @@ func (s *Set) AppendIntDeltas(dst []byte) ([]byte, bool) {
 		return dst[:start], false
 	}
 	return dst, true
+}
+
+// AddInts adds, for each v of vs, the member that is v's canonical
+// decimal text at score v: what Put of each would do, but an empty set
+// given vs ascending, few enough to stay packed, is written in one pass,
+// its entries end to end, without a member's text to format and parse
+// back or a place to search. A checkpointed window (AppendIntDeltas) loads
+// that way.
+func (s *Set) AddInts(vs []int64) {
+	if s.addIntsPacked(vs) {
+		return
+	}
+	var buf [20]byte
+	for _, v := range vs {
+		s.Put(strconv.AppendInt(buf[:0], v, 10), float64(v))
+	}
+}
+
+// addIntsPacked is AddInts's one pass; it reports false, having changed
+// nothing, when the set is not empty or would not be packed, or when
+// the scores do not rise strictly (two integers past 2^53 may share one).
+func (s *Set) addIntsPacked(vs []int64) bool {
+	const maxDigits = 20 // "-9223372036854775808"
+	if s.big != nil || s.pn != 0 || len(vs) > int(s.maxEntries) || s.maxValue < maxDigits {
+		return false
+	}
+	size := 0
+	for i, v := range vs {
+		if i > 0 && float64(v) <= float64(vs[i-1]) {
+			return false
+		}
+		k, skind, iv := intEntry(v)
+		size += entrySize(&k, skind, iv)
+	}
+	p := make([]byte, size, allocSize(size))
+	off := 0
+	for _, v := range vs {
+		k, skind, iv := intEntry(v)
+		n := entrySize(&k, skind, iv)
+		putEntry(p[off:off+n], &k, float64(v), skind, iv)
+		off += n
+	}
+	s.packed, s.pn, s.selfKeyed = p, int32(len(vs)), true
+	return true
+}
+
+// intEntry is what entrySize and putEntry need of v's text at score v: an
+// entry that is its score alone (isSelf) needs no more of the member's key
+// than the integer.
+func intEntry(v int64) (k memberKey, skind byte, iv int64) {
+	skind, iv = scoreKind(float64(v))
+	if skind != scoreF64 {
+		return memberKey{isInt: true, ival: v}, skind, iv
+	}
+	return intMemberKey(v), skind, iv
 }
 
 // appendIntDeltas is AppendIntDeltas over one packed run of entries,
