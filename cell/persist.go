@@ -140,7 +140,12 @@ func (c *Client) noteDirty(s *Shard, db int, key []byte, wide, full bool) {
 			return
 		}
 	}
-	c.dirty = append(c.dirty, dirtyKey{s: s, db: db, off: len(c.dirtyBuf), n: len(key), wide: wide, full: full})
+	// Field by field into the new element: a composite literal is built
+	// on the stack and copied, and the copy's wide loads of the narrow
+	// stores just made stall (store forwarding), a cost W1's profile shows.
+	c.dirty = append(c.dirty, dirtyKey{})
+	d := &c.dirty[len(c.dirty)-1]
+	d.s, d.db, d.off, d.n, d.wide, d.full = s, db, len(c.dirtyBuf), len(key), wide, full
 	c.dirtyBuf = append(c.dirtyBuf, key...)
 }
 

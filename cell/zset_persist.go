@@ -302,7 +302,9 @@ func (r *zsetRec) attach(z *ZSet) {
 func (r *zsetRec) note(z *ZSet, member []byte, score float64, del bool) {
 	off := len(r.buf)
 	r.buf = append(r.buf, member...)
-	r.ents = append(r.ents, zrecEnt{z, int32(off), int32(len(r.buf)), del, score})
+	r.ents = append(r.ents, zrecEnt{}) // and the fields in place, as noteDirty does
+	e := &r.ents[len(r.ents)-1]
+	e.z, e.off, e.end, e.del, e.score = z, int32(off), int32(len(r.buf)), del, score
 }
 
 // held reports whether z's in-place changes in this execution are all
@@ -312,6 +314,9 @@ func (r *zsetRec) held(z *ZSet) bool { return z.rec == r }
 // changes calls fn with each change recorded for z, in order, and
 // reports how many.
 func (r *zsetRec) changes(z *ZSet, fn func(member []byte, score float64, del bool)) int {
+	if fn == nil && len(r.attached) == 1 && r.attached[0] == z {
+		return len(r.ents) // all of them are z's: a count needs no walk
+	}
 	n := 0
 	for _, e := range r.ents {
 		if e.z == z {
