@@ -427,8 +427,34 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 			t.Helper()
 			t.Fatalf("step %d (cfg %+v, len %d, %s): %s", step, cfg, len(m.es), m.encoding(), fmt.Sprintf(format, args...))
 		}
-		op := r.IntN(24)
+		op := r.IntN(25)
 		switch {
+		case op == 24: // a checkpoint and a load: the set as its integers, made again by AddInts
+			b, ok := s.AppendIntDeltas(nil)
+			if !ok || len(m.es) == 0 { // an empty set is never stored
+				continue
+			}
+			var vs []int64
+			var cur int64
+			for len(b) > 0 {
+				d, n := binary.Varint(b)
+				cur += d
+				vs = append(vs, cur)
+				b = b[n:]
+			}
+			loaded := New(cfg)
+			loaded.AddInts(vs)
+			got, _ := collect(func(v Visitor) int { return loaded.Range(0, -1, false, v) })
+			if want := sliceOf(m.es, 0, len(m.es), false); !sameEntries(got, want) {
+				fail("AddInts(%v) holds %v, want %v", vs, got, want)
+			}
+			s = loaded
+			// A set made afresh is packed unless its size or a member
+			// rules that out, whatever the old one had become.
+			m.skiplist = len(m.es) > cfg.MaxListpackEntries
+			for _, e := range m.es {
+				m.skiplist = m.skiplist || len(e.member) > cfg.MaxListpackValue
+			}
 		case op < 7: // Add, mostly plain inserts
 			mem, sc := genMember(r, pool), genScore(r)
 			if r.IntN(2) == 0 {
