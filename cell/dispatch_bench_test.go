@@ -118,7 +118,7 @@ func BenchmarkDispatchW1(b *testing.B) {
 	b.Run("everysec", func(b *testing.B) {
 		srv, _ := openServer(b, b.TempDir(), func(c *Config) {
 			c.AppendFsync = FsyncEverySec
-			c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
+			manualCheckpoints(c)
 		})
 		benchW1(b, srv)
 	})

@@ -44,10 +44,7 @@ func BenchmarkPersistSetCall(b *testing.B) {
 // updates and CL.THROTTLE calls (no checkpoint since they were written).
 func BenchmarkReplay(b *testing.B) {
 	dir := b.TempDir()
-	mod := func(c *Config) {
-		c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
-	}
-	srv, stop := openServer(b, dir, mod)
+	srv, stop := openServer(b, dir, manualCheckpoints)
 	c, peer := pipeClient(srv)
 	now := time.Now().UnixMilli()
 	for i := range 200_000 {
@@ -68,7 +65,7 @@ func BenchmarkReplay(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		srv, stop := openServer(b, dir, mod)
+		srv, stop := openServer(b, dir, manualCheckpoints)
 		if srv.replayed == 0 {
 			b.Fatal("nothing replayed")
 		}
@@ -83,10 +80,7 @@ func BenchmarkReplay(b *testing.B) {
 // save.
 func BenchmarkLoad(b *testing.B) {
 	dir := b.TempDir()
-	mod := func(c *Config) {
-		c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
-	}
-	srv, stop := openServer(b, dir, mod)
+	srv, stop := openServer(b, dir, manualCheckpoints)
 	c, peer := pipeClient(srv)
 	now := time.Now().UnixMilli()
 	for i := range 200_000 {
@@ -109,7 +103,7 @@ func BenchmarkLoad(b *testing.B) {
 	crashStop(srv, stop)
 	b.ResetTimer()
 	for b.Loop() {
-		srv, stop := openServer(b, dir, mod)
+		srv, stop := openServer(b, dir, manualCheckpoints)
 		if srv.loadedKeys != 220_000 || srv.replayed != 0 {
 			b.Fatalf("loaded %d keys and replayed %d records, want 220000 and 0", srv.loadedKeys, srv.replayed)
 		}
@@ -125,9 +119,7 @@ func BenchmarkLoad(b *testing.B) {
 // that of the slides alone.
 func BenchmarkCheckpointWindows(b *testing.B) {
 	const windows, entries = 20_000, 200
-	srv, _ := openServer(b, b.TempDir(), func(c *Config) {
-		c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
-	})
+	srv, _ := openServer(b, b.TempDir(), manualCheckpoints)
 	c, peer := pipeClient(srv)
 	defer peer.Close()
 	defer c.close()
@@ -176,9 +168,7 @@ func BenchmarkCheckpointWindows(b *testing.B) {
 // checkpoint costs when most keys changed since the last one.
 func BenchmarkCheckpointRewrite(b *testing.B) {
 	const keys = 1_000_000
-	srv, _ := openServer(b, b.TempDir(), func(c *Config) {
-		c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
-	})
+	srv, _ := openServer(b, b.TempDir(), manualCheckpoints)
 	c, peer := pipeClient(srv)
 	defer peer.Close()
 	defer c.close()
@@ -199,6 +189,12 @@ func BenchmarkCheckpointRewrite(b *testing.B) {
 	// Pebble's flush of the base and its compression run beside them.
 	b.ReportMetric(float64((processCPU()-c0)/time.Duration(b.N))/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(srv.store.SnapshotSize())/1e6, "snapshot-MB")
+}
+
+// manualCheckpoints turns off the checkpoints a log size or a save rule
+// would start, so that a benchmark runs only those it asks for.
+func manualCheckpoints(c *Config) {
+	c.Params = map[string]string{"auto-aof-rewrite-min-size": "10gb", "save": ""}
 }
 
 // processCPU is the CPU time the process has used, all threads.

@@ -3,6 +3,7 @@ package effectlog
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -43,11 +44,33 @@ func TestDataEnd(t *testing.T) {
 			if end < last || end > size {
 				t.Fatalf("dataEnd = %d, want it in [%d, %d]", end, last, size)
 			}
-			// The point of it: a file system with SEEK_HOLE (this test's
-			// temporary directory) leaves most of a 64 MB hole unread.
-			if end > last+4<<20 {
+			// The point of it: where the file system reports holes (ext4,
+			// xfs, btrfs, tmpfs), most of a 64 MB hole is left unread.
+			if reportsHoles(t, f) && end > last+4<<20 {
 				t.Fatalf("dataEnd = %d: %d bytes past the last data, holes not skipped", end, end-last)
 			}
 		})
 	}
+}
+
+// reportsHoles reports whether the file system of f's directory tells
+// holes from data: whether the start of a new sparse file is a hole.
+// Where it does not, dataEnd is the file's size, which is correct but
+// saves nothing.
+func reportsHoles(t *testing.T, f *os.File) bool {
+	t.Helper()
+	probe, err := os.CreateTemp(filepath.Dir(f.Name()), "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if err := probe.Truncate(16 << 20); err != nil {
+		t.Fatal(err)
+	}
+	h, err := syscall.Seek(int(probe.Fd()), 0, seekHole)
+	if err != nil || h != 0 {
+		t.Logf("this file system reports no holes (SEEK_HOLE at 0 of an empty sparse file: %d, %v): only correctness is checked", h, err)
+		return false
+	}
+	return true
 }
