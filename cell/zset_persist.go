@@ -1,9 +1,10 @@
 package cell
 
 import (
+	"strconv"
+
 	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/zsetlite"
-	"strconv"
 )
 
 // How sorted sets reach the store.
