@@ -150,6 +150,7 @@ func (s *Store) loadBase(gen uint64, fn func(db int, key []byte, v Value) error)
 		return 0, err
 	}
 	defer it.Close()
+	var items [][]byte // every aggregate's Items, in turn (decodeReusing)
 	for it.First(); it.Valid(); it.Next() {
 		chunk, err := it.ValueAndErr()
 		if err != nil {
@@ -157,7 +158,10 @@ func (s *Store) loadBase(gen uint64, fn func(db int, key []byte, v Value) error)
 		}
 		var ferr error
 		derr := eachBaseEntry(chunk, func(db int, key, val []byte) error {
-			v, err := Decode(val)
+			v, err := decodeReusing(val, items)
+			if cap(v.Items) > cap(items) {
+				items = v.Items[:0]
+			}
 			if err != nil || v.Kind == KindZSetWide || v.Kind == KindGone {
 				return ErrCorrupt
 			}

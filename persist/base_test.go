@@ -278,3 +278,52 @@ func TestStoreRewriteCrashBeforeExcise(t *testing.T) {
 		t.Errorf("left after the next rewrite: %q", it.Key())
 	}
 }
+
+// TestStoreLoadBaseAllocations: loading a base of aggregates (hashes and
+// lists of a few items, between ints) gives each its own items and
+// allocates nothing per key: one Items array serves them all in turn, so
+// a load with the collector paused makes no garbage in proportion to the
+// keys.
+func TestStoreLoadBaseAllocations(t *testing.T) {
+	load := func(keys int) (allocs float64, got string) {
+		s, _ := openTest(t, t.TempDir(), Options{})
+		rewrite(t, s, true, func(w *BaseWriter) {
+			for i := range keys {
+				key := []byte(fmt.Sprintf("k%05d", i))
+				switch i % 3 {
+				case 0:
+					w.PutEncoded(0, key, AppendValue(w.Scratch(), Value{Kind: KindHash, Items: [][]byte{key, []byte("v"), []byte("f2"), key}}))
+				case 1:
+					w.PutEncoded(0, key, AppendValue(w.Scratch(), Value{Kind: KindList, Items: [][]byte{key, key, key, []byte("x"), []byte("y"), []byte("z")}}))
+				default:
+					w.PutInt(0, key, 0, int64(i))
+				}
+			}
+		})
+		var sum strings.Builder
+		fn := func(db int, key []byte, v Value) error {
+			if len(v.Items) > 0 && string(v.Items[0]) != string(key) {
+				t.Fatalf("%s's first item is %q", key, v.Items[0])
+			}
+			return nil
+		}
+		allocs = testing.AllocsPerRun(3, func() {
+			if _, err := s.Load(fn); err != nil {
+				t.Fatal(err)
+			}
+		})
+		s.Load(func(db int, key []byte, v Value) error {
+			fmt.Fprintf(&sum, "%s:%d:%q;", key, v.Int, v.Items)
+			return nil
+		})
+		return allocs, sum.String()
+	}
+	small, _ := load(300)
+	large, listing := load(3000)
+	if !strings.Contains(listing, `k02997:0:["k02997" "v" "f2" "k02997"];`) || !strings.Contains(listing, `k02998:0:["k02998" "k02998" "k02998" "x" "y" "z"];`) || !strings.Contains(listing, `k02999:2999:[];`) {
+		t.Fatalf("the loaded values are not the written ones: ...%s", listing[len(listing)-300:])
+	}
+	if perKey := (large - small) / 2700; perKey > 0.05 {
+		t.Fatalf("Load allocated %.0f times for 300 keys and %.0f for 3000: %.2f a key", small, large, perKey)
+	}
+}

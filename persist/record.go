@@ -242,7 +242,14 @@ func AppendItem[T string | []byte](dst []byte, item T) []byte {
 
 // Decode reads a value. It checks every length against the input, so a
 // corrupt record gives ErrCorrupt, never a panic or a huge allocation.
-func Decode(b []byte) (Value, error) {
+func Decode(b []byte) (Value, error) { return decodeReusing(b, nil) }
+
+// decodeReusing is Decode with an aggregate's Items in items' array when
+// it has the room. Loading decodes every key of the snapshot, each value
+// used only until the next, with the collector paused (cell's loadStore):
+// a new slice for each was garbage in proportion to the keys, a hash or
+// list of two fields about 100 bytes.
+func decodeReusing(b []byte, items [][]byte) (Value, error) {
 	if len(b) == 0 {
 		return Value{}, ErrCorrupt
 	}
@@ -290,7 +297,11 @@ func Decode(b []byte) (Value, error) {
 		return Value{}, ErrCorrupt
 	}
 	b = b[n:]
-	v.Items = make([][]byte, count)
+	if count > 0 && uint64(cap(items)) >= count {
+		v.Items = items[:count]
+	} else {
+		v.Items = make([][]byte, count)
+	}
 	for i := range v.Items {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || l > uint64(len(b)-n) {

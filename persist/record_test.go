@@ -228,6 +228,12 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeKey(b)
 		v, err := Decode(b)
+		// Into a reused array with room for a few items, as Load decodes:
+		// the same value or the same error.
+		reused, rerr := decodeReusing(b, make([][]byte, 2, 4))
+		if (rerr == nil) != (err == nil) || !reflect.DeepEqual(reused, v) {
+			t.Fatalf("decodeReusing gave %+v, %v; Decode %+v, %v", reused, rerr, v, err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v is not ErrCorrupt", err)

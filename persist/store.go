@@ -297,7 +297,8 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 	}
 	defer it.Close()
 	var (
-		head     []byte // the pending sorted set's head key
+		items    [][]byte // every aggregate's Items, in turn (decodeReusing)
+		head     []byte   // the pending sorted set's head key
 		headDB   int
 		headKey  []byte
 		pending  Value
@@ -341,7 +342,10 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 		}
 		var v Value
 		if derr == nil {
-			v, derr = Decode(raw)
+			v, derr = decodeReusing(raw, items)
+			if cap(v.Items) > cap(items) {
+				items = v.Items[:0]
+			}
 		}
 		if derr != nil {
 			skipped++
