@@ -37,6 +37,11 @@ const (
 // NewHash returns an empty hash in the small encoding.
 func NewHash() *Hash { return &Hash{} }
 
+// newHashSized returns an empty hash with room for n fields, for one
+// loaded whole: its pairs in one allocation rather than a doubling each,
+// which a load with the collector paused would leave as garbage.
+func newHashSized(n int) *Hash { return &Hash{pairs: make([]hashPair, 0, n)} }
+
 // TypeName is the TYPE of a hash key.
 func (h *Hash) TypeName() string { return "hash" }
 

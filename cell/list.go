@@ -18,6 +18,17 @@ type List struct {
 // NewList returns an empty list.
 func NewList() *List { return &List{} }
 
+// newListSized returns an empty list with room for n elements, for one
+// loaded whole (newHashSized says why). The ring's size stays a power of
+// two, at least grow's 4.
+func newListSized(n int) *List {
+	size := 4
+	for size < n {
+		size *= 2
+	}
+	return &List{buf: make([][]byte, size)}
+}
+
 // TypeName is the TYPE of a list key.
 func (l *List) TypeName() string { return "list" }
 

@@ -590,13 +590,13 @@ func (s *Server) objectFromStored(v persist.Value) (any, bool) {
 		}
 		return z, true
 	case persist.KindHash:
-		h := NewHash()
+		h := newHashSized(len(v.Items) / 2)
 		for i := 0; i+1 < len(v.Items); i += 2 {
 			h.Set(v.Items[i], v.Items[i+1])
 		}
 		return h, true
 	case persist.KindList:
-		l := NewList()
+		l := newListSized(len(v.Items))
 		for _, it := range v.Items {
 			l.PushBack(it)
 		}

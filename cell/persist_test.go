@@ -749,3 +749,66 @@ func TestPersistScripts(t *testing.T) {
 	srv2, _ := openServer(t, dir, nil)
 	sameKeys(t, dumpKeyspace(srv2), want)
 }
+
+// TestObjectFromStoredSizes: hashes and lists loaded whole (in one
+// allocation sized for them) are the ones their commands would have
+// built, at every size around the encodings' and the list ring's bounds,
+// and go on working as those: more pushes, pops and fields.
+func TestObjectFromStoredSizes(t *testing.T) {
+	srv := New(fuzzConfig())
+	for _, n := range []int{1, 3, 4, 5, 8, 9, 17, 128, 129, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var items [][]byte
+			wantH, wantL := NewHash(), NewList()
+			for i := range n {
+				f, v := []byte(fmt.Sprintf("f%d", i)), []byte(fmt.Sprintf("v%d", i))
+				items = append(items, f, v)
+				wantH.Set(f, v)
+				wantL.PushBack(v)
+			}
+			h, ok := srv.objectFromStored(persist.Value{Kind: persist.KindHash, Items: items})
+			if !ok {
+				t.Fatal("hash not loaded")
+			}
+			var vals [][]byte
+			for i := 1; i < len(items); i += 2 {
+				vals = append(vals, items[i])
+			}
+			l, ok := srv.objectFromStored(persist.Value{Kind: persist.KindList, Items: vals})
+			if !ok {
+				t.Fatal("list not loaded")
+			}
+			gotH, gotL := h.(*Hash), l.(*List)
+			for _, step := range []func(h *Hash, l *List){
+				func(*Hash, *List) {},
+				func(h *Hash, l *List) {
+					h.Set([]byte("extra"), []byte("x"))
+					l.PushBack([]byte("back"))
+					l.PushFront([]byte("front"))
+				},
+				func(h *Hash, l *List) { l.PopFront(); l.PopFront() },
+			} {
+				step(gotH, gotL)
+				step(wantH, wantL)
+				if gotH.Encoding() != wantH.Encoding() || gotH.Len() != wantH.Len() {
+					t.Fatalf("hash: %s of %d, want %s of %d", gotH.Encoding(), gotH.Len(), wantH.Encoding(), wantH.Len())
+				}
+				for i := range wantH.Len() {
+					gf, gv := gotH.At(i)
+					wf, wv := wantH.At(i)
+					if gf != wf || string(gv) != string(wv) {
+						t.Fatalf("hash field %d: %q=%q, want %q=%q", i, gf, gv, wf, wv)
+					}
+				}
+				if gotL.Len() != wantL.Len() {
+					t.Fatalf("list of %d, want %d", gotL.Len(), wantL.Len())
+				}
+				for i := range wantL.Len() {
+					if string(gotL.At(i)) != string(wantL.At(i)) {
+						t.Fatalf("list element %d: %q, want %q", i, gotL.At(i), wantL.At(i))
+					}
+				}
+			}
+		})
+	}
+}
