@@ -354,6 +354,7 @@ func (s *Server) loadStore() error {
 	// is as large as the log, which may be as large as the data
 	// (TestReplayCollectsGarbage).
 	gcPercent := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(gcPercent)
 	start := time.Now()
 	now := start.UnixMilli()
 	s.presizeShards()
@@ -402,9 +403,13 @@ func (s *Server) loadStore() error {
 		loaded++
 		return nil
 	})
-	debug.SetGCPercent(gcPercent)
 	if err != nil {
 		return err
+	}
+	if replaying {
+		// Not for a start with no log: the first collection, a pass over
+		// all that was loaded, can then wait until the server serves.
+		debug.SetGCPercent(gcPercent)
 	}
 	records, err := s.replayLog()
 	s.expiredSets = nil
