@@ -427,17 +427,25 @@ func (s *Server) checkpointDue() bool {
 // checkpointLoop runs checkpoints when the log has grown enough, or when a
 // save rule's interval has passed with at least its count of changes, and
 // once after a start that replayed the log, so that a server that crashes
-// again does not replay it twice.
+// again does not replay it twice. After a start on a full disk it also
+// opens the store for writing once there is room (persist/full_disk.go).
 func (s *Server) checkpointLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	replayed := s.replayed > 0
-	for {
+	for tick := 0; ; tick++ {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
+		}
+		if tick%10 == 0 && s.store.ReadOnly() {
+			// Started on a full disk (persist/full_disk.go): once a
+			// second, see whether it has room for writes again.
+			if _, err := s.store.Reopen(); err != nil {
+				s.log.Error("persistence: opening the store for writing", "err", err)
+			}
 		}
 		if s.store.Err() != nil || s.bgsave.Load() {
 			continue

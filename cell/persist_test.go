@@ -596,6 +596,75 @@ func TestPersistMisconf(t *testing.T) {
 	}
 }
 
+// TestPersistStartOnFullDisk: a server started on a disk with no room
+// serves what it saved and logged, refuses writes with MISCONF, and
+// accepts them once the disk has room again, without losing any.
+func TestPersistStartOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	c.do("SET", "saved", "1")
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", r)
+	}
+	c.do("SET", "logged", "2")
+	stop()
+
+	disk := newDiskFS()
+	disk.full.Store(true)
+	t.Cleanup(func() { disk.full.Store(false) })
+	opened := make(chan *Server, 1)
+	go func() {
+		srv, _ := openServer(t, dir, func(c *Config) { c.persistFS = disk; c.logFault = disk.fault })
+		opened <- srv
+	}()
+	select {
+	case srv = <-opened:
+	case <-time.After(10 * time.Second):
+		disk.full.Store(false)
+		t.Fatal("the server did not start on the full disk")
+	}
+	c = dial(t, srv)
+	if r := c.do("MGET", "saved", "logged"); r != "*2\r\n$1\r\n1\r\n$1\r\n2\r\n" {
+		t.Fatalf("reads on the full disk: %q", r)
+	}
+	misconf := "-MISCONF Errors writing to the AOF file: No space left on device\r\n"
+	if r := c.do("SET", "during", "3"); r != misconf {
+		t.Fatalf("a write on the full disk: %q", r)
+	}
+	if r := c.do("SAVE"); !strings.HasPrefix(r, "-") {
+		t.Fatalf("SAVE on the full disk: %q", r)
+	}
+	if r := c.do("INFO", "persistence"); !strings.Contains(r, "aof_last_write_status:err") {
+		t.Fatalf("INFO on the full disk:\n%s", r)
+	}
+
+	disk.full.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := c.do("SET", "after", "4")
+		if r == "+OK\r\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a write once the disk has room: %q", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatalf("SAVE once the disk has room: %q", r)
+	}
+	c.do("SET", "last", "5")
+	srv.Shutdown(context.Background())
+
+	srv, _ = openServer(t, dir, nil)
+	c = dial(t, srv)
+	want := "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n$1\r\n4\r\n$1\r\n5\r\n"
+	if r := c.do("MGET", "saved", "logged", "during", "after", "last"); r != want {
+		t.Fatalf("after a restart: %q, want %q", r, want)
+	}
+}
+
 // TestPersistGroupCommit: under appendfsync always, a pipeline is synced
 // once, and concurrent clients share fsyncs.
 func TestPersistGroupCommit(t *testing.T) {

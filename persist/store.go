@@ -64,6 +64,7 @@ type Store struct {
 	lock *pebble.Lock
 	log  *slog.Logger
 	path string
+	fs   vfs.FS
 	// failed is read by every write (Err, for MISCONF): here, in the
 	// line of fields set once at Open, and not beside the checkpoint's,
 	// whose writes would take the line from the cores serving clients.
@@ -87,6 +88,11 @@ type Store struct {
 
 	failMu  sync.Mutex
 	failure error // the disk error being retried, nil when healthy
+	// readOnly is the error with which Open found no room on the disk
+	// (full_disk.go): Pebble is then open read-only and writes are
+	// refused until Reopen finds room. Set under mu too, so holding
+	// either is enough to read it.
+	readOnly error
 }
 
 // Open opens or creates the store in dir/DirName and recovers it: a torn or
@@ -112,40 +118,22 @@ func Open(dir string, o Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	opts := &pebble.Options{
-		FS:     stallFS{o.FS, s},
-		Lock:   lock,
-		Logger: pebbleLogger{s.log},
-		// Checkpoints write every key changed since the last one in a
-		// few large batches; a memtable bigger than Pebble's 4 MB
-		// default takes more of them before a flush.
-		MemTableSize: 16 << 20,
-		// The effect log is the write-ahead log: a checkpoint is made
-		// durable by flushing the memtables (EndCheckpoint), so Pebble
-		// writing each checkpoint to a log of its own first would only
-		// double its disk writes.
-		DisableWAL: true,
-		// Pebble reads the snapshot at start only, so its read
-		// amplification (L0 sublevels) matters little, while compactions
-		// run beside every client. Measured when every checkpoint wrote a
-		// record per changed key (before rewrites, base.go): one of a
-		// million changed keys was about ten overlapping L0 files (one per
-		// snapshotBatchBytes, each over the whole key range), so at the
-		// default of 4 Pebble compacted L0 into the base level after every
-		// checkpoint, rewriting the whole snapshot each time: at 16 it
-		// does so every other one. CL.THROTTLE at depth 16 over a million
-		// keys under everysec went from 490-520k to 550-565k ops/s. A
-		// restart reads more L0 then: after a kill -9 just before a
-		// checkpoint of those keys it took about 1.96 s, against 2.07 s
-		// at 4 (and 2.1-2.3 s at 32).
-		L0CompactionThreshold: 16,
-		L0StopWritesThreshold: 64,
-		// Excise (EndCheckpoint) needs it; an older store is upgraded.
-		FormatMajorVersion: pebble.FormatVirtualSSTables,
+	s.fs, s.lock = o.FS, lock
+	// A disk with no room left would stop Pebble's Open, which writes a
+	// new MANIFEST, for as long as it stays full (stallFS): open the
+	// snapshot read-only instead, so the server can start and serve reads
+	// (full_disk.go).
+	if err := hasRoom(o.FS, s.path); err != nil {
+		s.fail("start", err)
+		s.readOnly = err
+		s.log.Warn("persistence: no room on the disk; the snapshot is opened read-only, writes wait until there is room")
 	}
-	db, err := pebble.Open(s.path, opts)
+	db, err := s.openPebble()
 	if err != nil {
 		lock.Close()
+		if s.readOnly != nil {
+			return nil, fmt.Errorf("opening %s read-only, the disk having no room (%v): %w", s.path, s.readOnly, err)
+		}
 		return nil, fmt.Errorf("opening %s: %w", s.path, err)
 	}
 	s.db, s.lock, s.pb = db, lock, newSnapshotBatch(db)
@@ -175,9 +163,52 @@ func Open(dir string, o Options) (*Store, error) {
 	return s, nil
 }
 
+// openPebble opens the snapshot, read-only while s.readOnly is set.
+func (s *Store) openPebble() (*pebble.DB, error) {
+	opts := &pebble.Options{
+		FS:       stallFS{s.fs, s},
+		Lock:     s.lock,
+		Logger:   pebbleLogger{s.log},
+		ReadOnly: s.readOnly != nil,
+		// Checkpoints write every key changed since the last one in a
+		// few large batches; a memtable bigger than Pebble's 4 MB
+		// default takes more of them before a flush.
+		MemTableSize: 16 << 20,
+		// The effect log is the write-ahead log: a checkpoint is made
+		// durable by flushing the memtables (EndCheckpoint), so Pebble
+		// writing each checkpoint to a log of its own first would only
+		// double its disk writes.
+		DisableWAL: true,
+		// Pebble reads the snapshot at start only, so its read
+		// amplification (L0 sublevels) matters little, while compactions
+		// run beside every client. Measured when every checkpoint wrote a
+		// record per changed key (before rewrites, base.go): one of a
+		// million changed keys was about ten overlapping L0 files (one per
+		// snapshotBatchBytes, each over the whole key range), so at the
+		// default of 4 Pebble compacted L0 into the base level after every
+		// checkpoint, rewriting the whole snapshot each time: at 16 it
+		// does so every other one. CL.THROTTLE at depth 16 over a million
+		// keys under everysec went from 490-520k to 550-565k ops/s. A
+		// restart reads more L0 then: after a kill -9 just before a
+		// checkpoint of those keys it took about 1.96 s, against 2.07 s
+		// at 4 (and 2.1-2.3 s at 32).
+		L0CompactionThreshold: 16,
+		L0StopWritesThreshold: 64,
+		// Excise (EndCheckpoint) needs it; an older store is upgraded.
+		FormatMajorVersion: pebble.FormatVirtualSSTables,
+	}
+	return pebble.Open(s.path, opts)
+}
+
+// checkVersion refuses a store of another layout and upgrades an older
+// one. A store opened read-only (full_disk.go) is upgraded when it is
+// opened for writing; the formats read as they are wait until then.
 func (s *Store) checkVersion() error {
 	v, closer, err := s.db.Get(versionKey)
 	if errors.Is(err, pebble.ErrNotFound) {
+		if s.readOnly != nil {
+			return nil
+		}
 		return s.setDurable(versionKey, []byte(formatVersion))
 	}
 	if err != nil {
@@ -189,8 +220,14 @@ func (s *Store) checkVersion() error {
 	case formatVersion:
 		return nil
 	case "1", "3":
+		if s.readOnly != nil {
+			return nil
+		}
 		return s.setDurable(versionKey, []byte(formatVersion))
 	case "2":
+		if s.readOnly != nil {
+			return fmt.Errorf("%s must be upgraded from format 2, which needs room on the disk: %w", s.path, s.readOnly)
+		}
 		if err := s.escapeMemberKeys(); err != nil {
 			return fmt.Errorf("upgrading %s from format 2: %w", s.path, err)
 		}
@@ -454,6 +491,9 @@ func (s *Store) BeginCheckpoint() (uint64, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
+	if s.readOnly != nil {
+		return 0, s.readOnly
+	}
 	return s.elog.Rotate()
 }
 
@@ -659,6 +699,12 @@ func (s *Store) fail(what string, err error) {
 
 func (s *Store) recovered(what string) {
 	s.failMu.Lock()
+	if s.readOnly != nil {
+		// Writes wait for Reopen all the same.
+		s.failure = s.readOnly
+		s.failMu.Unlock()
+		return
+	}
 	was := s.failure
 	s.failure = nil
 	s.failMu.Unlock()

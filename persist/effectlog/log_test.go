@@ -3,9 +3,12 @@ package effectlog
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -403,3 +406,41 @@ func TestAppendStateLine(t *testing.T) {
 }
 
 var appendStateSink *appendState
+
+// TestOpenFullDisk: a log reopened on a disk that cannot give it blocks
+// ahead of its records opens all the same, with a warning, for the server
+// to serve reads; Append fails until the disk has room, then goes on, and
+// nothing is lost.
+func TestOpenFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := openLog(t, dir, 1<<20)
+	want := appendRecords(t, l, 0, 50, []int{10, 300})
+	mustClose(t, l)
+
+	var full atomic.Bool
+	full.Store(true)
+	lb := &logBuffer{}
+	l, err := Open(dir, Options{SegmentSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(lb, nil)), Fault: func(op string) error {
+		if op == "create" && full.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("Open on a full disk: %v", err)
+	}
+	defer l.Close()
+	if !strings.Contains(lb.String(), "no room to reserve blocks") {
+		t.Fatalf("no warning; log:\n%s", lb.String())
+	}
+	checkRecords(t, replayAll(t, l, 0), want)
+	if _, err := l.Append(payloadFor(50, 10)); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Append on the full disk: %v", err)
+	}
+	full.Store(false)
+	want = append(want, appendRecords(t, l, 50, 20, []int{10, 300})...)
+	mustClose(t, l)
+	l, _ = openLog(t, dir, 1<<20)
+	defer l.Close()
+	checkRecords(t, replayAll(t, l, 0), want)
+}

@@ -141,13 +141,20 @@ func (l *Log) recover() error {
 		}
 		cur.f, cur.data = f, data
 		// Reserve the blocks of what is written and of a chunk after it
-		// (fallocate leaves the written bytes as they are).
+		// (fallocate leaves the written bytes as they are). On a full
+		// disk only what is written has blocks: the log opens all the
+		// same, for the server to serve reads, and Append reserves the
+		// rest once there is room (makeRoomLocked).
 		pos := headerSize + int(cur.end-cur.base)
-		if err := preallocate(f, 0, int64(min(roundUp(pos, allocChunk)+allocChunk, len(data)))); err != nil {
-			cur.release()
-			return fmt.Errorf("effectlog: preallocating %s: %w", cur.path, err)
-		}
 		cur.allocated = min(roundUp(pos, allocChunk)+allocChunk, len(data))
+		err = l.fault("create")
+		if err == nil {
+			err = preallocate(f, 0, int64(cur.allocated))
+		}
+		if err != nil {
+			l.logger.Warn("effectlog: no room to reserve blocks ahead; appends wait for it", "file", cur.path, "err", err)
+			cur.allocated = pos
+		}
 	}
 	if len(rest) > 0 {
 		if err := syncDir(l.dir); err != nil {

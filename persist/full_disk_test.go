@@ -1,0 +1,130 @@
+package persist
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestStoreOpenFullDisk: on a disk with no room, Open does not wait for
+// it: the store opens read-only, Load gives what was saved and logged,
+// Err reports the disk (the server refuses writes), and a checkpoint is
+// refused. Reopen opens it for writing once there is room; nothing was
+// lost, and what is written after is kept.
+func TestStoreOpenFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openTest(t, dir, Options{})
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("saved"), 0, []byte("1")) })
+	from, err := s.BeginCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	b.PutString(0, []byte("saved"), 0, []byte("1"))
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndCheckpoint(from, nil); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("logged"), 0, []byte("2")) })
+	if err := s.SyncAll(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // "logged" is only in the log: the start replays it
+
+	full := &atomic.Bool{}
+	full.Store(true)
+	opened := make(chan *Store, 1)
+	var lb *logBuf
+	go func() {
+		var s *Store
+		s, lb = openTest(t, dir, Options{FS: failFS{vfs.Default, full}})
+		opened <- s
+	}()
+	select {
+	case s = <-opened:
+	case <-time.After(10 * time.Second):
+		full.Store(false) // let the test end
+		t.Fatal("Open waited for the full disk")
+	}
+	if !s.ReadOnly() {
+		t.Fatal("ReadOnly() = false on a full disk")
+	}
+	if got := Strerror(s.Err()); got != "No space left on device" {
+		t.Fatalf("Err() = %v", s.Err())
+	}
+	if got, want := strings.Join(dump(t, s), " "), `0/"saved"=s:0:"1"`; got != want {
+		t.Fatalf("loaded %s, want %s", got, want)
+	}
+	if got, want := strings.Join(replayed(t, s), " "), `put 0/"logged"=s:0:"2"`; got != want {
+		t.Fatalf("replayed %s, want %s", got, want)
+	}
+	if _, err := s.BeginCheckpoint(); err == nil {
+		t.Fatal("a checkpoint began on the read-only store")
+	}
+	if ok, err := s.Reopen(); ok || err != nil {
+		t.Fatalf("Reopen on the full disk = %v, %v", ok, err)
+	}
+	if _, err := os.Stat(dir + "/" + DirName + "/" + probeName); !os.IsNotExist(err) {
+		t.Fatalf("the probe file is left: %v", err)
+	}
+
+	full.Store(false)
+	if ok, err := s.Reopen(); !ok || err != nil {
+		t.Fatalf("Reopen with room = %v, %v", ok, err)
+	}
+	if s.ReadOnly() || s.Err() != nil {
+		t.Fatalf("after Reopen: ReadOnly %v, Err %v", s.ReadOnly(), s.Err())
+	}
+	if !strings.Contains(lb.String(), "disk works again") {
+		t.Fatalf("log:\n%s", lb.String())
+	}
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("after"), 0, []byte("3")) })
+	from, err = s.BeginCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = s.NewBatch()
+	for _, kv := range [][2]string{{"saved", "1"}, {"logged", "2"}, {"after", "3"}} {
+		b.PutString(0, []byte(kv[0]), 0, []byte(kv[1]))
+	}
+	if err := s.WriteSnapshot(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndCheckpoint(from, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, _ := openTest(t, dir, Options{})
+	want := `0/"after"=s:0:"3" 0/"logged"=s:0:"2" 0/"saved"=s:0:"1"`
+	if got := strings.Join(dump(t, s2), " "); got != want {
+		t.Fatalf("after the checkpoint: %s, want %s", got, want)
+	}
+}
+
+// TestStoreCreateFullDisk: a new store on a disk with no room cannot be
+// created; Open says so at once rather than waiting.
+func TestStoreCreateFullDisk(t *testing.T) {
+	full := &atomic.Bool{}
+	full.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(t.TempDir(), Options{FS: failFS{vfs.Default, full}, Logger: slog.New(slog.DiscardHandler)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no room") || !strings.Contains(err.Error(), "no space left") {
+			t.Fatalf("Open = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		full.Store(false)
+		t.Fatal("Open waited for the full disk")
+	}
+}
