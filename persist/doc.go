@@ -65,7 +65,8 @@
 // failed Pebble write is published (Err) and retried until the disk works
 // again (fs.go): the server refuses writes with Redis's MISCONF error
 // meanwhile, reads go on, and writes already in flight wait
-// unacknowledged rather than being lost.
+// unacknowledged rather than being lost. A start on a full disk opens the
+// snapshot read-only and serves reads the same way (full_disk.go).
 //
 // # Record layout
 //
