@@ -66,8 +66,24 @@ func randomWrite(r *rand.Rand) []string {
 	case 7:
 		return []string{"ZREM", key("z"), member(), member()}
 	case 8:
-		lo := r.IntN(1000)
-		return []string{"ZREMRANGEBYSCORE", key("z"), "-inf", strconv.Itoa(lo)}
+		// Bounds of every form, on members' scores or between them.
+		bound := func() string {
+			switch r.IntN(6) {
+			case 0:
+				return "(" + score()
+			case 1:
+				return score() + ".5"
+			case 2:
+				return "-inf"
+			case 3:
+				return "+inf"
+			}
+			return score()
+		}
+		if r.IntN(2) == 0 {
+			return []string{"ZREMRANGEBYSCORE", key("z"), "-inf", score()}
+		}
+		return []string{"ZREMRANGEBYSCORE", key("z"), bound(), bound()}
 	case 9:
 		return []string{"ZREMRANGEBYRANK", key("z"), "0", strconv.Itoa(r.IntN(5))}
 	case 10:

@@ -17,6 +17,7 @@ func FuzzPersistRestart(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add("ZADD w 1 a 2 b 3 c\nSAVE\nZREM w a\nMULTI\nZREMRANGEBYSCORE w -inf +inf\nZADD w 9 z\nEXEC\nBGSAVE\nZINCRBY w 2 z")
+	f.Add("ZADD w 1 a 2 b 3 c 4 d\nMULTI\nZREMRANGEBYSCORE w (1 2\nZADD w 1.5 e\nZREMRANGEBYSCORE w 3.5 (+inf\nEXEC\nZREMRANGEBYSCORE w -inf (1.5")
 	f.Add("RPUSH l a b\nHSET h f v\nSAVE\nDEL l\nFLUSHDB\nSET l x\nRENAME l m\nSELECT 2\nZADD z 1 a\nSWAPDB 0 2")
 	mod := func(c *Config) { c.Shards = 2 }
 	f.Fuzz(func(t *testing.T, script string) {
