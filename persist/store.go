@@ -64,7 +64,6 @@ type Store struct {
 	lock *pebble.Lock
 	log  *slog.Logger
 	path string
-	fs   vfs.FS
 	// failed is read by every write (Err, for MISCONF): here, in the
 	// line of fields set once at Open, and not beside the checkpoint's,
 	// whose writes would take the line from the cores serving clients.
@@ -87,7 +86,9 @@ type Store struct {
 	sorter snapSorter // WriteSnapshot's (snapshot_order.go)
 
 	failMu  sync.Mutex
-	failure error // the disk error being retried, nil when healthy
+	failure error  // the disk error being retried, nil when healthy
+	fs      vfs.FS // Open's, for Reopen
+
 	// readOnly is the error with which Open found no room on the disk
 	// (full_disk.go): Pebble is then open read-only and writes are
 	// refused until Reopen finds room. Set under mu too, so holding
@@ -136,7 +137,7 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening %s: %w", s.path, err)
 	}
-	s.db, s.lock, s.pb = db, lock, newSnapshotBatch(db)
+	s.db, s.pb = db, newSnapshotBatch(db)
 	if err := s.checkVersion(); err != nil {
 		s.closeDB()
 		return nil, err
