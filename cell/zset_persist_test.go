@@ -63,10 +63,6 @@ func TestPersistWideZSets(t *testing.T) {
 		{"a wide set emptied", steps([][]string{grow("z", 300)}, restart, [][]string{{"ZREMRANGEBYRANK", "z", "0", "-1"},
 			{"SET", "z2", "x"}}, restart)},
 	}
-	// Checkpoints of records after the first: "big" is stored wide by
-	// the second SAVE below.
-	defer func(n int) { rewriteShare = n }(rewriteShare)
-	rewriteShare = 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
