@@ -1,7 +1,9 @@
 package persist
 
 import (
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -37,10 +39,14 @@ func hasRoom(fs vfs.FS, dir string) error {
 	}
 	defer fs.Remove(name)
 	// The write finds a full disk where the file system cannot reserve
-	// blocks ahead (Preallocate does nothing there).
+	// blocks ahead: Preallocate does nothing there, or fails with an
+	// error that says so, which is no sign of a full disk.
 	_, err = f.Write(make([]byte, 4096))
 	if err == nil {
 		err = f.Preallocate(0, roomNeeded)
+		if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINTR) {
+			err = nil
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

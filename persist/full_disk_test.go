@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,5 +127,34 @@ func TestStoreCreateFullDisk(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		full.Store(false)
 		t.Fatal("Open waited for the full disk")
+	}
+}
+
+// noPreallocFS is a file system that cannot reserve blocks ahead
+// (Preallocate fails with EOPNOTSUPP), as some network file systems.
+type noPreallocFS struct{ vfs.FS }
+
+type noPreallocFile struct{ vfs.File }
+
+func (fs noPreallocFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, cat)
+	if err != nil {
+		return nil, err
+	}
+	return noPreallocFile{f}, nil
+}
+
+func (noPreallocFile) Preallocate(off, n int64) error { return syscall.EOPNOTSUPP }
+
+// TestStoreOpenNoPreallocate: a file system without Preallocate is not
+// taken for a full disk.
+func TestStoreOpenNoPreallocate(t *testing.T) {
+	s, _ := openTest(t, t.TempDir(), Options{FS: noPreallocFS{vfs.Default}})
+	if s.ReadOnly() || s.Err() != nil {
+		t.Fatalf("ReadOnly %v, Err %v", s.ReadOnly(), s.Err())
+	}
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("k"), 0, []byte("v")) })
+	if _, err := s.BeginCheckpoint(); err != nil {
+		t.Fatal(err)
 	}
 }
