@@ -158,3 +158,28 @@ func TestStoreOpenNoPreallocate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStoreSizesDoNotWait: while a Reopen (or a Close) holds the store,
+// perhaps waiting for the disk, LogSize and SnapshotSize give their last
+// answers at once: INFO does not wait with it.
+func TestStoreSizesDoNotWait(t *testing.T) {
+	s, _ := openTest(t, t.TempDir(), Options{})
+	commit(t, s, func(b *Batch) { b.PutString(0, []byte("k"), 0, []byte("v")) })
+	logSize, snapSize := s.LogSize(), s.SnapshotSize()
+	if logSize == 0 || snapSize == 0 {
+		t.Fatalf("sizes %d, %d", logSize, snapSize)
+	}
+	s.mu.Lock()
+	done := make(chan [2]uint64, 1)
+	go func() { done <- [2]uint64{uint64(s.LogSize()), s.SnapshotSize()} }()
+	select {
+	case got := <-done:
+		if got != [2]uint64{uint64(logSize), snapSize} {
+			t.Errorf("while held: %v, want %d, %d", got, logSize, snapSize)
+		}
+	case <-time.After(5 * time.Second):
+		s.mu.Unlock()
+		t.Fatal("LogSize or SnapshotSize waited for the store")
+	}
+	s.mu.Unlock()
+}

@@ -89,6 +89,10 @@ type Store struct {
 	failure error  // the disk error being retried, nil when healthy
 	fs      vfs.FS // Open's, for Reopen
 
+	// What LogSize and SnapshotSize last gave.
+	lastLogSize  atomic.Int64
+	lastSnapSize atomic.Uint64
+
 	// readOnly is the error with which Open found no room on the disk
 	// (full_disk.go): Pebble is then open read-only and writes are
 	// refused until Reopen finds room. Set under mu too, so holding
@@ -628,14 +632,20 @@ func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 }
 
 // LogSize is the bytes of log since the last checkpoint began: what a
-// restart would replay.
+// restart would replay. While a Close or a Reopen holds the store (either
+// may wait for the disk) it is the last size it gave, so that INFO does
+// not wait with them.
 func (s *Store) LogSize() int64 {
-	s.mu.RLock()
+	if !s.mu.TryRLock() {
+		return s.lastLogSize.Load()
+	}
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0
 	}
-	return s.elog.Size(s.ckpt.Load())
+	n := s.elog.Size(s.ckpt.Load())
+	s.lastLogSize.Store(n)
+	return n
 }
 
 // Replay calls fn for every effect logged since the snapshot's checkpoint,
@@ -666,14 +676,19 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	return records, skipped, err
 }
 
-// SnapshotSize is the bytes the snapshot uses on disk.
+// SnapshotSize is the bytes the snapshot uses on disk; the last size it
+// gave while a Close or a Reopen holds the store, as LogSize.
 func (s *Store) SnapshotSize() uint64 {
-	s.mu.RLock()
+	if !s.mu.TryRLock() {
+		return s.lastSnapSize.Load()
+	}
 	defer s.mu.RUnlock()
 	if s.closed {
 		return 0
 	}
-	return s.db.Metrics().DiskSpaceUsage()
+	n := s.db.Metrics().DiskSpaceUsage()
+	s.lastSnapSize.Store(n)
+	return n
 }
 
 // Err is the disk error the store is retrying, nil when the disk works.
