@@ -63,8 +63,9 @@ func (s *Store) ReadOnly() bool {
 }
 
 // Reopen opens the snapshot for writing if the store is read-only and the
-// disk has room again, and reports whether the store is writable. Reads of
-// the snapshot (Load, SnapshotSize) wait while it runs.
+// disk has room again, and reports whether the store is writable. The
+// store's other calls wait while it runs, but for LogSize and SnapshotSize,
+// which give their last answers.
 func (s *Store) Reopen() (bool, error) {
 	s.failMu.Lock()
 	ro := s.readOnly
