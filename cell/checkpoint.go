@@ -443,7 +443,7 @@ func (s *Server) checkpointLoop() {
 		if tick%10 == 0 && s.store.ReadOnly() {
 			// Started on a full disk (persist/full_disk.go): once a
 			// second, see whether it has room for writes again.
-			if _, err := s.store.Reopen(); err != nil {
+			if err := s.store.Reopen(); err != nil {
 				s.log.Error("persistence: opening the store for writing", "err", err)
 			}
 		}

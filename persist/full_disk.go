@@ -63,23 +63,23 @@ func (s *Store) ReadOnly() bool {
 }
 
 // Reopen opens the snapshot for writing if the store is read-only and the
-// disk has room again, and reports whether the store is writable. The
+// disk has room again (ReadOnly then says so). The
 // store's other calls wait while it runs, but for LogSize and SnapshotSize,
 // which give their last answers.
-func (s *Store) Reopen() (bool, error) {
+func (s *Store) Reopen() error {
 	s.failMu.Lock()
 	ro := s.readOnly
 	s.failMu.Unlock()
 	if ro == nil {
-		return true, nil
+		return nil
 	}
-	if err := hasRoom(s.fs, s.path); err != nil {
-		return false, nil
+	if hasRoom(s.fs, s.path) != nil {
+		return nil // no room yet
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false, ErrClosed
+		return ErrClosed
 	}
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
@@ -93,7 +93,7 @@ func (s *Store) Reopen() (bool, error) {
 		s.db, s.pb = db, newSnapshotBatch(db)
 		if err = s.checkVersion(); err == nil {
 			s.recovered("start")
-			return true, nil
+			return nil
 		}
 		db.Close()
 	}
@@ -104,10 +104,10 @@ func (s *Store) Reopen() (bool, error) {
 	if rerr != nil {
 		// Nothing to read or write with: the store is as good as closed.
 		s.closed = true
-		return false, fmt.Errorf("reopening %s: %w; and read-only again: %w", s.path, err, rerr)
+		return fmt.Errorf("reopening %s: %w; and read-only again: %w", s.path, err, rerr)
 	}
 	s.db, s.pb = db, newSnapshotBatch(db)
-	return false, fmt.Errorf("reopening %s: %w", s.path, err)
+	return fmt.Errorf("reopening %s: %w", s.path, err)
 }
 
 func (s *Store) setReadOnly(err error) {

@@ -69,16 +69,16 @@ func TestStoreOpenFullDisk(t *testing.T) {
 	if _, err := s.BeginCheckpoint(); err == nil {
 		t.Fatal("a checkpoint began on the read-only store")
 	}
-	if ok, err := s.Reopen(); ok || err != nil {
-		t.Fatalf("Reopen on the full disk = %v, %v", ok, err)
+	if err := s.Reopen(); err != nil || !s.ReadOnly() {
+		t.Fatalf("Reopen on the full disk: %v, ReadOnly %v", err, s.ReadOnly())
 	}
 	if _, err := os.Stat(dir + "/" + DirName + "/" + probeName); !os.IsNotExist(err) {
 		t.Fatalf("the probe file is left: %v", err)
 	}
 
 	full.Store(false)
-	if ok, err := s.Reopen(); !ok || err != nil {
-		t.Fatalf("Reopen with room = %v, %v", ok, err)
+	if err := s.Reopen(); err != nil {
+		t.Fatalf("Reopen with room: %v", err)
 	}
 	if s.ReadOnly() || s.Err() != nil {
 		t.Fatalf("after Reopen: ReadOnly %v, Err %v", s.ReadOnly(), s.Err())
@@ -182,4 +182,52 @@ func TestStoreSizesDoNotWait(t *testing.T) {
 		t.Fatal("LogSize or SnapshotSize waited for the store")
 	}
 	s.mu.Unlock()
+}
+
+// TestStoreOpenFullDiskOlderFormat: on a full disk a store of an older
+// format that reads as it is opens read-only unchanged and is upgraded by
+// Reopen; one of format 2, whose keys must be rewritten first, is refused
+// with a message that says why.
+func TestStoreOpenFullDiskOlderFormat(t *testing.T) {
+	for _, tt := range []struct {
+		ver     string
+		refused bool
+	}{{"3", false}, {"2", true}} {
+		t.Run("format "+tt.ver, func(t *testing.T) {
+			dir := t.TempDir()
+			s, _ := openTest(t, dir, Options{})
+			records(t, s, func(b *Batch) { b.PutInt(0, []byte("k"), 0, 3) })
+			if err := s.setDurable(versionKey, []byte(tt.ver)); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			full := &atomic.Bool{}
+			full.Store(true)
+			o := Options{FS: failFS{vfs.Default, full}, Logger: slog.New(slog.DiscardHandler)}
+			s, err := Open(dir, o)
+			if tt.refused {
+				if err == nil || !strings.Contains(err.Error(), "must be upgraded from format 2, which needs room") {
+					t.Fatalf("Open = %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got, _ := state(t, s); got != `0/"k"=i:0:""3` {
+				t.Fatalf("read-only: %s", got)
+			}
+			if v, closer, err := s.db.Get(versionKey); err != nil || string(v) != tt.ver {
+				t.Fatalf("read-only version %q, %v", v, err)
+			} else {
+				closer.Close()
+			}
+			full.Store(false)
+			if err := s.Reopen(); err != nil || s.ReadOnly() {
+				t.Fatalf("Reopen: %v, ReadOnly %v", err, s.ReadOnly())
+			}
+			checkFormatVersion(t, s)
+		})
+	}
 }

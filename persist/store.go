@@ -209,36 +209,35 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 // one. A store opened read-only (full_disk.go) is upgraded when it is
 // opened for writing; the formats read as they are wait until then.
 func (s *Store) checkVersion() error {
+	var ver string // "": a new store
 	v, closer, err := s.db.Get(versionKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		if s.readOnly != nil {
-			return nil
-		}
-		return s.setDurable(versionKey, []byte(formatVersion))
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
 		return err
+	default:
+		ver = string(v)
+		closer.Close()
 	}
-	ver := string(v)
-	closer.Close()
 	switch ver {
 	case formatVersion:
 		return nil
-	case "1", "3":
-		if s.readOnly != nil {
-			return nil
-		}
-		return s.setDurable(versionKey, []byte(formatVersion))
-	case "2":
-		if s.readOnly != nil {
+	case "", "1", "2", "3":
+	default:
+		return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
+	}
+	if s.readOnly != nil {
+		if ver == "2" {
 			return fmt.Errorf("%s must be upgraded from format 2, which needs room on the disk: %w", s.path, s.readOnly)
 		}
+		return nil
+	}
+	if ver == "2" {
 		if err := s.escapeMemberKeys(); err != nil {
 			return fmt.Errorf("upgrading %s from format 2: %w", s.path, err)
 		}
-		return s.setDurable(versionKey, []byte(formatVersion))
 	}
-	return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
+	return s.setDurable(versionKey, []byte(formatVersion))
 }
 
 // escapeMemberKeys rewrites, in AppendMemberKey's form, the member keys a
