@@ -198,7 +198,8 @@ func (b *bench) runCluster() (report, error) {
 				rows[ci] = row{Workload: w.name, About: w.about, Depth: d, Server: clusterName(n), Skipped: skips[ci]}
 			}
 			for round := range b.o.rounds {
-				for ci, c := range clusters {
+				for _, ci := range roundOrder(len(clusters), round) {
+					c := clusters[ci]
 					if skips[ci] != "" {
 						continue
 					}

@@ -21,7 +21,8 @@
 // What persistence costs cellserver is measured beside itself:
 // -servers cellserver,cellserver-off -persist everysec -rounds N starts a
 // second cellserver with --appendonly no, alternates the two on every row
-// N times, and reports the cellserver row against cellserver-off. Run
+// N times (the order reversed every other round, so that neither always
+// runs first), and reports the cellserver row against cellserver-off. Run
 // separately, the two halves of such a comparison land minutes apart, and
 // on a shared virtual machine the speed of the same binary drifts by more
 // than the 10% being measured. Each keeps its best round, as everywhere

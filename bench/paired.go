@@ -15,6 +15,22 @@ import (
 // judge a small difference by (persistence's cost against cellserver-off);
 // the best rounds stay in the table for absolute numbers.
 
+// roundOrder is the order in which round runs its n servers: as listed in
+// even rounds, reversed in odd ones. A server that always ran first would
+// carry whatever the first run of a round meets (the machine's state after
+// the other server's run, say) in every pair; alternating the order puts
+// it on both sides of the ratio equally often.
+func roundOrder(n, round int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+		if round%2 == 1 {
+			order[i] = n - 1 - i
+		}
+	}
+	return order
+}
+
 // minPairedRounds is the fewest rounds a median of pairs is reported for.
 const minPairedRounds = 3
 

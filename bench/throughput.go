@@ -110,8 +110,10 @@ func (b *bench) runThroughput() (report, error) {
 			}
 			// Rounds alternate the servers, and each keeps its best round:
 			// other programs on the machine only ever slow a row down.
+			kinds := b.kinds()
 			for round := range b.o.rounds {
-				for i, k := range b.kinds() {
+				for _, i := range roundOrder(len(kinds), round) {
+					k := kinds[i]
 					if skips[k] != "" {
 						continue
 					}
