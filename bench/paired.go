@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -42,6 +43,10 @@ type pairedRatio struct {
 	OpsMin    float64 `json:"ops_min"`
 	OpsMax    float64 `json:"ops_max"`
 	CPUMedian float64 `json:"cpu_median,omitempty"`
+	// OpsLow and OpsHigh bound the ops/s median with 95% confidence
+	// (medianCI); zero with too few rounds for one.
+	OpsLow  float64 `json:"ops_median_low,omitempty"`
+	OpsHigh float64 `json:"ops_median_high,omitempty"`
 }
 
 // pairRounds is r's paired ratio against ref, or nil when they did not
@@ -63,6 +68,7 @@ func pairRounds(r, ref *row) *pairedRatio {
 	}
 	p := &pairedRatio{Rounds: n, OpsMedian: median(ops)}
 	p.OpsMin, p.OpsMax = ops[0], ops[n-1] // median sorted them
+	p.OpsLow, p.OpsHigh, _ = medianCI(ops)
 	if len(cpu) == n {
 		p.CPUMedian = median(cpu)
 	}
@@ -80,10 +86,34 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
+// medianCI returns an interval that holds the median of the distribution
+// sorted (ascending) was drawn from with at least 95% confidence: the
+// order statistics j and n+1-j, for the largest j with P(Binomial(n, 1/2)
+// < j) <= 2.5%. It needs no assumption about the distribution, which on
+// a noisy machine has long tails, and no random resampling, so a report
+// is reproducible. ok is false below 6 values, too few for 95%.
+func medianCI(sorted []float64) (lo, hi float64, ok bool) {
+	n := len(sorted)
+	pmf := math.Pow(0.5, float64(n)) // P(B = 0)
+	cdf, j := pmf, 0
+	for k := 0; cdf <= 0.025; k++ {
+		j = k + 1 // P(B <= k) <= 2.5%: x_(k+1) may be the lower bound
+		pmf *= float64(n-k) / float64(k+1)
+		cdf += pmf
+	}
+	if j == 0 {
+		return 0, 0, false
+	}
+	return sorted[j-1], sorted[n-j], true
+}
+
 // String is the ratio column's addition: "paired: 0.93x (0.86-1.01),
-// 1.05x CPU/op, 5 rounds".
+// median within 0.90-0.95 (95%), 1.05x CPU/op, 20 rounds".
 func (p *pairedRatio) String() string {
 	s := fmt.Sprintf("paired: %.2fx (%.2f-%.2f)", p.OpsMedian, p.OpsMin, p.OpsMax)
+	if p.OpsHigh > 0 {
+		s += fmt.Sprintf(", median within %.2f-%.2f (95%%)", p.OpsLow, p.OpsHigh)
+	}
 	if p.CPUMedian > 0 {
 		s += fmt.Sprintf(", %.2fx CPU/op", p.CPUMedian)
 	}

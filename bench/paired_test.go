@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -33,21 +35,44 @@ func TestRoundOrder(t *testing.T) {
 	}
 }
 
-func TestPairRounds(t *testing.T) {
-	r := &row{RoundOps: []float64{90, 100, 45}, RoundCPU: []float64{2, 2, 3}}
-	ref := &row{RoundOps: []float64{100, 100, 50}, RoundCPU: []float64{1, 2, 2}}
-	p := pairRounds(r, ref)
-	if p == nil {
-		t.Fatal("no paired ratio for three rounds")
+func TestMedianCI(t *testing.T) {
+	seq := func(n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		return xs
 	}
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if p.Rounds != 3 || !near(p.OpsMedian, 0.9) || !near(p.OpsMin, 0.9) || !near(p.OpsMax, 1) || !near(p.CPUMedian, 1.5) {
-		t.Errorf("paired = %+v, want 3 rounds, median 0.9 (0.9-1), CPU 1.5", *p)
+	for _, c := range []struct {
+		n      int
+		lo, hi float64 // order statistics, 1-based; 0: no interval
+	}{
+		{3, 0, 0},
+		{5, 0, 0},   // P(B = 0) = 3.1%
+		{6, 1, 6},   // 1.6%
+		{20, 6, 15}, // P(B <= 5) = 2.07%, P(B <= 6) = 5.8%
+		{60, 22, 39},
+	} {
+		lo, hi, ok := medianCI(seq(c.n))
+		if ok != (c.lo != 0) || lo != c.lo || hi != c.hi {
+			t.Errorf("n=%d: %v-%v (%v), want %v-%v", c.n, lo, hi, ok, c.lo, c.hi)
+		}
 	}
-	if pairRounds(&row{RoundOps: []float64{1, 1}, RoundCPU: []float64{1, 1}}, &row{RoundOps: []float64{1, 1}, RoundCPU: []float64{1, 1}}) != nil {
-		t.Error("a paired ratio for two rounds")
+	// The interval holds the true median in about 95% of samples of a
+	// long-tailed distribution, not in all of them.
+	rng := rand.New(rand.NewPCG(1, 2))
+	held := 0
+	for range 2000 {
+		xs := make([]float64, 20)
+		for i := range xs {
+			xs[i] = rng.ExpFloat64() // median ln 2
+		}
+		sort.Float64s(xs)
+		if lo, hi, _ := medianCI(xs); lo <= math.Ln2 && math.Ln2 <= hi {
+			held++
+		}
 	}
-	if pairRounds(r, &row{RoundOps: []float64{100, 0, 50}, RoundCPU: []float64{1, 2, 2}}) != nil {
-		t.Error("a paired ratio over a round the reference did not measure")
+	if held < 1880 || held > 1960 {
+		t.Errorf("the interval held the median in %d of 2000 samples, want about 95.9%%", held)
 	}
 }
