@@ -94,12 +94,16 @@ func median(xs []float64) float64 {
 // is reproducible. ok is false below 6 values, too few for 95%.
 func medianCI(sorted []float64) (lo, hi float64, ok bool) {
 	n := len(sorted)
-	pmf := math.Pow(0.5, float64(n)) // P(B = 0)
-	cdf, j := pmf, 0
-	for k := 0; cdf <= 0.025; k++ {
-		j = k + 1 // P(B <= k) <= 2.5%: x_(k+1) may be the lower bound
-		pmf *= float64(n-k) / float64(k+1)
-		cdf += pmf
+	// P(B = k), in logarithms: 0.5^n underflows past 1,074 rounds.
+	pmf := func(k int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(k + 1))
+		c, _ := math.Lgamma(float64(n - k + 1))
+		return math.Exp(a - b - c - float64(n)*math.Ln2)
+	}
+	j := 0
+	for cdf := pmf(0); j < n/2 && cdf <= 0.025; cdf += pmf(j) {
+		j++ // P(B < j) <= 2.5%: x_(j) may be the lower bound
 	}
 	if j == 0 {
 		return 0, 0, false

@@ -52,6 +52,7 @@ func TestMedianCI(t *testing.T) {
 		{6, 1, 6},   // 1.6%
 		{20, 6, 15}, // P(B <= 5) = 2.07%, P(B <= 6) = 5.8%
 		{60, 22, 39},
+		{2000, 956, 1045}, // past where 0.5^n underflows
 	} {
 		lo, hi, ok := medianCI(seq(c.n))
 		if ok != (c.lo != 0) || lo != c.lo || hi != c.hi {
