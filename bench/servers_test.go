@@ -52,6 +52,12 @@ func TestMain(m *testing.M) {
 // piece runs end to end, not the numbers.
 func smallBench(t *testing.T, args ...string) *bench {
 	t.Helper()
+	return smallBenchLog(t, io.Discard, args...)
+}
+
+// smallBenchLog is smallBench writing its progress lines to log.
+func smallBenchLog(t *testing.T, log io.Writer, args ...string) *bench {
+	t.Helper()
 	redis := requireRedis(t)
 	if testing.Short() {
 		t.Skip("starts servers and builds cellserver")
@@ -70,11 +76,35 @@ func smallBench(t *testing.T, args ...string) *bench {
 	o.cellBin = built
 	tmp := t.TempDir()
 	t.Cleanup(stopAll)
-	b, err := newBench(o, tmp, io.Discard)
+	b, err := newBench(o, tmp, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRoundsAlternate checks that the servers take turns running first.
+func TestRoundsAlternate(t *testing.T) {
+	var log bytes.Buffer
+	b := smallBenchLog(t, &log, "-servers", "cellserver,cellserver-off", "-persist", "everysec",
+		"-workloads", "ping", "-depths", "1", "-rounds", "3", "-duration", "50ms", "-warmup", "10ms")
+	if _, err := b.runThroughput(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.SplitSeq(log.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "bench: ping depth 1 on "); ok {
+			got = append(got, rest)
+		}
+	}
+	want := []string{
+		"cellserver (round 1/3)", "cellserver-off (round 1/3)",
+		"cellserver-off (round 2/3)", "cellserver (round 2/3)",
+		"cellserver (round 3/3)", "cellserver-off (round 3/3)",
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("runs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestThroughputEndToEnd(t *testing.T) {
