@@ -72,8 +72,11 @@ type Log struct {
 	openEnd  uint64
 
 	errMu     sync.Mutex
-	createErr error // the last failed segment creation, until one succeeds
-	syncErr   error // the last failed fsync, until a Sync succeeds
+	createErr error  // the last failed segment creation, until one succeeds
+	createAt  uint64 // the attempt createErr is the outcome of (noteCreate)
+	syncErr   error  // the last failed fsync, until a Sync succeeds
+
+	createTry atomic.Uint64 // attempts to create a segment or reserve blocks, for beginCreate
 
 	syncRounds atomic.Int64 // Sync rounds that fsynced, for tests of group commit
 }
@@ -158,14 +161,28 @@ func (l *Log) makeRoomLocked(n int) error {
 	if l.pos+n > len(l.cur.data) {
 		return l.switchLocked(n)
 	}
+	try := l.beginCreate()
 	err := l.fault("create")
 	if err == nil {
 		err = l.allocateLocked(l.cur, l.pos+n)
 	}
-	l.errMu.Lock()
-	l.createErr = err
-	l.errMu.Unlock()
+	l.noteCreate(try, err)
 	return err
+}
+
+// beginCreate numbers an attempt to create a segment or reserve blocks.
+func (l *Log) beginCreate() uint64 { return l.createTry.Add(1) }
+
+// noteCreate records the outcome of attempt try for Err, unless that of a
+// later attempt is recorded already: a background reservation that failed
+// while the disk was full, and finished late, must not report the disk
+// full after an attempt begun since has found room.
+func (l *Log) noteCreate(try uint64, err error) {
+	l.errMu.Lock()
+	if try > l.createAt {
+		l.createErr, l.createAt = err, try
+	}
+	l.errMu.Unlock()
 }
 
 // allocateLocked reserves the blocks of seg up to offset to, rounded up
@@ -215,20 +232,17 @@ func (l *Log) switchLocked(n int) error {
 		if need > size {
 			size = roundUpPage(need)
 		}
+		try := l.beginCreate()
 		var err error
 		if err = l.fault("create"); err == nil {
 			seg, err = createSegment(l.dir, l.cur.seq+1, size, need)
 		}
-		l.errMu.Lock()
-		l.createErr = err
-		l.errMu.Unlock()
+		l.noteCreate(try, err)
 		if err != nil {
 			return err
 		}
-	} else if l.createErr != nil {
-		l.errMu.Lock()
-		l.createErr = nil
-		l.errMu.Unlock()
+	} else {
+		l.noteCreate(l.beginCreate(), nil) // the prepared segment was created
 	}
 	end := l.endLocked()
 	seg.activate(end)

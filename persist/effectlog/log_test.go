@@ -444,3 +444,28 @@ func TestOpenFullDisk(t *testing.T) {
 	defer l.Close()
 	checkRecords(t, replayAll(t, l, 0), want)
 }
+
+// TestCreateErrFromLatestAttempt: Err reports the outcome of the attempt
+// to reserve blocks that began last, not of the one that finished last. A
+// background reservation that failed while the disk was full can finish
+// after a later one found room (TestSegmentBlocksFollowWrites saw it once
+// in CI); it must not leave Err reporting a full disk.
+func TestCreateErrFromLatestAttempt(t *testing.T) {
+	l, _ := openLog(t, t.TempDir(), 1<<20)
+	defer mustClose(t, l)
+	stale, fresh := l.beginCreate(), l.beginCreate()
+	l.noteCreate(fresh, nil)
+	l.noteCreate(stale, syscall.ENOSPC)
+	if err := l.Err(); err != nil {
+		t.Fatalf("Err after a later attempt succeeded: %v", err)
+	}
+	failed := l.beginCreate()
+	l.noteCreate(failed, syscall.ENOSPC)
+	if err := l.Err(); err != syscall.ENOSPC {
+		t.Fatalf("Err after the latest attempt failed: %v", err)
+	}
+	l.noteCreate(l.beginCreate(), nil)
+	if err := l.Err(); err != nil {
+		t.Fatalf("Err once an attempt succeeded again: %v", err)
+	}
+}

@@ -85,6 +85,7 @@ const allocChunk = 4 << 20
 // when it reaches the limit (makeRoomLocked). mapMu must be held shared.
 func (l *Log) allocateAhead(cur *segment, allocated, to int) {
 	to = min(roundUp(to, allocChunk), len(cur.data))
+	try := l.beginCreate()
 	err := l.fault("create")
 	if err == nil {
 		err = preallocate(cur.f, int64(allocated), int64(to-allocated))
@@ -97,9 +98,7 @@ func (l *Log) allocateAhead(cur *segment, allocated, to int) {
 	if err != nil {
 		err = fmt.Errorf("effectlog: preallocating %s: %w", cur.path, err)
 	}
-	l.errMu.Lock()
-	l.createErr = err // nil again once the disk gives blocks
-	l.errMu.Unlock()
+	l.noteCreate(try, err) // nil again once the disk gives blocks
 }
 
 // release unmaps and closes s once no prefault is running in its mapping.
