@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -94,8 +95,14 @@ func (p *Proc) Stop() {
 }
 
 // WaitReady polls ping(addr) until it succeeds, the process exits, or
-// timeout passes.
+// timeout passes. Where the system can tell (Linux), the answer counts
+// only once this process holds the socket listening on addr's port: any
+// other server on that port would answer too (listening).
 func (p *Proc) WaitReady(addr string, timeout time.Duration, ping func(addr string) error) error {
+	port := -1
+	if _, ps, err := net.SplitHostPort(addr); err == nil {
+		port, _ = strconv.Atoi(ps)
+	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -104,11 +111,13 @@ func (p *Proc) WaitReady(addr string, timeout time.Duration, ping func(addr stri
 		default:
 		}
 		if ping(addr) == nil {
-			return nil
+			if ours, known := listening(p.Pid(), port); ours || !known || port <= 0 {
+				return nil
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("no answer to PING on %s within %v", addr, timeout)
+	return fmt.Errorf("no answer to PING on %s from pid %d within %v", addr, p.Pid(), timeout)
 }
 
 // LogTail returns the last n lines the process wrote.
