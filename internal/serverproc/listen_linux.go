@@ -9,11 +9,12 @@ import (
 	"strings"
 )
 
-// listening reports whether process pid holds a TCP socket listening on
-// port (any address). A PING that succeeds proves only that something
-// listens there: a port picked free can be taken by another program's
-// server before ours binds it, and while ours loads its data that server
-// answers for it. known is false when /proc cannot tell.
+// listening reports whether process pid, or a child of it (a wrapper
+// script's server), holds a TCP socket listening on port (any address). A
+// PING that succeeds proves only that something listens there: a port
+// picked free can be taken by another program's server before ours binds
+// it, and while ours loads its data that server answers for it. known is
+// false when /proc cannot tell.
 func listening(pid, port int) (yes, known bool) {
 	inodes := map[string]bool{}
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
@@ -24,20 +25,38 @@ func listening(pid, port int) (yes, known bool) {
 	if len(inodes) == 0 {
 		return false, true
 	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return false, false
-	}
-	for _, fd := range fds {
-		target, err := os.Readlink(filepath.Join(fmt.Sprintf("/proc/%d/fd", pid), fd.Name()))
+	pids := append([]string{strconv.Itoa(pid)}, children(pid)...)
+	for i, p := range pids {
+		dir := filepath.Join("/proc", p, "fd")
+		fds, err := os.ReadDir(dir)
 		if err != nil {
-			continue // closed since the listing
+			if i == 0 {
+				return false, false
+			}
+			continue // a child that has exited
 		}
-		if inode, ok := strings.CutPrefix(target, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
-			return true, true
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if err != nil {
+				continue // closed since the listing
+			}
+			if inode, ok := strings.CutPrefix(target, "socket:["); ok && inodes[strings.TrimSuffix(inode, "]")] {
+				return true, true
+			}
 		}
 	}
 	return false, true
+}
+
+// children lists the pids of pid's child processes.
+func children(pid int) []string {
+	var out []string
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }
 
 // listenInodes adds to inodes those of the sockets in table (the format of
