@@ -68,7 +68,7 @@ func pairRounds(r, ref *row) *pairedRatio {
 	}
 	p := &pairedRatio{Rounds: n, OpsMedian: median(ops)}
 	p.OpsMin, p.OpsMax = ops[0], ops[n-1] // median sorted them
-	p.OpsLow, p.OpsHigh, _ = medianCI(ops)
+	p.OpsLow, p.OpsHigh = medianCI(ops)
 	if len(cpu) == n {
 		p.CPUMedian = median(cpu)
 	}
@@ -91,8 +91,8 @@ func median(xs []float64) float64 {
 // order statistics j and n+1-j, for the largest j with P(Binomial(n, 1/2)
 // < j) <= 2.5%. It needs no assumption about the distribution, which on
 // a noisy machine has long tails, and no random resampling, so a report
-// is reproducible. ok is false below 6 values, too few for 95%.
-func medianCI(sorted []float64) (lo, hi float64, ok bool) {
+// is reproducible. Below 6 values, too few for 95%, it returns zeros.
+func medianCI(sorted []float64) (lo, hi float64) {
 	n := len(sorted)
 	// P(B = k), in logarithms: 0.5^n underflows past 1,074 rounds.
 	pmf := func(k int) float64 {
@@ -106,9 +106,9 @@ func medianCI(sorted []float64) (lo, hi float64, ok bool) {
 		j++ // P(B < j) <= 2.5%: x_(j) may be the lower bound
 	}
 	if j == 0 {
-		return 0, 0, false
+		return 0, 0
 	}
-	return sorted[j-1], sorted[n-j], true
+	return sorted[j-1], sorted[n-j]
 }
 
 // String is the ratio column's addition: "paired: 0.93x (0.86-1.01),

@@ -110,14 +110,22 @@ func (p *Proc) WaitReady(addr string, timeout time.Duration, ping func(addr stri
 			return fmt.Errorf("exited before answering PING: %v", p.err)
 		default:
 		}
-		if ping(addr) == nil {
-			if ours, known := listening(p.Pid(), port); ours || !known || port <= 0 {
-				return nil
-			}
+		if ping(addr) == nil && p.holds(port) {
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("no answer to PING on %s from pid %d within %v", addr, p.Pid(), timeout)
+}
+
+// holds reports whether the process (or its child) listens on port, or
+// the system cannot tell, or addr named no port.
+func (p *Proc) holds(port int) bool {
+	if port <= 0 {
+		return true
+	}
+	ours, known := listening(p.Pid(), port)
+	return ours || !known
 }
 
 // LogTail returns the last n lines the process wrote.
