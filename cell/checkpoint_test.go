@@ -337,7 +337,8 @@ func TestPersistZSetDeltaSize(t *testing.T) {
 // TestPersistSelfKeyedWindows: windows whose members are their scores are
 // stored as integers, in the log and in the snapshot, and come back
 // exactly: negative members, a member past 2^53 whose score is its nearest
-// double, a set that is not self-keyed beside them.
+// double, a set that is not self-keyed beside them, members removed by
+// score.
 func TestPersistSelfKeyedWindows(t *testing.T) {
 	for _, save := range []bool{false, true} {
 		t.Run(fmt.Sprintf("save=%v", save), func(t *testing.T) {
@@ -350,6 +351,14 @@ func TestPersistSelfKeyedWindows(t *testing.T) {
 				{"ZADD", "big", "9007199254740993", "9007199254740993"},
 				{"ZADD", "mixed", "1", "1", "2", "two"},
 				{"PEXPIRE", "w", "3600000"},
+				// Range deletes and pops, logged as the members' integers
+				// where those are their scores' (zsetRec.note).
+				{"ZADD", "w", "1700000000009", "1700000000009"},
+				{"ZREMRANGEBYSCORE", "w", "-inf", "1700000000000"},
+				{"ZPOPMIN", "w"},
+				{"ZADD", "big", "9007199254740991", "9007199254740991", "9007199254740995", "9007199254740995"},
+				{"ZREMRANGEBYSCORE", "big", "9007199254740992", "9007199254740992"},
+				{"ZREMRANGEBYSCORE", "mixed", "2", "2"},
 			} {
 				if r := c.do(cmd...); strings.HasPrefix(r, "-") {
 					t.Fatalf("%v: %s", cmd, r)

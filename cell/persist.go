@@ -271,17 +271,11 @@ func (c *Client) logZSetDelta(b *persist.Batch, db int, key []byte, e *Entry) bo
 	if !ok || !c.zrec.held(z) {
 		return false
 	}
-	if n := c.zrec.changes(z, nil); n > 8 && n > z.Len() {
+	if n := c.zrec.count(z); n > 8 && n > z.Len() {
 		return false
 	}
 	b.PutZSetHead(db, key, e.Exp)
-	c.zrec.changes(z, func(m []byte, score float64, del bool) {
-		if del {
-			b.DeleteHeadMember(m)
-		} else {
-			b.PutHeadMember(m, score)
-		}
-	})
+	c.zrec.appendChanges(b, z)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/cellserver/cellserver/persist"
@@ -101,16 +102,18 @@ func (z *ZSet) notePut(member []byte, score float64) {
 		z.disk.note(member)
 	}
 	if z.rec != nil {
-		z.rec.note(z, member, score, false)
+		z.rec.note(z, member, score, false, z.Set.SelfKeyed())
 	}
 }
 
-func (z *ZSet) noteDel(member []byte) {
+// noteDel's ownScore says that member is known to be the decimal text of
+// its score: a visitor shown it by a self-keyed set.
+func (z *ZSet) noteDel(member []byte, score float64, ownScore bool) {
 	if z.disk != nil {
 		z.disk.note(member)
 	}
 	if z.rec != nil {
-		z.rec.note(z, member, 0, true)
+		z.rec.note(z, member, score, true, ownScore)
 	}
 }
 
@@ -118,9 +121,10 @@ func (z *ZSet) noteDel(member []byte) {
 func (z *ZSet) noting() bool { return z.disk != nil || z.rec != nil }
 
 // noteVisit is a visitor that records each member it sees as deleted:
-// range deletes show it what they remove.
-func (z *ZSet) noteVisit(member []byte, _ float64) bool {
-	z.noteDel(member)
+// range deletes show it what they remove, before removing it, so the set
+// is still self-keyed if it was.
+func (z *ZSet) noteVisit(member []byte, score float64) bool {
+	z.noteDel(member, score, z.Set.SelfKeyed())
 	return true
 }
 
@@ -168,7 +172,7 @@ func (z *ZSet) AddInts(vs []int64) {
 func (z *ZSet) Delete(member []byte) bool {
 	ok := z.Set.Delete(member)
 	if ok {
-		z.noteDel(member)
+		z.noteDel(member, 0, false)
 	}
 	return ok
 }
@@ -217,7 +221,7 @@ func (z *ZSet) notingVisitor(fn zsetlite.Visitor) zsetlite.Visitor {
 	}
 	stopped := false
 	return func(m []byte, score float64) bool {
-		z.noteDel(m)
+		z.noteDel(m, score, z.Set.SelfKeyed())
 		if !stopped && !fn(m, score) {
 			stopped = true
 		}
@@ -284,13 +288,15 @@ type zsetRec struct {
 	scratch [20]byte
 }
 
-// zrecEnt is one change: member buf[off:end] of set z has score, or is
-// gone (del).
+// zrecEnt is one change: member buf[off:end] of set z, or when isInt the
+// member that is ival's decimal text, has score, or is gone (del).
 type zrecEnt struct {
 	z        *ZSet
 	off, end int32
 	del      bool
+	isInt    bool
 	score    float64
+	ival     int64
 }
 
 func (r *zsetRec) attach(z *ZSet) {
@@ -300,34 +306,62 @@ func (r *zsetRec) attach(z *ZSet) {
 	}
 }
 
-func (r *zsetRec) note(z *ZSet, member []byte, score float64, del bool) {
-	off := len(r.buf)
-	r.buf = append(r.buf, member...)
+// note records that z's member now has score, or is gone (del).
+// ownScore says that member is the decimal text of an integer whose value
+// is score: then, where that integer is score's and no other's (below
+// 2^53, and not -0, which the log's integer form cannot say), the integer
+// is noted instead of the text, which spares copying it here and parsing
+// it back for the log (persist.Batch.PutHeadMemberInt).
+func (r *zsetRec) note(z *ZSet, member []byte, score float64, del, ownScore bool) {
 	r.ents = append(r.ents, zrecEnt{}) // and the fields in place, as noteDirty does
 	e := &r.ents[len(r.ents)-1]
-	e.z, e.off, e.end, e.del, e.score = z, int32(off), int32(len(r.buf)), del, score
+	e.z, e.del, e.score = z, del, score
+	if ownScore && score > -1<<53 && score < 1<<53 {
+		if v := int64(score); math.Float64bits(float64(v)) == math.Float64bits(score) {
+			e.isInt, e.ival = true, v
+			return
+		}
+	}
+	off := len(r.buf)
+	r.buf = append(r.buf, member...)
+	e.off, e.end = int32(off), int32(len(r.buf))
 }
 
 // held reports whether z's in-place changes in this execution are all
 // recorded here.
 func (r *zsetRec) held(z *ZSet) bool { return z.rec == r }
 
-// changes calls fn with each change recorded for z, in order, and
-// reports how many.
-func (r *zsetRec) changes(z *ZSet, fn func(member []byte, score float64, del bool)) int {
-	if fn == nil && len(r.attached) == 1 && r.attached[0] == z {
+// count reports how many changes are recorded for z.
+func (r *zsetRec) count(z *ZSet) int {
+	if len(r.attached) == 1 && r.attached[0] == z {
 		return len(r.ents) // all of them are z's: a count needs no walk
 	}
 	n := 0
-	for _, e := range r.ents {
-		if e.z == z {
+	for i := range r.ents {
+		if r.ents[i].z == z {
 			n++
-			if fn != nil {
-				fn(r.buf[e.off:e.end], e.score, e.del)
-			}
 		}
 	}
 	return n
+}
+
+// appendChanges adds to b each change recorded for z, in order, in the
+// form that follows z's head (persist.Batch.PutHeadMember).
+func (r *zsetRec) appendChanges(b *persist.Batch, z *ZSet) {
+	for i := range r.ents {
+		e := &r.ents[i]
+		switch {
+		case e.z != z:
+		case e.isInt && e.del:
+			b.DeleteHeadMemberInt(e.ival)
+		case e.isInt:
+			b.PutHeadMemberInt(e.ival)
+		case e.del:
+			b.DeleteHeadMember(r.buf[e.off:e.end])
+		default:
+			b.PutHeadMember(r.buf[e.off:e.end], e.score)
+		}
+	}
 }
 
 // reset detaches every set and forgets the changes. The pointers are

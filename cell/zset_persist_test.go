@@ -2,6 +2,7 @@ package cell
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -307,6 +308,93 @@ func TestPersistScoreRangeReplay(t *testing.T) {
 				}
 			}
 			crashRestart(t, srv, stop, dir, nil)
+		})
+	}
+}
+
+// TestZSetRecIntForm: the changes a writer records are logged as the
+// integers of a self-keyed set's members where that integer is the
+// member's and its score's, and as text otherwise; either way the record
+// is the bytes the text path (PutHeadMember, DeleteHeadMember) makes.
+func TestZSetRecIntForm(t *testing.T) {
+	type change struct {
+		member string
+		score  float64
+		del    bool
+	}
+	const ts = 1_700_000_000_000
+	put := func(m string, sc float64) func(*ZSet) {
+		return func(z *ZSet) { z.Put([]byte(m), sc) }
+	}
+	tests := []struct {
+		name    string
+		maxEnts int // zset-max-listpack-entries: small to get a tree
+		ops     []func(*ZSet)
+		want    []change
+		ints    int // changes noted as integers
+	}{
+		{"a packed window", 128, []func(*ZSet){
+			put("1700000000000", ts), put("1700000000001", ts+1), put("1700000000002", ts+2),
+			func(z *ZSet) { z.DeleteRangeByScore(zsetlite.ScoreRange{Min: 0, Max: ts + 1}) },
+		}, []change{{"1700000000000", ts, false}, {"1700000000001", ts + 1, false}, {"1700000000002", ts + 2, false},
+			{"1700000000000", ts, true}, {"1700000000001", ts + 1, true}}, 5},
+		{"a window in a tree, popped", 2, []func(*ZSet){
+			put("1", 1), put("2", 2), put("3", 3), put("-4", -4),
+			func(z *ZSet) { z.PopMin(2, func([]byte, float64) bool { return false }) },
+			func(z *ZSet) { z.DeleteRangeByRank(-1, -1) },
+		}, []change{{"1", 1, false}, {"2", 2, false}, {"3", 3, false}, {"-4", -4, false},
+			{"-4", -4, true}, {"1", 1, true}, {"3", 3, true}}, 7},
+		{"ZREM is text", 128, []func(*ZSet){
+			put("5", 5), func(z *ZSet) { z.Delete([]byte("5")) },
+		}, []change{{"5", 5, false}, {"5", 0, true}}, 1},
+		{"-0 keeps its sign as text", 128, []func(*ZSet){put("0", math.Copysign(0, -1))},
+			[]change{{"0", math.Copysign(0, -1), false}}, 0},
+		{"2^53 and beyond are text", 128, []func(*ZSet){
+			put("9007199254740991", 1<<53-1), put("9007199254740993", 1<<53), put("-9007199254740993", -(1 << 53)),
+			func(z *ZSet) { z.DeleteRangeByScore(zsetlite.ScoreRange{Min: math.Inf(-1), Max: math.Inf(1)}) },
+		}, []change{{"9007199254740991", 1<<53 - 1, false}, {"9007199254740993", 1 << 53, false},
+			{"-9007199254740993", -(1 << 53), false}, {"-9007199254740993", -(1 << 53), true},
+			{"9007199254740991", 1<<53 - 1, true}, {"9007199254740993", 1 << 53, true}}, 2},
+		{"a set that is not self-keyed", 128, []func(*ZSet){
+			put("7", 7), put("a", 1), put("8", 8),
+			func(z *ZSet) { z.DeleteRangeByScore(zsetlite.ScoreRange{Min: 7, Max: 8}) },
+		}, []change{{"7", 7, false}, {"a", 1, false}, {"8", 8, false}, {"7", 7, true}, {"8", 8, true}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			z := newZSet(zsetlite.Config{MaxListpackEntries: tt.maxEnts, MaxListpackValue: 64})
+			var r zsetRec
+			r.attach(z)
+			for _, op := range tt.ops {
+				op(z)
+			}
+			ints := 0
+			for _, e := range r.ents {
+				if e.isInt {
+					ints++
+				}
+			}
+			if ints != tt.ints {
+				t.Errorf("%d changes noted as integers, want %d", ints, tt.ints)
+			}
+			if n := r.count(z); n != len(tt.want) {
+				t.Errorf("count %d, want %d", n, len(tt.want))
+			}
+			var got, want persist.Batch
+			got.PutZSetHead(0, []byte("w"), 0)
+			r.appendChanges(&got, z)
+			want.PutZSetHead(0, []byte("w"), 0)
+			for _, c := range tt.want {
+				if c.del {
+					want.DeleteHeadMember([]byte(c.member))
+				} else {
+					want.PutHeadMember([]byte(c.member), c.score)
+				}
+			}
+			if g, w := got.Encoded(), want.Encoded(); string(g) != string(w) {
+				t.Errorf("record\n%x\nwant\n%x", g, w)
+			}
+			r.reset()
 		})
 	}
 }

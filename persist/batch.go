@@ -70,6 +70,11 @@ func (b *Batch) Len() int { return b.n }
 // Size is the bytes the batch's records hold.
 func (b *Batch) Size() int { return len(b.wire) }
 
+// Encoded is the batch's records as the effect log holds them, valid
+// until the batch changes: what two ways of building a record are compared
+// by.
+func (b *Batch) Encoded() []byte { return b.wire }
+
 // The puts of every write's hot path (PutString, PutInt, a KindZSetWide
 // head, Delete) encode straight into the record, their lengths worked out
 // first, rather than through kbuf and vbuf as add does; the bytes are the
@@ -155,29 +160,43 @@ func (b *Batch) PutMember(db int, key, member []byte, score float64) {
 // WriteSnapshot.
 func (b *Batch) PutHeadMember(member []byte, score float64) {
 	if v, ok := selfKeyedMember(member); ok && math.Float64bits(float64(v)) == math.Float64bits(score) {
-		b.wire = append(b.wire, byte(opHeadSetInt))
-		b.wire = binary.AppendVarint(b.wire, v)
-	} else {
-		sc := EncodeScore(score)
-		b.wire = append(b.wire, byte(opHeadSet))
-		b.wire = binary.AppendUvarint(b.wire, uint64(len(member)))
-		b.wire = append(b.wire, member...)
-		b.wire = append(b.wire, 8)
-		b.wire = append(b.wire, sc[:]...)
+		b.PutHeadMemberInt(v)
+		return
 	}
+	sc := EncodeScore(score)
+	b.wire = append(b.wire, byte(opHeadSet))
+	b.wire = binary.AppendUvarint(b.wire, uint64(len(member)))
+	b.wire = append(b.wire, member...)
+	b.wire = append(b.wire, 8)
+	b.wire = append(b.wire, sc[:]...)
+	b.n++
+}
+
+// PutHeadMemberInt is PutHeadMember of the member that is v's decimal
+// text, at score float64(v), for a caller that holds the integer already
+// (a window's timestamp): no text to parse.
+func (b *Batch) PutHeadMemberInt(v int64) {
+	b.wire = append(b.wire, byte(opHeadSetInt))
+	b.wire = binary.AppendVarint(b.wire, v)
 	b.n++
 }
 
 // DeleteHeadMember is DeleteMember in PutHeadMember's form.
 func (b *Batch) DeleteHeadMember(member []byte) {
 	if v, ok := selfKeyedMember(member); ok {
-		b.wire = append(b.wire, byte(opHeadDeleteInt))
-		b.wire = binary.AppendVarint(b.wire, v)
-	} else {
-		b.wire = append(b.wire, byte(opHeadDelete))
-		b.wire = binary.AppendUvarint(b.wire, uint64(len(member)))
-		b.wire = append(b.wire, member...)
+		b.DeleteHeadMemberInt(v)
+		return
 	}
+	b.wire = append(b.wire, byte(opHeadDelete))
+	b.wire = binary.AppendUvarint(b.wire, uint64(len(member)))
+	b.wire = append(b.wire, member...)
+	b.n++
+}
+
+// DeleteHeadMemberInt is DeleteHeadMember of v's decimal text.
+func (b *Batch) DeleteHeadMemberInt(v int64) {
+	b.wire = append(b.wire, byte(opHeadDeleteInt))
+	b.wire = binary.AppendVarint(b.wire, v)
 	b.n++
 }
 
