@@ -128,6 +128,13 @@ func (z *ZSet) noteVisit(member []byte, score float64) bool {
 	return true
 }
 
+// noteScoreVisit is noteVisit for a self-keyed set's range below 2^53,
+// shown its members' scores only (DeleteRangeByScore).
+func (z *ZSet) noteScoreVisit(_ []byte, score float64) bool {
+	z.rec.noteDelScore(z, score)
+	return true
+}
+
 // eachMember visits every member: wideValue.
 func (z *ZSet) eachMember(fn func(member []byte, score float64)) {
 	z.Range(0, -1, false, func(m []byte, score float64) bool {
@@ -179,6 +186,11 @@ func (z *ZSet) Delete(member []byte) bool {
 
 func (z *ZSet) DeleteRangeByScore(r zsetlite.ScoreRange) int {
 	if z.noting() {
+		if z.rec != nil && z.disk == nil && z.Set.SelfKeyed() && r.Min > -1<<53 && r.Max < 1<<53 {
+			// Each member removed is its score's integer, which tells it
+			// apart (below 2^53): noted from the score, no text made.
+			return z.Set.DeleteRangeByScoreVisit(r, z.noteScoreVisit, nil)
+		}
 		if z.rec != nil {
 			return z.Set.DeleteRangeByScoreVisit(r, z.noteVisit, &z.rec.scratch)
 		}
@@ -313,18 +325,43 @@ func (r *zsetRec) attach(z *ZSet) {
 // is noted instead of the text, which spares copying it here and parsing
 // it back for the log (persist.Batch.PutHeadMemberInt).
 func (r *zsetRec) note(z *ZSet, member []byte, score float64, del, ownScore bool) {
-	r.ents = append(r.ents, zrecEnt{}) // and the fields in place, as noteDirty does
-	e := &r.ents[len(r.ents)-1]
-	e.z, e.del, e.score = z, del, score
 	if ownScore && score > -1<<53 && score < 1<<53 {
 		if v := int64(score); math.Float64bits(float64(v)) == math.Float64bits(score) {
-			e.isInt, e.ival = true, v
+			r.noteInt(z, v, score, del)
 			return
 		}
 	}
 	off := len(r.buf)
 	r.buf = append(r.buf, member...)
+	e := r.add(z, score, del)
 	e.off, e.end = int32(off), int32(len(r.buf))
+}
+
+// noteInt records a change of the member that is v's decimal text.
+func (r *zsetRec) noteInt(z *ZSet, v int64, score float64, del bool) {
+	e := r.add(z, score, del)
+	e.isInt, e.ival = true, v
+}
+
+// add appends a change of z and returns it for its member to be set.
+func (r *zsetRec) add(z *ZSet, score float64, del bool) *zrecEnt {
+	r.ents = append(r.ents, zrecEnt{}) // and the fields in place, as noteDirty does
+	e := &r.ents[len(r.ents)-1]
+	e.z, e.del, e.score = z, del, score
+	return e
+}
+
+// noteDelScore records that the member of z whose score is score is gone,
+// z being self-keyed and |score| below 2^53, so that the member is the
+// decimal text of int64(score): noted as that integer, or, for a score of
+// -0, which the integer form leaves out (note), as that text ("0").
+func (r *zsetRec) noteDelScore(z *ZSet, score float64) {
+	v := int64(score)
+	if math.Float64bits(float64(v)) == math.Float64bits(score) {
+		r.noteInt(z, v, score, true)
+		return
+	}
+	r.note(z, strconv.AppendInt(r.scratch[:0], v, 10), score, true, false)
 }
 
 // held reports whether z's in-place changes in this execution are all

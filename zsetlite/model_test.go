@@ -584,11 +584,23 @@ func runOps(t testing.TB, r *rand.Rand, cfg Config, steps, pool int) {
 					break
 				}
 				var seen []modelEntry
-				var scratch [20]byte
+				scratch := new([20]byte)
+				if r.IntN(2) == 0 { // integer members unformatted: shown as nil
+					scratch = nil
+					for i := range want {
+						if _, ok := parseCanonicalInt([]byte(want[i].member)); ok {
+							want[i].member = "<nil>"
+						}
+					}
+				}
 				got := s.DeleteRangeByScoreVisit(sr, func(member []byte, score float64) bool {
-					seen = append(seen, modelEntry{member: string(member), score: score})
+					m := string(member)
+					if member == nil {
+						m = "<nil>"
+					}
+					seen = append(seen, modelEntry{member: m, score: score})
 					return true
-				}, &scratch)
+				}, scratch)
 				if got != hi-lo || fmt.Sprint(seen) != fmt.Sprint(want) {
 					fail("DeleteRangeByScoreVisit(%+v) = %d, visited %v, want %d, %v", sr, got, seen, hi-lo, want)
 				}

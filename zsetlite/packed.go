@@ -59,9 +59,13 @@ type pentry struct {
 }
 
 // member returns the member's bytes, formatting an integer member into
-// scratch.
+// scratch; with no scratch, an integer member is nil (see
+// Set.DeleteRangeByScoreVisit).
 func (e *pentry) member(scratch *[20]byte) []byte {
 	if e.isInt {
+		if scratch == nil {
+			return nil
+		}
 		return strconv.AppendInt(scratch[:0], e.ival, 10)
 	}
 	return e.raw

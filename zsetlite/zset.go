@@ -740,7 +740,10 @@ func (s *Set) DeleteRangeByScore(r ScoreRange) int {
 // records what it deletes, as persistence does, would otherwise search
 // twice). scratch holds a member the visit makes up (a self-keyed set's
 // decimal text): the caller's own, since one made here would escape to
-// the heap through fn, an allocation for every call.
+// the heap through fn, an allocation for every call. With scratch nil, fn
+// is shown nil for a member stored as an integer, for a caller that knows
+// those from their scores (a self-keyed set's, below 2^53) and would
+// otherwise have the text made only to parse it back.
 func (s *Set) DeleteRangeByScoreVisit(r ScoreRange, fn Visitor, scratch *[20]byte) int {
 	lo, hi := s.scoreBounds(r)
 	if lo < hi {
