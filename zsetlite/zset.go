@@ -1010,12 +1010,17 @@ func (s *Set) packedInsert(k *memberKey, score float64) {
 	p := s.packed
 	pos := len(p)
 	if len(p) > 0 {
-		var scratch [20]byte
-		member := k.bytes(&scratch)
-		var mscratch [20]byte
+		// The member's text is needed only against an entry of the same
+		// score: made then, not for every insert (a window's ZADD
+		// appends a new highest score).
+		var scratch, mscratch [20]byte
+		var member []byte
 		after := func(e *pentry) bool { // (score, member) sorts after e
 			if score != e.score {
 				return score > e.score
+			}
+			if member == nil {
+				member = k.bytes(&scratch)
 			}
 			return bytes.Compare(member, e.member(&mscratch)) > 0
 		}
