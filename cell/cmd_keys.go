@@ -2,13 +2,12 @@ package cell
 
 import (
 	"bytes"
-	"cmp"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/cellserver/cellserver/resp"
 )
@@ -22,8 +21,8 @@ func init() {
 		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: del},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: exists},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: typeCmd},
-		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keys},
-		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB, Handler: scan},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB | flagShardAtATime, Handler: keys},
+		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB | flagShardAtATime, Handler: scan},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly | flagWholeDB, Handler: randomkey},
 		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: rename},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Handler: renamenx},
@@ -78,20 +77,30 @@ func typeCmd(x *Ctx) {
 }
 
 // keys lists the live keys matching a glob pattern, in no particular
-// order. Expired keys are skipped, not deleted, as in Redis.
+// order. Expired keys are skipped, not deleted, as in Redis. It walks
+// each shard scanStep keys per hold of its lock, so that other clients
+// of the database wait for one step at most, not for the whole listing.
+// The answer holds every key present from its start to its end, once
+// (keyIndex.scan); a key added or deleted meanwhile may or may not be in
+// it, as if Redis had run the command at some moment in between.
 func keys(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
 	shards := x.srv.ks.dbs[x.db].shards
 	var out []string
+	take := func(e *Entry) {
+		if k := e.key(); !e.expired(x.now) && (all || globMatch(pat, bytesOf(k))) {
+			out = append(out, k)
+		}
+	}
 	for i := range shards {
-		for k, e := range shards[i].keys.all() {
-			if e.expired(x.now) {
-				continue
+		s := &shards[i]
+		for from := uint64(0); from < hashEnd; {
+			if !x.lockShard(s) {
+				return
 			}
-			if all || globMatch(pat, []byte(k)) {
-				out = append(out, k)
-			}
+			from = s.keys.scan(from, scanStep, take)
+			x.unlockShard()
 		}
 	}
 	x.W.Array(len(out))
@@ -100,28 +109,27 @@ func keys(x *Ctx) {
 	}
 }
 
-// SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
-// that also places keys in shards (by its low bits; in cluster mode the
-// slot places them, and nothing below depends on which). With S = 2^b shards, a
-// cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
-// the top 53-b bits of its hash. The keys of that shard at or above the
-// threshold are still to come. A call returns keys of a shard in increasing
-// position order, always including every key that shares the last position
-// it returns, and the next cursor starts just above that position, or at
-// the next shard. A key's hash never changes while the server runs, so a
-// key present from the first call to the last is returned exactly once,
-// whatever is added, deleted or grown meanwhile (keys added or deleted
-// during the scan may or may not appear, as in Redis). Cursor 0 starts and
-// ends a scan. Cursors stay below 2^53, so clients and scripts that keep
-// them as doubles (JavaScript, Lua) do not corrupt them.
+// SCAN's cursor is a position in the selected database: a shard, and a
+// key hash within that shard's index (keyIndex.scan). With S = 2^b
+// shards, cursor c names shard c&(S-1) and hash c>>b: the keys of that
+// shard whose index hash is at or above it are still to come, then every
+// key of the shards after it. A call walks keys in that order until it has
+// looked at COUNT of them (before MATCH and TYPE filter them, as in
+// Redis), and stops at a hash boundary, where the next call starts. A key's
+// hash never changes while the server runs, so a key present from the
+// first call to the last is returned exactly once, whatever is added,
+// deleted, grown or shrunk meanwhile (keys added or deleted during the
+// scan may or may not appear, as in Redis, whose reverse-binary cursor
+// promises at least once). Cursor 0 starts and ends a scan. Index hashes
+// have 32 bits, so cursors stay below 2^(32+b): below 2^53 for up to 2^21
+// shards a database, so clients and scripts that keep them as doubles
+// (JavaScript, Lua) do not corrupt them.
 //
-// Each call costs a pass over one or more shards. So that a full scan stays
-// linear in the number of keys, a call takes at least 1/scanSlices of a
-// shard, which may return more keys than COUNT (Redis may too).
-const scanSlices = 64
-
-// scanCursorBits is the width of every cursor.
-const scanCursorBits = 53
+// A call costs about COUNT keys of work, whatever the shard's size, and
+// returns about COUNT keys before filtering (a few more: it ends where the
+// index has an empty slot). However large COUNT is, it holds a shard's
+// lock for scanStep keys at a time, as KEYS does.
+const scanStep = 1024
 
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
@@ -130,7 +138,8 @@ func scan(x *Ctx) {
 		return
 	}
 	count := int64(10)
-	var pat, typ []byte
+	var pat []byte
+	var typ string
 	usePat, useType := false, false
 	for i := 2; i < len(x.Args); i += 2 {
 		a, more := x.Args[i], i+1 < len(x.Args)
@@ -150,128 +159,62 @@ func scan(x *Ctx) {
 			pat = x.Args[i+1]
 			usePat = !(len(pat) == 1 && pat[0] == '*')
 		case optIs(a, "type") && more:
-			typ, useType = x.Args[i+1], true
+			typ, useType = cstring(x.Args[i+1]), true
 		default:
 			x.Error(ErrSyntax)
 			return
 		}
 	}
-	found, next := x.scanFrom(cursor, count)
-	out := found[:0]
-	for _, k := range found {
-		if usePat && !globMatch(pat, []byte(k)) {
-			continue
+	ks := x.srv.ks
+	shards := ks.dbs[x.db].shards
+	shardBits := uint(bits.OnesCount64(ks.mask))
+	shard, from := cursor&ks.mask, cursor>>shardBits
+	var out []string
+	var step []*Entry
+	collect := func(e *Entry) { step = append(step, e) }
+	for left := count; left > 0; {
+		s := &shards[shard]
+		if !x.lockShard(s) {
+			return
 		}
-		e := x.lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
-		if e == nil {
-			continue
+		step = step[:0]
+		from = s.keys.scan(from, int(min(left, scanStep)), collect)
+		left -= int64(len(step))
+		for _, e := range step {
+			k := e.key()
+			if usePat && !globMatch(pat, bytesOf(k)) {
+				continue
+			}
+			if e.expired(x.now) {
+				x.lookup(bytesOf(k)) // deletes it, as Redis's SCAN does
+				continue
+			}
+			if useType && !strings.EqualFold(typ, e.Type()) {
+				continue
+			}
+			out = append(out, k)
 		}
-		if useType && !bytes.EqualFold([]byte(cstring(typ)), []byte(e.Type())) {
-			continue
+		x.unlockShard()
+		if from >= hashEnd { // this shard is done: on to the next one, or the end
+			shard, from = shard+1, 0
+			if shard > ks.mask {
+				shard = 0
+				break
+			}
 		}
-		out = append(out, k)
 	}
 	x.W.Array(2)
 	var buf [20]byte
-	x.W.Bulk(strconv.AppendUint(buf[:0], next, 10))
+	x.W.Bulk(strconv.AppendUint(buf[:0], from<<shardBits|shard, 10))
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
 	}
 }
 
-// scanFrom collects keys from cursor on, about count of them, and returns
-// them with the next cursor (see the cursor scheme above).
-func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
-	ks := x.srv.ks
-	shards := ks.dbs[x.db].shards
-	mask := ks.mask
-	shardBits := uint(bits.OnesCount64(mask))
-	posBits := scanCursorBits - shardBits
-	endPos := uint64(1) << posBits // positions are below this
-	var out []string
-	var cands []keyPos
-	shard, thr := cursor&mask, cursor>>shardBits
-	for int64(len(out)) < count {
-		s := &shards[shard]
-		cands = cands[:0]
-		for k := range s.keys.all() {
-			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
-				cands = append(cands, keyPos{pos, k})
-			}
-		}
-		want := max(int(count)-len(out), s.keys.len()/scanSlices, 1)
-		if len(cands) > want {
-			smallestFirst(cands, want)
-			last := cands[0].pos
-			for _, c := range cands[:want] {
-				out = append(out, c.k)
-				last = max(last, c.pos)
-			}
-			for _, c := range cands[want:] {
-				if c.pos == last { // keys sharing the last position go together
-					out = append(out, c.k)
-				}
-			}
-			if last+1 < endPos {
-				return out, (last+1)<<shardBits | shard
-			}
-		} else {
-			for _, c := range cands {
-				out = append(out, c.k)
-			}
-		}
-		// This shard is done: on to the next one, or the end.
-		shard, thr = shard+1, 0
-		if shard > mask {
-			return out, 0
-		}
-	}
-	return out, shard
-}
-
-// keyPos is a key and its SCAN position.
-type keyPos struct {
-	pos uint64
-	k   string
-}
-
-// smallestFirst reorders c so that its k smallest positions come first, in
-// no particular order: quickselect, linear on average, where sorting every
-// call would make a full scan of a big shard cost n log n per call.
-func smallestFirst(c []keyPos, k int) {
-	lo, hi := 0, len(c)-1
-	for lo < hi {
-		if hi-lo < 16 {
-			slices.SortFunc(c[lo:hi+1], func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
-			return
-		}
-		// Positions are hash bits, so the middle element is a random pivot.
-		p := c[lo+(hi-lo)/2].pos
-		i, j := lo, hi
-		for i <= j {
-			for c[i].pos < p {
-				i++
-			}
-			for c[j].pos > p {
-				j--
-			}
-			if i <= j {
-				c[i], c[j] = c[j], c[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
-	}
-}
+// bytesOf is a key string as the byte slice lookups and globMatch take,
+// without copying it; neither writes to it.
+func bytesOf(k string) []byte { return unsafe.Slice(unsafe.StringData(k), len(k)) }
 
 // parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
 // optional sign (a negative value wraps), decimal digits, no leading
