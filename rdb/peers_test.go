@@ -3,8 +3,6 @@ package rdb
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -19,16 +17,7 @@ import (
 
 func requireRedis(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err == nil {
-		return path
-	}
-	msg := "redis-server not found; apt-get install redis-server redis-tools"
-	if os.Getenv("CELLSERVER_REQUIRE_PEERS") == "1" {
-		t.Fatal(msg + " (CELLSERVER_REQUIRE_PEERS=1)")
-	}
-	t.Skip(msg)
-	return ""
+	return serverproc.RequirePeer(t, "redis-server", "apt-get install redis-server redis-tools")
 }
 
 // redisServer is a redis-server this test started, stopped by its pid.
