@@ -14,18 +14,8 @@ import (
 // the keys.
 func TestKeyedEntries(t *testing.T) {
 	srv := New(fuzzConfig())
-	c, peer := pipeClient(srv)
-	defer peer.Close()
-	do := func(args ...string) string {
-		b := make([][]byte, len(args))
-		for i, a := range args {
-			b[i] = []byte(a)
-		}
-		c.w.Reset()
-		c.dispatch(b)
-		return string(c.w.Bytes())
-	}
-	bulk := func(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+	do, done := dispatcher(srv)
+	defer done()
 	var keys []string
 	for _, kl := range []int{1, 7, 8, 9, 16, 24, 40, 72, 73, 200} {
 		for _, vl := range []int{0, 1, 8, 19, 30, 64, 100} {
@@ -77,18 +67,8 @@ func TestKeyedEntries(t *testing.T) {
 // that change a value in place turn an int back into bytes first.
 func TestStringValues(t *testing.T) {
 	srv := New(fuzzConfig())
-	c, peer := pipeClient(srv)
-	defer peer.Close()
-	do := func(args ...string) string {
-		b := make([][]byte, len(args))
-		for i, a := range args {
-			b[i] = []byte(a)
-		}
-		c.w.Reset()
-		c.dispatch(b)
-		return string(c.w.Bytes())
-	}
-	bulk := func(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+	do, done := dispatcher(srv)
+	defer done()
 	for _, tc := range []struct {
 		val   string
 		asInt bool
@@ -286,3 +266,21 @@ func TestListKeepsTTL(t *testing.T) {
 		t.Fatalf("empty list still stored: %+v", e)
 	}
 }
+
+// dispatcher runs commands on a client of srv straight through dispatch
+// and returns each reply; done closes the client's pipe.
+func dispatcher(srv *Server) (do func(args ...string) string, done func()) {
+	c, peer := pipeClient(srv)
+	return func(args ...string) string {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		c.w.Reset()
+		c.dispatch(b)
+		return string(c.w.Bytes())
+	}, func() { peer.Close() }
+}
+
+// bulk is s as a bulk string reply.
+func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
