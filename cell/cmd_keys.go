@@ -3,12 +3,11 @@ package cell
 import (
 	"bytes"
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -21,8 +20,8 @@ func init() {
 		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: del},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: exists},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: typeCmd},
-		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB | flagShardAtATime, Handler: keys},
-		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB | flagShardAtATime, Handler: scan},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keys},
+		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB, Handler: scan},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly | flagWholeDB, Handler: randomkey},
 		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: rename},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Handler: renamenx},
@@ -49,7 +48,7 @@ func init() {
 func del(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.remove(k) {
+		if x.Remove(k) {
 			n++
 		}
 	}
@@ -60,7 +59,7 @@ func del(x *Ctx) {
 func exists(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.lookup(k) != nil {
+		if x.Lookup(k) != nil {
 			n++
 		}
 	}
@@ -68,7 +67,7 @@ func exists(x *Ctx) {
 }
 
 func typeCmd(x *Ctx) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Status("none")
 		return
@@ -77,31 +76,28 @@ func typeCmd(x *Ctx) {
 }
 
 // keys lists the live keys matching a glob pattern, in no particular
-// order. Expired keys are skipped, not deleted, as in Redis. It walks
-// each shard scanStep keys per hold of its lock, so that other clients
-// of the database wait for one step at most, not for the whole listing.
-// The answer holds every key present from its start to its end, once
-// (keyIndex.scan); a key added or deleted meanwhile may or may not be in
+// order. Expired keys are skipped, not deleted, as in Redis. It walks the
+// database scanStep keys per hold of a shard's lock, so that other
+// clients wait for one step at most, not for the whole listing. The
+// answer holds every key present from its start to its end, once
+// (keyspace.Scan); a key added or deleted meanwhile may or may not be in
 // it, as if Redis had run the command at some moment in between.
 func keys(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
-	shards := x.srv.ks.dbs[x.db].shards
+	now := x.Now()
 	var out []string
-	take := func(e *Entry) {
-		if k := e.key(); !e.expired(x.now) && (all || globMatch(pat, bytesOf(k))) {
+	take := func(k string, e *keyspace.Entry) {
+		if !e.Expired(now) && (all || globMatch(pat, bytesOf(k))) {
 			out = append(out, k)
 		}
 	}
-	for i := range shards {
-		s := &shards[i]
-		for from := uint64(0); from < hashEnd; {
-			if !x.lockShard(s) {
-				return
-			}
-			from = s.keys.scan(from, scanStep, take)
-			x.unlockShard()
+	for sc := x.Keyspace().StartScan(x.DB(), 0); !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
+			return
 		}
+		sc.Step(scanStep, take)
+		x.unlockShard()
 	}
 	x.W.Array(len(out))
 	for _, k := range out {
@@ -109,28 +105,14 @@ func keys(x *Ctx) {
 	}
 }
 
-// SCAN's cursor is a position in the selected database: a shard, and a
-// key hash within that shard's index (keyIndex.scan). With S = 2^b
-// shards, cursor c names shard c&(S-1) and hash c>>b: the keys of that
-// shard whose index hash is at or above it are still to come, then every
-// key of the shards after it. A call walks keys in that order until it has
-// looked at COUNT of them (before MATCH and TYPE filter them, as in
-// Redis), and stops at a hash boundary, where the next call starts. A key's
-// hash never changes while the server runs, so a key present from the
-// first call to the last is returned exactly once, whatever is added,
-// deleted, grown or shrunk meanwhile (keys added or deleted during the
-// scan may or may not appear, as in Redis, whose reverse-binary cursor
-// promises at least once). Cursor 0 starts and ends a scan. Index hashes
-// have 32 bits, so cursors stay below 2^(32+b): below 2^53 for up to 2^21
-// shards a database, so clients and scripts that keep them as doubles
-// (JavaScript, Lua) do not corrupt them.
-//
-// A call costs about COUNT keys of work, whatever the shard's size, and
-// returns about COUNT keys before filtering (a few more: it ends where the
-// index has an empty slot). However large COUNT is, it holds a shard's
-// lock for scanStep keys at a time, as KEYS does.
+// scanStep is the most keys SCAN and KEYS take per hold of a shard's
+// lock: about 100 µs of work, however large COUNT or the database is.
 const scanStep = 1024
 
+// scan is SCAN: a call walks about COUNT keys from the cursor on (before
+// MATCH and TYPE filter them, as in Redis), a step per shard lock, and
+// returns the cursor where it stopped (keyspace.Scan says what the cursor
+// guarantees).
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
 	if !ok {
@@ -165,28 +147,26 @@ func scan(x *Ctx) {
 			return
 		}
 	}
-	ks := x.srv.ks
-	shards := ks.dbs[x.db].shards
-	shardBits := uint(bits.OnesCount64(ks.mask))
-	shard, from := cursor&ks.mask, cursor>>shardBits
-	var out []string
-	var step []*Entry
-	collect := func(e *Entry) { step = append(step, e) }
-	for left := count; left > 0; {
-		s := &shards[shard]
-		if !x.lockShard(s) {
+	now := x.Now()
+	var out, step []string
+	var entries []*keyspace.Entry
+	collect := func(k string, e *keyspace.Entry) {
+		step, entries = append(step, k), append(entries, e)
+	}
+	sc := x.Keyspace().StartScan(x.DB(), cursor)
+	for left := count; left > 0 && !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
 			return
 		}
-		step = step[:0]
-		from = s.keys.scan(from, int(min(left, scanStep)), collect)
-		left -= int64(len(step))
-		for _, e := range step {
-			k := e.key()
+		step, entries = step[:0], entries[:0]
+		left -= int64(sc.Step(int(min(left, scanStep)), collect))
+		for i, k := range step {
+			e := entries[i]
 			if usePat && !globMatch(pat, bytesOf(k)) {
 				continue
 			}
-			if e.expired(x.now) {
-				x.lookup(bytesOf(k)) // deletes it, as Redis's SCAN does
+			if e.Expired(now) {
+				x.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does
 				continue
 			}
 			if useType && !strings.EqualFold(typ, e.Type()) {
@@ -195,17 +175,10 @@ func scan(x *Ctx) {
 			out = append(out, k)
 		}
 		x.unlockShard()
-		if from >= hashEnd { // this shard is done: on to the next one, or the end
-			shard, from = shard+1, 0
-			if shard > ks.mask {
-				shard = 0
-				break
-			}
-		}
 	}
 	x.W.Array(2)
 	var buf [20]byte
-	x.W.Bulk(strconv.AppendUint(buf[:0], from<<shardBits|shard, 10))
+	x.W.Bulk(strconv.AppendUint(buf[:0], sc.Cursor(), 10))
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
@@ -254,37 +227,14 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// randomkey picks a live key at random: a shard with probability by its
-// size, then the first key at or after a random slot of its index. Expired keys
-// met on the way are deleted, as Redis does, until a live one turns up.
+// randomkey picks a live key at random (keyspace.Tx.RandomKey).
 func randomkey(x *Ctx) {
-	shards := x.srv.ks.dbs[x.db].shards
-	for {
-		total := 0
-		for i := range shards {
-			total += shards[i].keys.len()
-		}
-		if total == 0 {
-			x.W.Null()
-			return
-		}
-		r := rand.IntN(total)
-		var s *Shard
-		for i := range shards {
-			if r < shards[i].keys.len() {
-				s = &shards[i]
-				break
-			}
-			r -= shards[i].keys.len()
-		}
-		for k := range s.keys.from(rand.Uint64()) {
-			if x.lookup([]byte(k)) != nil {
-				x.W.BulkString(k)
-				return
-			}
-			break
-		}
+	k, ok := x.RandomKey()
+	if !ok {
+		x.W.Null()
+		return
 	}
+	x.W.BulkString(k)
 }
 
 func rename(x *Ctx)   { renameKey(x, false) }
@@ -295,7 +245,7 @@ func renamenx(x *Ctx) { renameKey(x, true) }
 // nothing.
 func renameKey(x *Ctx, nx bool) {
 	src, dst := x.Args[1], x.Args[2]
-	e := x.lookup(src)
+	e := x.Lookup(src)
 	if e == nil {
 		x.Error(ErrNoSuchKey)
 		return
@@ -308,11 +258,11 @@ func renameKey(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if x.lookup(dst) != nil && nx {
+	if x.Lookup(dst) != nil && nx {
 		x.W.Int(0)
 		return
 	}
-	x.rename(src, dst, e)
+	x.Rename(src, dst, e)
 	if nx {
 		x.W.Int(1)
 	} else {
@@ -320,8 +270,8 @@ func renameKey(x *Ctx, nx bool) {
 	}
 }
 
-func expire(x *Ctx)    { expireGeneric(x, x.now, true) }
-func pexpire(x *Ctx)   { expireGeneric(x, x.now, false) }
+func expire(x *Ctx)    { expireGeneric(x, x.Now(), true) }
+func pexpire(x *Ctx)   { expireGeneric(x, x.Now(), false) }
 func expireat(x *Ctx)  { expireGeneric(x, 0, true) }
 func pexpireat(x *Ctx) { expireGeneric(x, 0, false) }
 
@@ -372,7 +322,7 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 	}
 	when += base
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil {
 		x.W.Int(0)
 		return
@@ -382,10 +332,10 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 		x.W.Int(0)
 		return
 	}
-	if when <= x.now {
-		x.remove(key)
+	if when <= x.Now() {
+		x.Remove(key)
 	} else {
-		x.setExpire(key, e, when)
+		x.SetExpire(key, e, when)
 	}
 	x.W.Int(1)
 }
@@ -398,7 +348,7 @@ func pexpiretime(x *Ctx) { ttlGeneric(x, true, true) }
 // ttlGeneric replies -2 for a missing key, -1 for no TTL, else the time
 // left (or the absolute expiry); seconds are rounded to the nearest.
 func ttlGeneric(x *Ctx, ms, abs bool) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Int(-2)
 		return
@@ -409,7 +359,7 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 	}
 	t := e.Exp
 	if !abs {
-		t -= x.now
+		t -= x.Now()
 	}
 	t = max(t, 0)
 	if !ms {
@@ -423,18 +373,18 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 // see it).
 func persistCmd(x *Ctx) {
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil || e.Exp == 0 {
 		x.W.Int(0)
 		return
 	}
-	x.setExpire(key, e, 0)
+	x.SetExpire(key, e, 0)
 	x.W.Int(1)
 }
 
 // objectLookup finds OBJECT's key, replying nil if it is missing.
-func objectLookup(x *Ctx) *Entry {
-	e := x.lookup(x.Args[2])
+func objectLookup(x *Ctx) *keyspace.Entry {
+	e := x.Lookup(x.Args[2])
 	if e == nil {
 		x.W.Null()
 	}
@@ -448,20 +398,20 @@ func objectEncoding(x *Ctx) {
 }
 
 // encodingOf names the encoding Redis would use for e's value.
-func encodingOf(e *Entry) string {
-	if !e.isString() {
-		if o, ok := e.obj().(interface{ Encoding() string }); ok {
+func encodingOf(e *keyspace.Entry) string {
+	if !e.IsString() {
+		if o, ok := e.Obj().(interface{ Encoding() string }); ok {
 			return o.Encoding()
 		}
 		return "unknown"
 	}
 	var buf [20]byte
-	v := e.strTo(&buf)
+	v := e.StrTo(&buf)
 	n := len(v)
 	switch {
-	case e.strEnc() == encRaw:
+	case e.StrEnc() == keyspace.EncRaw:
 		return "raw"
-	case e.strEnc() == encAuto && n <= 20 && isInt(v):
+	case e.StrEnc() == keyspace.EncAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"
@@ -497,8 +447,8 @@ func objectRefcount(x *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.isString() && encodingOf(e) == "int" {
-		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
+	if e.IsString() && encodingOf(e) == "int" {
+		if v, _ := resp.ParseInt(e.Str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -136,12 +137,7 @@ func TestScanAcrossGrowth(t *testing.T) {
 				}
 				other.do(args...)
 			}
-			for i := range srv.ks.dbs[0].shards {
-				sh := &srv.ks.dbs[0].shards[i]
-				sh.mu.Lock()
-				sh.keys.compact()
-				sh.mu.Unlock()
-			}
+			srv.ks.Compact(0)
 		}
 	})
 	for i := range 300 {
@@ -195,12 +191,7 @@ func TestScanConcurrentWriters(t *testing.T) {
 					}
 					wc.do(args...)
 				}
-				for i := range srv.ks.dbs[0].shards {
-					sh := &srv.ks.dbs[0].shards[i]
-					sh.mu.Lock()
-					sh.keys.compact()
-					sh.mu.Unlock()
-				}
+				srv.ks.Compact(0)
 			}
 		})
 	}
@@ -314,10 +305,7 @@ func TestRenameAcrossShards(t *testing.T) {
 			t.Fatalf("TTL after RENAME: %q", got)
 		}
 	}
-	withTTL := 0
-	for i := range srv.ks.dbs[0].shards {
-		withTTL += srv.ks.dbs[0].shards[i].withTTL
-	}
+	withTTL := srv.ks.Counts(0, true).Expires
 	if withTTL != 40 {
 		t.Errorf("withTTL = %d, want 40", withTTL)
 	}
@@ -326,22 +314,23 @@ func TestRenameAcrossShards(t *testing.T) {
 func TestEncodingOf(t *testing.T) {
 	for _, tc := range []struct {
 		val  string
-		enc  strEnc
+		enc  keyspace.StrEnc
 		want string
 	}{
-		{"1", encAuto, "int"}, {"-9223372036854775808", encAuto, "int"}, {"9223372036854775808", encAuto, "embstr"},
-		{"01", encAuto, "embstr"}, {strings.Repeat("a", 44), encAuto, "embstr"}, {strings.Repeat("a", 45), encAuto, "raw"},
-		{"1", encRaw, "raw"}, {"1", encNoInt, "embstr"}, {strings.Repeat("1", 45), encNoInt, "raw"},
+		{"1", keyspace.EncAuto, "int"}, {"-9223372036854775808", keyspace.EncAuto, "int"}, {"9223372036854775808", keyspace.EncAuto, "embstr"},
+		{"01", keyspace.EncAuto, "embstr"}, {strings.Repeat("a", 44), keyspace.EncAuto, "embstr"}, {strings.Repeat("a", 45), keyspace.EncAuto, "raw"},
+		{"1", keyspace.EncRaw, "raw"}, {"1", keyspace.EncNoInt, "embstr"}, {strings.Repeat("1", 45), keyspace.EncNoInt, "raw"},
 	} {
 		// The same bytes as bytes, and as an int where they are one: the
 		// storage changes nothing.
-		e := &Entry{enc: tc.enc}
-		e.setStr([]byte(tc.val))
+		e := &keyspace.Entry{}
+		e.SetStr([]byte(tc.val))
+		e.SetStrEnc(tc.enc)
 		if got := encodingOf(e); got != tc.want {
 			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
 		}
 		if v, ok := resp.ParseInt([]byte(tc.val)); ok {
-			e.setInt(v)
+			e.SetInt(v)
 			if got := encodingOf(e); got != tc.want {
 				t.Errorf("encodingOf(int %q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
 			}

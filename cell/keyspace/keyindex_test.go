@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"encoding/binary"
@@ -301,7 +301,7 @@ func TestKeyIndexScan(t *testing.T) {
 		}
 		del := func() {
 			for e := range live {
-				ix.removeAt(uint32(ix.find(e.hash, []byte(e.key()))))
+				ix.removeAt(uint32(ix.find(e.hash, []byte(e.Key()))))
 				delete(live, e)
 				return
 			}
@@ -328,7 +328,7 @@ func TestKeyIndexScan(t *testing.T) {
 			got := map[*Entry]bool{}
 			n := ix.scan(from, want, func(e *Entry) {
 				if got[e] {
-					t.Fatalf("round %d: %q yielded twice in one call", round, e.key())
+					t.Fatalf("round %d: %q yielded twice in one call", round, e.Key())
 				}
 				got[e] = true
 				seen[e]++
@@ -370,7 +370,7 @@ func TestKeyIndexScan(t *testing.T) {
 		}
 		for e := range throughout {
 			if seen[e] != 1 {
-				t.Fatalf("round %d: %q (hash %x) present throughout, yielded %d times", round, e.key(), e.hash, seen[e])
+				t.Fatalf("round %d: %q (hash %x) present throughout, yielded %d times", round, e.Key(), e.hash, seen[e])
 			}
 		}
 	}
