@@ -3,6 +3,7 @@ package cell
 import (
 	"math"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/rdb"
 	"github.com/cellserver/cellserver/resp"
 )
@@ -33,7 +34,7 @@ func init() {
 var restoreKeySpecs = []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1}}
 
 func dump(x *Ctx) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Null()
 		return
@@ -47,7 +48,7 @@ func dump(x *Ctx) {
 }
 
 // encodeDump is e's DUMP payload; ok is false for a type rdb cannot write.
-func encodeDump(e *Entry) ([]byte, bool) {
+func encodeDump(e *keyspace.Entry) ([]byte, bool) {
 	v, ok := entryValue(e)
 	if !ok {
 		return nil, false
@@ -99,7 +100,7 @@ func restore(x *Ctx) {
 		}
 	}
 	key := x.Args[1]
-	if !replace && x.lookup(key) != nil {
+	if !replace && x.Lookup(key) != nil {
 		x.Error(ErrBusyKey)
 		return
 	}
@@ -123,24 +124,24 @@ func restore(x *Ctx) {
 		return
 	}
 	if replace {
-		x.remove(key)
+		x.Remove(key)
 	}
 	if ttl != 0 && !absttl {
-		if ttl > math.MaxInt64-x.now {
+		if ttl > math.MaxInt64-x.Now() {
 			ttl = math.MaxInt64
 		} else {
-			ttl += x.now
+			ttl += x.Now()
 		}
 	}
-	if ttl != 0 && ttl <= x.now {
+	if ttl != 0 && ttl <= x.Now() {
 		// Already expired: nothing is created (a replaced key is gone).
 		x.W.OK()
 		return
 	}
 	if obj == nil {
-		x.setString(key, str, ttl)
+		x.SetString(key, str, ttl)
 	} else {
-		x.setObject(key, obj, ttl)
+		x.SetObject(key, obj, ttl)
 	}
 	x.W.OK()
 }

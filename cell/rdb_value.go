@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/rdb"
 	"github.com/cellserver/cellserver/zsetlite"
 )
@@ -10,24 +11,24 @@ import (
 
 // entryValue describes e's value for rdb. Its slices alias the keyspace,
 // so it must be written out before the shard's lock is let go.
-func entryValue(e *Entry) (rdb.Value, bool) {
-	switch v := e.obj().(type) {
+func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
+	switch v := e.Obj().(type) {
 	case nil:
-		return rdb.Value{Type: rdb.TypeString, Str: e.str()}, true
-	case *List:
+		return rdb.Value{Type: rdb.TypeString, Str: e.Str()}, true
+	case *keyspace.List:
 		out := rdb.Value{Type: rdb.TypeList, Elems: make([][]byte, v.Len())}
 		for i := range out.Elems {
 			out.Elems[i] = v.At(i)
 		}
 		return out, true
-	case *Hash:
+	case *keyspace.Hash:
 		out := rdb.Value{Type: rdb.TypeHash, Elems: make([][]byte, 0, 2*v.Len())}
 		for i := 0; i < v.Len(); i++ {
 			f, val := v.At(i)
 			out.Elems = append(out.Elems, []byte(f), val)
 		}
 		return out, true
-	case *ZSet:
+	case *keyspace.ZSet:
 		out := rdb.Value{Type: rdb.TypeZSet, Elems: make([][]byte, 0, v.Len()), Scores: make([]float64, 0, v.Len())}
 		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
 			out.Elems = append(out.Elems, m)
@@ -54,7 +55,7 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		if len(v.Elems) == 0 {
 			return nil, nil, false
 		}
-		l := NewList()
+		l := keyspace.NewList()
 		for _, e := range v.Elems {
 			l.PushBack(e)
 		}
@@ -63,7 +64,7 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		if len(v.Elems) == 0 {
 			return nil, nil, false
 		}
-		h := NewHash()
+		h := keyspace.NewHash()
 		for i := 0; i+1 < len(v.Elems); i += 2 {
 			if !h.Set(v.Elems[i], v.Elems[i+1]) {
 				return nil, nil, false
@@ -80,7 +81,7 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		for _, m := range v.Elems {
 			maxLen = max(maxLen, len(m))
 		}
-		z := newZSet(zcfg)
+		z := keyspace.NewZSet(zcfg)
 		z.Reserve(len(v.Elems), maxLen)
 		for i, m := range v.Elems {
 			if !z.Put(m, v.Scores[i]) {
