@@ -396,7 +396,13 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("expire_cycle_cpu_milliseconds", "0")
 	f("evicted_keys", itoa(s.ops.mem.evicted.Load())) // maxmemory.go
 	zero = append(zero, "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
-		"keyspace_hits", "keyspace_misses", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
+		"keyspace_hits", "keyspace_misses")
+	for _, n := range zero {
+		f(n, "0")
+	}
+	f("pubsub_channels", itoa(s.pubsub.channels.Load())) // pubsub.go
+	f("pubsub_patterns", itoa(s.pubsub.patterns.Load()))
+	zero = append(zero[:0], "pubsubshard_channels",
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
