@@ -190,7 +190,7 @@ func TestClusterDisabled(t *testing.T) {
 	if got := c.do("INFO", "cluster"); !strings.Contains(got, "cluster_enabled:0") {
 		t.Errorf("INFO cluster: %q", got)
 	}
-	if srv.ks.bySlot || srv.clusterOn {
+	if srv.ks.BySlot() || srv.clusterOn {
 		t.Error("cluster mode on without a topology")
 	}
 }
@@ -339,7 +339,8 @@ func FuzzClusterCommands(f *testing.F) {
 // command; anything not served here is Redis's non-local key error.
 func TestScriptClusterCheck(t *testing.T) {
 	srv := clusterServer(t)
-	x := &Ctx{srv: srv, cl: &Client{srv: srv}, now: 1}
+	x := &Ctx{srv: srv, cl: &Client{srv: srv}}
+	x.Begin(srv.ks, nil, 0, 1)
 	for _, tc := range []struct{ cmd, want string }{
 		{"GET b", ""},
 		{"PING", ""},

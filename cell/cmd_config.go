@@ -97,7 +97,7 @@ var configParams = []*configParam{
 			s.live.maxClients.Store(n)
 			return ""
 		}},
-	{name: "databases", kind: kindInt, immutable: true, get: func(s *Server) string { return strconv.Itoa(len(s.ks.dbs)) }},
+	{name: "databases", kind: kindInt, immutable: true, get: func(s *Server) string { return strconv.Itoa(s.ks.DBs()) }},
 	{name: "dir", kind: kindString, protected: true, get: func(s *Server) string {
 		d, err := filepath.Abs(s.cfg.Dir)
 		if err != nil {

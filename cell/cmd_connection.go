@@ -83,19 +83,19 @@ func selectDB(x *Ctx) {
 		x.Error(ErrSelectCluster)
 		return
 	}
-	if n < 0 || n >= int64(len(x.srv.ks.dbs)) {
+	if n < 0 || n >= int64(x.srv.ks.DBs()) {
 		x.Error(ErrDBIndex)
 		return
 	}
 	x.cl.db = int(n)
-	x.db = int(n)
+	x.SetDB(int(n))
 	x.W.OK()
 }
 
 // parseDBIndex is SELECT's argument check, for EXEC's lock planning.
 func parseDBIndex(s *Server, b []byte) (int, bool) {
 	n, ok := resp.ParseInt(b)
-	if !ok || n < 0 || n >= int64(len(s.ks.dbs)) {
+	if !ok || n < 0 || n >= int64(s.ks.DBs()) {
 		return 0, false
 	}
 	return int(n), true

@@ -5,6 +5,7 @@ import (
 	"hash/crc64"
 	"math"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/zsetlite"
 
 	"github.com/cellserver/cellserver/resp"
@@ -58,19 +59,19 @@ const (
 var dumpCRC = crc64.MakeTable(crc64.ECMA)
 
 // encodeDump serializes e's value; ok is false for a type it cannot write.
-func encodeDump(e *Entry) (out []byte, ok bool) {
+func encodeDump(e *keyspace.Entry) (out []byte, ok bool) {
 	putBytes := func(b []byte) { out = binary.AppendUvarint(out, uint64(len(b))); out = append(out, b...) }
-	switch v := e.obj().(type) {
+	switch v := e.Obj().(type) {
 	case nil:
 		out = append(out, dumpString)
-		putBytes(e.str())
-	case *List:
+		putBytes(e.Str())
+	case *keyspace.List:
 		out = append(out, dumpList)
 		out = binary.AppendUvarint(out, uint64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
 			putBytes(v.At(i))
 		}
-	case *Hash:
+	case *keyspace.Hash:
 		out = append(out, dumpHash)
 		out = binary.AppendUvarint(out, uint64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
@@ -78,7 +79,7 @@ func encodeDump(e *Entry) (out []byte, ok bool) {
 			putBytes([]byte(f))
 			putBytes(val)
 		}
-	case *ZSet:
+	case *keyspace.ZSet:
 		out = append(out, dumpZset)
 		out = binary.AppendUvarint(out, uint64(v.Len()))
 		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
@@ -172,7 +173,7 @@ func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool
 			str = []byte{}
 		}
 	case dumpList:
-		l := NewList()
+		l := keyspace.NewList()
 		for n := r.count(); n > 0 && !r.bad; n-- {
 			l.PushBack(r.bytes())
 		}
@@ -181,7 +182,7 @@ func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool
 		}
 		obj = l
 	case dumpHash:
-		h := NewHash()
+		h := keyspace.NewHash()
 		for n := r.count(); n > 0 && !r.bad; n-- {
 			f := r.bytes()
 			h.Set(f, r.bytes())
@@ -203,7 +204,7 @@ func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool
 				maxLen = max(maxLen, len(m))
 			}
 		}
-		z := newZSet(zcfg)
+		z := keyspace.NewZSet(zcfg)
 		z.Reserve(len(ms), maxLen)
 		for i, m := range ms {
 			z.Put(m, scores[i])
@@ -222,7 +223,7 @@ func decodeDump(body []byte, zcfg zsetlite.Config) (str []byte, obj any, ok bool
 }
 
 func dump(x *Ctx) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Null()
 		return
@@ -278,7 +279,7 @@ func restore(x *Ctx) {
 		}
 	}
 	key := x.Args[1]
-	if !replace && x.lookup(key) != nil {
+	if !replace && x.Lookup(key) != nil {
 		x.Error(ErrBusyKey)
 		return
 	}
@@ -302,24 +303,24 @@ func restore(x *Ctx) {
 		return
 	}
 	if replace {
-		x.remove(key)
+		x.Remove(key)
 	}
 	if ttl != 0 && !absttl {
-		if ttl > math.MaxInt64-x.now {
+		if ttl > math.MaxInt64-x.Now() {
 			ttl = math.MaxInt64
 		} else {
-			ttl += x.now
+			ttl += x.Now()
 		}
 	}
-	if ttl != 0 && ttl <= x.now {
+	if ttl != 0 && ttl <= x.Now() {
 		// Already expired: nothing is created (a replaced key is gone).
 		x.W.OK()
 		return
 	}
 	if obj == nil {
-		x.setString(key, str, ttl)
+		x.SetString(key, str, ttl)
 	} else {
-		x.setObject(key, obj, ttl)
+		x.SetObject(key, obj, ttl)
 	}
 	x.W.OK()
 }

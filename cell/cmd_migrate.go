@@ -134,7 +134,7 @@ func migrate(x *Ctx) {
 		keys = x.Args[o.firstKey:]
 	}
 	for _, k := range keys {
-		e := x.lookup(k)
+		e := x.Lookup(k)
 		if e == nil {
 			continue
 		}
@@ -145,7 +145,7 @@ func migrate(x *Ctx) {
 		}
 		ttl := int64(0)
 		if e.Exp != 0 {
-			ttl = max(e.Exp-x.now, 1)
+			ttl = max(e.Exp-x.Now(), 1)
 		}
 		items = append(items, item{k, p, ttl})
 	}
@@ -220,7 +220,7 @@ func migrate(x *Ctx) {
 		}
 		if i >= pre && !o.copy {
 			// Restored there: gone from here, as one write.
-			x.remove(items[i-pre].key)
+			x.Remove(items[i-pre].key)
 		}
 	}
 	if firstErr != "" {

@@ -47,6 +47,9 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	// Until handleHUP takes it, a SIGHUP (a closed terminal, logrotate)
+	// must not end the server while it loads.
+	signal.Ignore(syscall.SIGHUP)
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
 	srv, err := cell.Open(cfg)
@@ -76,8 +79,8 @@ func run(args []string, stderr io.Writer) int {
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	reload := reloadTopologyOnHUP(cfg, srv, log)
-	defer reload()
+	stopHUP := handleHUP(cfg, srv, log) // cluster.go
+	defer stopHUP()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	select {
