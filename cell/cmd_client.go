@@ -12,9 +12,9 @@ import (
 
 // CLIENT and its subcommands, as in Redis 7.0 (which has no SETINFO: it
 // is answered as an unknown subcommand, and clients that send it ignore the
-// error). We have no replicas, pub/sub, blocking commands or client-side
-// caching, so the subcommands about those answer as Redis does when there
-// are none of them.
+// error). We have no replicas, blocking commands or client-side caching, so
+// the subcommands about those answer as Redis does when there are none of
+// them. Subscribed clients are of type pubsub (clientType).
 
 func init() {
 	conn := FlagNoScript | FlagLoading | FlagStale
