@@ -55,8 +55,9 @@ type clientShared struct {
 	multi atomic.Int32 // queued commands, -1 outside MULTI
 	proto atomic.Int32
 	flags atomic.Uint32 // clientFlag bits
-	// Channels and patterns subscribed (pubsub.go settleSubs).
-	sub, psub atomic.Int32
+	// Channels, patterns and shard channels subscribed (pubsub.go
+	// settleSubs).
+	sub, psub, ssub atomic.Int32
 }
 
 type clientFlag uint32
@@ -299,7 +300,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	b = strconv.AppendInt(b, int64(c.shared.sub.Load()), 10)
 	b = append(b, " psub="...)
 	b = strconv.AppendInt(b, int64(c.shared.psub.Load()), 10)
-	b = append(b, " ssub=0 multi="...)
+	b = append(b, " ssub="...)
+	b = strconv.AppendInt(b, int64(c.shared.ssub.Load()), 10)
+	b = append(b, " multi="...)
 	b = strconv.AppendInt(b, int64(c.shared.multi.Load()), 10)
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)

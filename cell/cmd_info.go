@@ -400,7 +400,8 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	}
 	f("pubsub_channels", itoa(s.pubsub.channels.Load())) // pubsub.go
 	f("pubsub_patterns", itoa(s.pubsub.patterns.Load()))
-	zero = append(zero[:0], "pubsubshard_channels",
+	f("pubsubshard_channels", itoa(s.spubsub.channels.Load()))
+	zero = append(zero[:0],
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",

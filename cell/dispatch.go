@@ -211,6 +211,7 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 		}
 	case cmd.Flags&flagWholeDB != 0:
 		l.AddDB(ks, db)
+	case cmd.Flags&flagChannelKeys != 0:
 	default:
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {

@@ -184,6 +184,9 @@ func errFunctionArg(a string) string {
 	return "ERR Unknown argument " + a
 }
 
+// ErrSsubscribeDenyBlocking is SSUBSCRIBE inside EXEC.
+const ErrSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
 // errSubscribedContext refuses a command to a RESP2 client in pub/sub
 // mode; name is the full name ("client|id").
 func errSubscribedContext(name string) string {

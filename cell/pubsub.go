@@ -38,10 +38,13 @@ type subscriber interface {
 	deliver(m *pubsubMessage)
 }
 
-// pubsubRegistry is the server's channels and patterns.
+// pubsubRegistry is the server's channels and patterns. Sharded pub/sub
+// (SSUBSCRIBE, SPUBLISH) has a registry of its own, without patterns, whose
+// messages are smessages.
 type pubsubRegistry struct {
-	seed   maphash.Seed
-	shards [pubsubShards]channelShard
+	sharded bool
+	seed    maphash.Seed
+	shards  [pubsubShards]channelShard
 
 	patMu sync.RWMutex
 	pats  map[string]*patternSubs
@@ -62,8 +65,8 @@ type patternSubs struct {
 	subs []subscriber
 }
 
-func newPubsubRegistry() *pubsubRegistry {
-	r := &pubsubRegistry{seed: maphash.MakeSeed(), pats: map[string]*patternSubs{}}
+func newPubsubRegistry(sharded bool) *pubsubRegistry {
+	r := &pubsubRegistry{sharded: sharded, seed: maphash.MakeSeed(), pats: map[string]*patternSubs{}}
 	for i := range r.shards {
 		r.shards[i].chans = map[string][]subscriber{}
 	}
@@ -170,7 +173,7 @@ func (r *pubsubRegistry) publish(from *Client, channel, payload []byte) int64 {
 	sh := r.shard(channel)
 	sh.mu.RLock()
 	if subs := sh.chans[string(channel)]; len(subs) > 0 {
-		m := &pubsubMessage{from: from, channel: channel, payload: payload}
+		m := &pubsubMessage{from: from, sharded: r.sharded, channel: channel, payload: payload}
 		for _, s := range subs {
 			s.deliver(m)
 		}
@@ -222,11 +225,12 @@ func (r *pubsubRegistry) channelList(pattern []byte) []string {
 	return out
 }
 
-// pubsubMessage is one delivery: a message, or a pmessage when pattern is
-// set. Its encodings are made once per protocol and shared by the
-// subscribers of that protocol.
+// pubsubMessage is one delivery: a message, a pmessage when pattern is
+// set, an smessage when sharded. Its encodings are made once per protocol
+// and shared by the subscribers of that protocol.
 type pubsubMessage struct {
 	from             *Client // the publishing client; nil when unknown
+	sharded          bool
 	pattern          []byte
 	channel, payload []byte
 	enc              [2][]byte // RESP2, RESP3
@@ -248,7 +252,11 @@ func (m *pubsubMessage) encoded(proto int) []byte {
 			w.Bulk(m.pattern)
 		} else {
 			w.Push(3)
-			w.BulkString("message")
+			if m.sharded {
+				w.BulkString("smessage")
+			} else {
+				w.BulkString("message")
+			}
 		}
 		w.Bulk(m.channel)
 		w.Bulk(m.payload)
@@ -271,16 +279,25 @@ func (s *outSink) deliver(m *pubsubMessage) {
 	s.push(m.encoded(int(s.proto.Load())), nil)
 }
 
-// clientSubs is a client's channels and patterns, owned by its goroutine.
+// clientSubs is a client's channels, patterns and shard channels, owned by
+// its goroutine.
 type clientSubs struct {
 	channels map[string]struct{}
 	patterns []string // in subscription order, as PUNSUBSCRIBE lists them
-	// joined are the channels and patterns subscribed by the running
-	// command, which join the registry once its reply is in the sink.
-	joinedChans, joinedPats []string
+	shards   map[string]struct{}
+	// joined are the channels, patterns and shard channels subscribed by
+	// the running command, which join the registries once its reply is in
+	// the sink.
+	joinedChans, joinedPats, joinedShards []string
 }
 
+// count is (UN)SUBSCRIBE's and P(UN)SUBSCRIBE's count: channels and
+// patterns. S(UN)SUBSCRIBE count shard channels alone.
 func (ps *clientSubs) count() int { return len(ps.channels) + len(ps.patterns) }
+
+// total is every subscription: the client is in pub/sub mode while it is
+// not 0.
+func (ps *clientSubs) total() int { return ps.count() + len(ps.shards) }
 
 func (ps *clientSubs) hasPattern(p string) bool {
 	for _, q := range ps.patterns {
@@ -294,14 +311,14 @@ func (ps *clientSubs) hasPattern(p string) bool {
 // subs is c's subscription state, made on first use.
 func (c *Client) subs() *clientSubs {
 	if c.ps == nil {
-		c.ps = &clientSubs{channels: map[string]struct{}{}}
+		c.ps = &clientSubs{channels: map[string]struct{}{}, shards: map[string]struct{}{}}
 	}
 	return c.ps
 }
 
 // subscribed reports whether c is in Redis's pub/sub mode (CLIENT_PUBSUB):
 // it has at least one channel or pattern. For c's own goroutine.
-func (c *Client) subscribed() bool { return c.ps != nil && c.ps.count() > 0 }
+func (c *Client) subscribed() bool { return c.ps != nil && c.ps.total() > 0 }
 
 // settleSubs runs after each command of a client that has used pub/sub:
 // the reply joins the sink (made on the first subscription), then the new
@@ -309,7 +326,7 @@ func (c *Client) subscribed() bool { return c.ps != nil && c.ps.count() > 0 }
 // mode and its sink.
 func (c *Client) settleSubs() {
 	ps := c.ps
-	n := ps.count()
+	n := ps.total()
 	if n > 0 {
 		if c.srv.fsyncAlways.Load() && !c.waitDurable() {
 			c.w.Reset()
@@ -335,9 +352,15 @@ func (c *Client) settleSubs() {
 			reg.psubscribe(p, c.out)
 		}
 	}
-	ps.joinedChans, ps.joinedPats = ps.joinedChans[:0], ps.joinedPats[:0]
+	for _, ch := range ps.joinedShards {
+		if _, ok := ps.shards[ch]; ok {
+			c.srv.spubsub.subscribe(ch, c.out)
+		}
+	}
+	ps.joinedChans, ps.joinedPats, ps.joinedShards = ps.joinedChans[:0], ps.joinedPats[:0], ps.joinedShards[:0]
 	storeIfChanged(&c.shared.sub, int32(len(ps.channels)))
 	storeIfChanged(&c.shared.psub, int32(len(ps.patterns)))
+	storeIfChanged(&c.shared.ssub, int32(len(ps.shards)))
 	if n == 0 {
 		c.ps = nil
 		c.releaseSink()
@@ -363,5 +386,11 @@ func (c *Client) dropSubs() {
 		}
 	}
 	ps.patterns = nil
-	ps.joinedChans, ps.joinedPats = ps.joinedChans[:0], ps.joinedPats[:0]
+	for ch := range ps.shards {
+		if c.out != nil {
+			c.srv.spubsub.unsubscribe(ch, c.out)
+		}
+		delete(ps.shards, ch)
+	}
+	ps.joinedChans, ps.joinedPats, ps.joinedShards = ps.joinedChans[:0], ps.joinedPats[:0], ps.joinedShards[:0]
 }

@@ -85,7 +85,7 @@ func TestPubsubRegistry(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newPubsubRegistry()
+			r := newPubsubRegistry(false)
 			recs := [3]*recorder{{}, {}, {}}
 			for _, o := range tc.ops {
 				s := recs[o.who]
@@ -114,7 +114,7 @@ func TestPubsubRegistry(t *testing.T) {
 }
 
 func TestPubsubRegistryCounts(t *testing.T) {
-	r := newPubsubRegistry()
+	r := newPubsubRegistry(false)
 	a, b := &recorder{}, &recorder{}
 	r.subscribe("x", a)
 	r.subscribe("x", b)
@@ -164,7 +164,7 @@ func TestPubsubRegistryConcurrent(t *testing.T) {
 		perPub     = 2000
 		churners   = 4
 	)
-	r := newPubsubRegistry()
+	r := newPubsubRegistry(false)
 	stable := make([]*recorder, channels)
 	for i := range stable {
 		stable[i] = &recorder{}
@@ -256,6 +256,8 @@ func TestPubsubMessageEncoding(t *testing.T) {
 	}{
 		{pubsubMessage{channel: []byte("ch"), payload: []byte("hi")},
 			"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n", ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"},
+		{pubsubMessage{sharded: true, channel: []byte("ch"), payload: []byte("x")},
+			"*3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$1\r\nx\r\n", ">3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$1\r\nx\r\n"},
 		{pubsubMessage{pattern: []byte("c*"), channel: []byte("ch"), payload: nil},
 			"*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$0\r\n\r\n", ">4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$0\r\n\r\n"},
 	}

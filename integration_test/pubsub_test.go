@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Publish/subscribe compared byte for byte: confirmations, messages and
-// pattern messages pushed to a subscriber while another client publishes,
+// Publish/subscribe compared byte for byte: confirmations, messages,
+// pattern and shard messages pushed to a subscriber while another client publishes,
 // subscribed mode's rules in RESP2 and their absence in RESP3, MULTI and
 // scripts, RESET, the PUBSUB introspection, CLIENT LIST/KILL and INFO, and
 // a subscriber that does not read closed at its output buffer limit.
@@ -229,6 +229,45 @@ func TestPubsubTransactionsAndScripts(t *testing.T) {
 	})
 }
 
+// TestPubsubSharded: SSUBSCRIBE, SPUBLISH and SUNSUBSCRIBE outside cluster
+// mode: shard channels are a namespace of their own, counted apart, that
+// patterns do not see; SSUBSCRIBE is refused inside EXEC.
+func TestPubsubSharded(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		o := c.OtherClient()
+		c.Do("SUNSUBSCRIBE")
+		c.Error("SSUBSCRIBE")
+		c.DoN(2, "SSUBSCRIBE", "sh:a", "sh:b")
+		c.Do("SUBSCRIBE", "sh:a")
+		c.Do("SSUBSCRIBE", "sh:a")
+		o.Do("SPUBLISH", "sh:a", "hi")
+		c.Receive()
+		o.Do("PUBLISH", "sh:a", "plain")
+		c.Receive()
+		o.Do("PUBSUB", "SHARDNUMSUB", "sh:a", "sh:none")
+		o.Do("PUBSUB", "SHARDNUMSUB")
+		o.DoSorted("PUBSUB", "SHARDCHANNELS", "sh:*")
+		o.Do("PUBSUB", "SHARDCHANNELS", "sh:b")
+		o.Error("PUBSUB", "SHARDCHANNELS", "a", "b")
+		c.Do("PSUBSCRIBE", "sh:*")
+		o.Do("SPUBLISH", "sh:b", "no patterns")
+		c.Receive()
+		c.Do("SUNSUBSCRIBE", "sh:a")
+		c.Do("UNSUBSCRIBE")
+		c.Do("PUNSUBSCRIBE")
+		c.Do("GET", "sh:k") // refused in RESP2: still subscribed (sh:b)
+		c.Do("SUNSUBSCRIBE")
+		c.Do("GET", "sh:k")
+		o.Do("MULTI")
+		o.Do("SSUBSCRIBE", "sh:m")
+		o.Do("SPUBLISH", "sh:m", "x")
+		o.Do("EXEC")
+		o.Do("EVAL", "return redis.call('spublish', 'sh:m', 'x')", "0")
+		o.Error("EVAL", "return redis.call('ssubscribe', 'sh:m')", "0")
+		o.Error("SPUBLISH", "sh:m")
+	})
+}
+
 // TestPubsubReset: RESET ends every subscription without replies for them.
 func TestPubsubReset(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
@@ -255,6 +294,7 @@ func TestPubsubClientsAndInfo(t *testing.T) {
 	c.DoN(2, "SUBSCRIBE", "a", "b")
 	c.DoN(3, "PSUBSCRIBE", "x*", "y*", "x*")
 	p.Do("PSUBSCRIBE", "x*")
+	p.DoN(2, "SSUBSCRIBE", "s1", "s2")
 	o.Do("PUBSUB", "NUMPAT")
 	o.Do("PUBLISH", "xa", "m")
 	c.Receive()
@@ -266,10 +306,10 @@ func TestPubsubClientsAndInfo(t *testing.T) {
 	o.Do("CLIENT", "KILL", "TYPE", "pubsub")
 	c.ExpectClosed()
 	p.ExpectClosed()
-	for _, name := range []string{"pubsub_channels", "pubsub_patterns"} {
+	for _, name := range []string{"pubsub_channels", "pubsub_patterns", "pubsubshard_channels"} {
 		waitInfoField(t, s.cell.addr, "stats", name, "0")
 	}
-	compareInfoFields(t, o, "stats", "pubsub_channels", "pubsub_patterns")
+	compareInfoFields(t, o, "stats", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels")
 	o.Do("PUBSUB", "NUMPAT")
 	o.Do("CLIENT", "KILL", "TYPE", "pubsub")
 }
