@@ -128,7 +128,7 @@ func scan(x *Ctx) {
 		if usePat && !globMatch(pat, []byte(k)) {
 			continue
 		}
-		e := x.Lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
+		e := x.Tx.Lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does; no hit counted
 		if e == nil {
 			continue
 		}
