@@ -242,7 +242,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		w.Error(msg)
 		x.srv.stats.countError(msg)
 		if cmd != nil {
-			cmd.stats.rejected.Add(1)
+			x.srv.statsOf(cmd).rejected.Add(1)
 		}
 	}
 	cmd := lookupCommand(commands, args[0])
@@ -329,11 +329,12 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
 	}
 	d := time.Since(r.start) - began
-	cmd.stats.calls.Add(1)
-	cmd.stats.usec.Add(int64(d / time.Microsecond))
-	cmd.stats.recordLatency(d)
+	cs := x.srv.statsOf(cmd)
+	cs.calls.Add(1)
+	cs.usec.Add(int64(d / time.Microsecond))
+	cs.recordLatency(d)
 	if sub.failed {
-		cmd.stats.failed.Add(1)
+		cs.failed.Add(1)
 	}
 	if int64(d) >= x.srv.obs.gate.Load() {
 		r.observe(cmd, args, d)
