@@ -337,26 +337,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		cs.failed.Add(1)
 	}
 	if int64(d) >= x.srv.obs.gate.Load() {
-		r.observe(cmd, args, d)
-	}
-}
-
-// observe is Client.observe for a command of the script: the latency
-// monitor, and the slow log under Redis's Lua client ("?:0", no name).
-func (r *scriptRun) observe(cmd *Command, args [][]byte, d time.Duration) {
-	o := &r.x.srv.obs
-	us := int64(d / time.Microsecond)
-	if t := o.latencyThreshold.Load(); t > 0 && us/1000 >= t {
-		event := "command"
-		if cmd.Flags&FlagFast != 0 {
-			event = "fast-command"
-		}
-		o.latency.add(event, us/1000)
-	}
-	if cmd.Flags&FlagSkipSlowlog == 0 {
-		if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
-			o.slowlog.pushFrom("?:0", "", cmd, args, us, o.slowlogMaxLen.Load())
-		}
+		x.srv.obs.observe(nil, cmd, args, d) // MONITOR was fed above
 	}
 }
 
