@@ -138,8 +138,9 @@ func hello(x *Ctx) {
 		}
 		proto = v
 	}
-	var user, pass, name []byte
-	setName := false
+	// As in Redis 7.0, SETNAME takes effect as it is read: a later bad
+	// option, password or missing AUTH fails HELLO with the name set.
+	var user, pass []byte
 	for j := 2; j < len(x.Args); j++ {
 		more := len(x.Args) - 1 - j
 		opt := x.Args[j]
@@ -148,7 +149,11 @@ func hello(x *Ctx) {
 			user, pass = x.Args[j+1], x.Args[j+2]
 			j += 2
 		case strings.EqualFold(string(opt), "setname") && more >= 1:
-			name, setName = x.Args[j+1], true
+			if !validClientName(x.Args[j+1]) {
+				x.Error(ErrClientName)
+				return
+			}
+			c.setName(string(x.Args[j+1]))
 			j++
 		default:
 			x.Error("ERR Syntax error in HELLO option '" + cstring(opt) + "'")
@@ -165,13 +170,6 @@ func hello(x *Ctx) {
 	if !c.authed {
 		x.Error(ErrHelloNoAuth)
 		return
-	}
-	if setName {
-		if !validClientName(name) {
-			x.Error(ErrClientName)
-			return
-		}
-		c.setName(string(name))
 	}
 	c.w.SetProto(int(proto))
 	w := x.W

@@ -131,7 +131,7 @@ func infoServer(s *Server, x *Ctx, b *strings.Builder) {
 	field(b, "configured_hz", hz)
 	field(b, "lru_clock", itoa(now.Unix()&(1<<24-1)))
 	field(b, "executable", exe)
-	field(b, "config_file", "")
+	field(b, "config_file", s.cfg.ConfigFile)
 	field(b, "io_threads_active", "0")
 }
 

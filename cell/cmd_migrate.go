@@ -18,9 +18,9 @@ import (
 // --cluster reshard both move keys this way). Clients of other shards are
 // not held up; clients of these shards wait for at most the timeout.
 //
-// The payloads are DUMP's (cmd_dump.go), so the target must be a
-// cellserver. The TTL is sent relative, as Redis does, so the two clocks
-// need not agree on it.
+// The payloads are DUMP's (cmd_dump.go), Redis's own, so the target may be
+// a cellserver or a redis-server. The TTL is sent relative, as Redis does,
+// so the two clocks need not agree on it.
 
 func init() {
 	register(

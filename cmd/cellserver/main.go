@@ -23,14 +23,16 @@ import (
 const version = "0.1.0"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stderr io.Writer) int {
+// run serves with the settings in args; --help and --version print on
+// stdout, errors and the log go to stderr.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "migrate" {
-		return runMigrate(args[1:], os.Stdout, stderr)
+		return runMigrate(args[1:], stdout, stderr)
 	}
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
