@@ -39,6 +39,12 @@ const (
 	// flagWholeDB commands read or write every key of the selected database
 	// (KEYS, SCAN, DBSIZE, FLUSHDB): dispatch locks all its shards.
 	flagWholeDB
+	// flagShardAtATime commands (KEYS, SCAN) walk the database and lock
+	// its shards themselves, one at a time and a bounded number of keys
+	// per hold (Ctx.lockShard), so that other clients get in between the
+	// steps: callAt takes no lock for them. Under EXEC and in scripts,
+	// which hold every shard (flagWholeDB), they lock nothing.
+	flagShardAtATime
 	// flagAllDBs commands touch every database (FLUSHALL).
 	flagAllDBs
 	// flagTxn commands drive a transaction and are never queued
