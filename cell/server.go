@@ -143,6 +143,13 @@ func Open(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
