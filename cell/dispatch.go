@@ -125,13 +125,13 @@ func (c *Client) reject(cmd *Command, msg string) {
 		c.unwatchAll()
 		// Redis quotes its own ERR texts without the code, others with it.
 		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 		return
 	}
 	c.w.Error(msg)
 	c.srv.stats.countError(msg)
 	if cmd != nil {
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 	}
 	if c.multi != nil {
 		c.multi.dirty = true

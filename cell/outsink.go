@@ -68,7 +68,8 @@ func (c *Client) releaseSink() {
 	s.buf = nil
 	s.mu.Unlock()
 	if !dead && len(rest) > 0 {
-		c.nc.Write(rest)
+		n, _ := c.nc.Write(rest)
+		c.netOut.Add(int64(n))
 	}
 }
 
@@ -161,6 +162,7 @@ func (s *outSink) run() {
 		s.mu.Unlock()
 		for b := out; len(b) > 0; {
 			n, err := s.c.nc.Write(b[:min(len(b), sinkChunk)])
+			s.c.netOut.Add(int64(n))
 			b = b[n:]
 			s.mu.Lock()
 			s.sending = len(b)

@@ -24,10 +24,13 @@ type Server struct {
 	ks    *keyspace.Keyspace
 	log   *slog.Logger
 	stats serverStats
-	start time.Time
-	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
-	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
-	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
+	// cmdStats are the per-command statistics, indexed by Command.id
+	// (statsOf).
+	cmdStats []cmdStats
+	start    time.Time
+	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
 	// pubsub is who subscribes to which channel and pattern, spubsub to
 	// which shard channel (pubsub.go).
 	pubsub, spubsub *pubsubRegistry
@@ -143,6 +146,13 @@ func Open(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
@@ -167,14 +177,15 @@ func newServer(cfg Config) *Server {
 		cfg.Version = DefaultConfig().Version
 	}
 	s := &Server{
-		cfg:     &cfg,
-		ks:      keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
-		log:     cfg.Logger,
-		start:   time.Now(),
-		clients: map[int64]*Client{},
-		done:    make(chan struct{}),
-		pubsub:  newPubsubRegistry(false),
-		spubsub: newPubsubRegistry(true),
+		cmdStats: make([]cmdStats, registered),
+		cfg:      &cfg,
+		ks:       keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
+		log:      cfg.Logger,
+		start:    time.Now(),
+		clients:  map[int64]*Client{},
+		done:     make(chan struct{}),
+		pubsub:   newPubsubRegistry(false),
+		spubsub:  newPubsubRegistry(true),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
@@ -201,8 +212,9 @@ func newServer(cfg Config) *Server {
 // startBackground starts the active expiry and, with a store, the fsync
 // ticker and the checkpoints.
 func (s *Server) startBackground() {
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.activeExpiry()
+	go s.sampleStats() // stats_sample.go
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()
@@ -336,6 +348,10 @@ func (s *Server) removeClient(c *Client) {
 	if _, ok := s.clients[c.id]; ok {
 		delete(s.clients, c.id)
 		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.stats.closed.netIn.Add(c.netIn.Load())
+		s.stats.closed.netOut.Add(c.netOut.Load())
+		s.stats.closed.hits.Add(c.hits.Load())
+		s.stats.closed.misses.Add(c.misses.Load())
 		s.conns.Done()
 	}
 	s.mu.Unlock()
@@ -425,3 +441,6 @@ func (s *Server) saveAndClose() {
 
 // Keyspace exposes the data for tests and persistence.
 func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// statsOf is cmd's statistics on s.
+func (s *Server) statsOf(cmd *Command) *cmdStats { return &s.cmdStats[cmd.id] }
