@@ -108,30 +108,33 @@ func (s *outSink) push(a, b []byte) {
 	}
 }
 
-// overLimit is Redis's checkClientOutputBufferLimits on the unsent bytes:
-// at or past hard at once; at or past soft when it has been so for more
-// than the class's seconds (whole seconds, as Redis counts them). s.mu is
-// held.
+// overLimit checks the unsent bytes against the client's class: pubsub
+// while subscribed, else a monitor's fixed limit. s.mu is held.
 func (s *outSink) overLimit() bool {
-	used := int64(len(s.buf) + s.sending)
-	hard, soft, softSec := int64(monitorOutputLimit), int64(0), int64(0)
+	l := classLimits{hard: monitorOutputLimit}
 	if clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0 {
-		l := s.c.srv.ops.outLimit.Load().pubsub
-		hard, soft, softSec = l.hard, l.soft, l.softSec
+		l = s.c.srv.ops.outLimit.Load().pubsub
 	}
-	if hard > 0 && used >= hard {
+	return l.over(int64(len(s.buf)+s.sending), &s.softAt, time.Now().Unix())
+}
+
+// over is Redis's checkClientOutputBufferLimits for used bytes at now
+// (Unix s): at or past hard at once; at or past soft when it has been so
+// for more than softSec whole seconds, counted from *softAt (0: below soft
+// until now), which it updates.
+func (l classLimits) over(used int64, softAt *int64, now int64) bool {
+	if l.hard > 0 && used >= l.hard {
 		return true
 	}
-	if soft == 0 || used < soft {
-		s.softAt = 0
+	if l.soft == 0 || used < l.soft {
+		*softAt = 0
 		return false
 	}
-	now := time.Now().Unix()
-	if s.softAt == 0 {
-		s.softAt = now
+	if *softAt == 0 {
+		*softAt = now
 		return false
 	}
-	return now-s.softAt > softSec
+	return now-*softAt > l.softSec
 }
 
 // closeForOutputLimit closes c's connection, with the line Redis logs when
