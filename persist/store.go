@@ -112,10 +112,12 @@ type Store struct {
 	readOnly error
 }
 
-// Open opens or creates the store in dir/DirName and recovers it: a torn or
-// corrupt tail of Pebble's newest log file, and of the effect log, is cut
-// (and logged) first, so that a crash never stops the server from
-// starting. It fails if another process holds the store.
+// Open opens or creates the store in dir/DirName and recovers it: a torn
+// tail of Pebble's newest log file, and of the effect log, is cut (and
+// logged) first, so that a crash never stops the server from starting;
+// damage that is no torn tail (in the middle of the effect log, unless
+// SkipDamagedLog; a snapshot that lost checkpoints) makes it fail. It
+// fails if another process holds the store.
 func Open(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
