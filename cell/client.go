@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -38,8 +38,8 @@ type Client struct {
 	watchDirty atomic.Bool
 	asking     bool // ASKING was sent: the next command may use an importing slot
 
-	locks   lockSet // the shards of the running command
-	txLocks lockSet // the shards of a running EXEC
+	locks   keyspace.LockSet // the shards of the running command
+	txLocks keyspace.LockSet // the shards of a running EXEC
 	keyIdx  []int
 
 	// The last command name looked up, as the client sent it, and what it
@@ -49,12 +49,9 @@ type Client struct {
 	lastName   []byte
 	lastLookup *Command
 
-	// The effects of the running execution, for the store (persist.go).
-	dirty    []dirtyKey
-	dirtyBuf []byte
-	seen     map[dbKey]int
-	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
-	batch    *persist.Batch
+	// fx collects the running execution's effects, for the store
+	// (persist.go); its Tx's point at it while there is a store.
+	fx keyspace.Effects
 	// syncTo is the last batch this client's replies may reveal; under
 	// appendfsync always they wait for it to be on disk.
 	syncTo uint64
@@ -106,7 +103,9 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	c.fd = 7 + c.id%1000
 	c.shared.multi.Store(-1)
 	c.shared.proto.Store(2)
+	c.fx = keyspace.NewEffects(srv.store)
 	c.ctx = Ctx{srv: srv, cl: c, W: c.w}
+	c.ctx.Begin(srv.ks, c.effects(), 0, 0)
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
 }
@@ -217,4 +216,13 @@ func (c *Client) Name() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.name
+}
+
+// effects is where c's executions collect their effects: nil without a
+// store, which spares every write the noting.
+func (c *Client) effects() *keyspace.Effects {
+	if c.srv.store == nil {
+		return nil
+	}
+	return &c.fx
 }

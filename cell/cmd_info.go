@@ -131,7 +131,7 @@ func infoServer(s *Server, x *Ctx, b *strings.Builder) {
 	field(b, "configured_hz", hz)
 	field(b, "lru_clock", itoa(now.Unix()&(1<<24-1)))
 	field(b, "executable", exe)
-	field(b, "config_file", "")
+	field(b, "config_file", s.cfg.ConfigFile)
 	field(b, "io_threads_active", "0")
 }
 
@@ -304,12 +304,10 @@ func infoMemory(s *Server, x *Ctx, b *strings.Builder) {
 // shardTotals sums the per-shard counters. The shards are locked by
 // dispatch (flagAllDBs).
 func (s *Server) shardTotals() (dirty, expired int64) {
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
-			dirty += sh.dirty
-			expired += sh.expired
-		}
+	for d := range s.ks.DBs() {
+		c := s.ks.Counts(d, false)
+		dirty += c.Dirty
+		expired += c.Expired
 	}
 	return dirty, expired
 }
@@ -484,13 +482,9 @@ func infoErrorStats(s *Server, x *Ctx, b *strings.Builder) {
 // keys past their expiry that nobody has reaped yet; avg_ttl is not
 // tracked and reads 0.
 func infoKeyspace(s *Server, x *Ctx, b *strings.Builder) {
-	for d := range s.ks.dbs {
-		keys, expires := 0, 0
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
-			keys += sh.keys.len()
-			expires += sh.withTTL
-		}
+	for d := range s.ks.DBs() {
+		c := s.ks.Counts(d, false)
+		keys, expires := c.Keys, c.Expires
 		if keys > 0 {
 			field(b, "db"+strconv.Itoa(d), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl=0")
 		}

@@ -2,14 +2,10 @@ package cell
 
 import (
 	"bytes"
-	"cmp"
-	"hash/maphash"
 	"math"
-	"math/bits"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -50,7 +46,7 @@ func init() {
 func del(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.remove(k) {
+		if x.Remove(k) {
 			n++
 		}
 	}
@@ -61,7 +57,7 @@ func del(x *Ctx) {
 func exists(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.lookup(k) != nil {
+		if x.Lookup(k) != nil {
 			n++
 		}
 	}
@@ -69,7 +65,7 @@ func exists(x *Ctx) {
 }
 
 func typeCmd(x *Ctx) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Status("none")
 		return
@@ -82,46 +78,16 @@ func typeCmd(x *Ctx) {
 func keys(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
-	shards := x.srv.ks.dbs[x.db].shards
-	var out []string
-	for i := range shards {
-		for k, e := range shards[i].keys.all() {
-			if e.expired(x.now) {
-				continue
-			}
-			if all || globMatch(pat, []byte(k)) {
-				out = append(out, k)
-			}
-		}
+	var match func(string) bool
+	if !all {
+		match = func(k string) bool { return globMatch(pat, []byte(k)) }
 	}
+	out := x.srv.ks.Keys(x.DB(), x.Now(), match)
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
 	}
 }
-
-// SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
-// that also places keys in shards (by its low bits; in cluster mode the
-// slot places them, and nothing below depends on which). With S = 2^b shards, a
-// cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
-// the top 53-b bits of its hash. The keys of that shard at or above the
-// threshold are still to come. A call returns keys of a shard in increasing
-// position order, always including every key that shares the last position
-// it returns, and the next cursor starts just above that position, or at
-// the next shard. A key's hash never changes while the server runs, so a
-// key present from the first call to the last is returned exactly once,
-// whatever is added, deleted or grown meanwhile (keys added or deleted
-// during the scan may or may not appear, as in Redis). Cursor 0 starts and
-// ends a scan. Cursors stay below 2^53, so clients and scripts that keep
-// them as doubles (JavaScript, Lua) do not corrupt them.
-//
-// Each call costs a pass over one or more shards. So that a full scan stays
-// linear in the number of keys, a call takes at least 1/scanSlices of a
-// shard, which may return more keys than COUNT (Redis may too).
-const scanSlices = 64
-
-// scanCursorBits is the width of every cursor.
-const scanCursorBits = 53
 
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
@@ -156,13 +122,13 @@ func scan(x *Ctx) {
 			return
 		}
 	}
-	found, next := x.scanFrom(cursor, count)
+	found, next := x.srv.ks.Scan(x.DB(), cursor, count)
 	out := found[:0]
 	for _, k := range found {
 		if usePat && !globMatch(pat, []byte(k)) {
 			continue
 		}
-		e := x.lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
+		e := x.Lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
 		if e == nil {
 			continue
 		}
@@ -177,99 +143,6 @@ func scan(x *Ctx) {
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
-	}
-}
-
-// scanFrom collects keys from cursor on, about count of them, and returns
-// them with the next cursor (see the cursor scheme above).
-func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
-	ks := x.srv.ks
-	shards := ks.dbs[x.db].shards
-	mask := ks.mask
-	shardBits := uint(bits.OnesCount64(mask))
-	posBits := scanCursorBits - shardBits
-	endPos := uint64(1) << posBits // positions are below this
-	var out []string
-	var cands []keyPos
-	shard, thr := cursor&mask, cursor>>shardBits
-	for int64(len(out)) < count {
-		s := &shards[shard]
-		cands = cands[:0]
-		for k := range s.keys.all() {
-			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
-				cands = append(cands, keyPos{pos, k})
-			}
-		}
-		want := max(int(count)-len(out), s.keys.len()/scanSlices, 1)
-		if len(cands) > want {
-			smallestFirst(cands, want)
-			last := cands[0].pos
-			for _, c := range cands[:want] {
-				out = append(out, c.k)
-				last = max(last, c.pos)
-			}
-			for _, c := range cands[want:] {
-				if c.pos == last { // keys sharing the last position go together
-					out = append(out, c.k)
-				}
-			}
-			if last+1 < endPos {
-				return out, (last+1)<<shardBits | shard
-			}
-		} else {
-			for _, c := range cands {
-				out = append(out, c.k)
-			}
-		}
-		// This shard is done: on to the next one, or the end.
-		shard, thr = shard+1, 0
-		if shard > mask {
-			return out, 0
-		}
-	}
-	return out, shard
-}
-
-// keyPos is a key and its SCAN position.
-type keyPos struct {
-	pos uint64
-	k   string
-}
-
-// smallestFirst reorders c so that its k smallest positions come first, in
-// no particular order: quickselect, linear on average, where sorting every
-// call would make a full scan of a big shard cost n log n per call.
-func smallestFirst(c []keyPos, k int) {
-	lo, hi := 0, len(c)-1
-	for lo < hi {
-		if hi-lo < 16 {
-			slices.SortFunc(c[lo:hi+1], func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
-			return
-		}
-		// Positions are hash bits, so the middle element is a random pivot.
-		p := c[lo+(hi-lo)/2].pos
-		i, j := lo, hi
-		for i <= j {
-			for c[i].pos < p {
-				i++
-			}
-			for c[j].pos > p {
-				j--
-			}
-			if i <= j {
-				c[i], c[j] = c[j], c[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
 	}
 }
 
@@ -311,37 +184,14 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// randomkey picks a live key at random: a shard with probability by its
-// size, then the first key at or after a random slot of its index. Expired keys
-// met on the way are deleted, as Redis does, until a live one turns up.
+// randomkey picks a live key at random (keyspace.Tx.RandomKey).
 func randomkey(x *Ctx) {
-	shards := x.srv.ks.dbs[x.db].shards
-	for {
-		total := 0
-		for i := range shards {
-			total += shards[i].keys.len()
-		}
-		if total == 0 {
-			x.W.Null()
-			return
-		}
-		r := rand.IntN(total)
-		var s *Shard
-		for i := range shards {
-			if r < shards[i].keys.len() {
-				s = &shards[i]
-				break
-			}
-			r -= shards[i].keys.len()
-		}
-		for k := range s.keys.from(rand.Uint64()) {
-			if x.lookup([]byte(k)) != nil {
-				x.W.BulkString(k)
-				return
-			}
-			break
-		}
+	k, ok := x.RandomKey()
+	if !ok {
+		x.W.Null()
+		return
 	}
+	x.W.BulkString(k)
 }
 
 func rename(x *Ctx)   { renameKey(x, false) }
@@ -352,7 +202,7 @@ func renamenx(x *Ctx) { renameKey(x, true) }
 // nothing.
 func renameKey(x *Ctx, nx bool) {
 	src, dst := x.Args[1], x.Args[2]
-	e := x.lookup(src)
+	e := x.Lookup(src)
 	if e == nil {
 		x.Error(ErrNoSuchKey)
 		return
@@ -365,11 +215,11 @@ func renameKey(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if x.lookup(dst) != nil && nx {
+	if x.Lookup(dst) != nil && nx {
 		x.W.Int(0)
 		return
 	}
-	x.rename(src, dst, e)
+	x.Rename(src, dst, e)
 	if nx {
 		x.W.Int(1)
 	} else {
@@ -377,8 +227,8 @@ func renameKey(x *Ctx, nx bool) {
 	}
 }
 
-func expire(x *Ctx)    { expireGeneric(x, x.now, true) }
-func pexpire(x *Ctx)   { expireGeneric(x, x.now, false) }
+func expire(x *Ctx)    { expireGeneric(x, x.Now(), true) }
+func pexpire(x *Ctx)   { expireGeneric(x, x.Now(), false) }
 func expireat(x *Ctx)  { expireGeneric(x, 0, true) }
 func pexpireat(x *Ctx) { expireGeneric(x, 0, false) }
 
@@ -429,7 +279,7 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 	}
 	when += base
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil {
 		x.W.Int(0)
 		return
@@ -439,10 +289,10 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 		x.W.Int(0)
 		return
 	}
-	if when <= x.now {
-		x.remove(key)
+	if when <= x.Now() {
+		x.Remove(key)
 	} else {
-		x.setExpire(key, e, when)
+		x.SetExpire(key, e, when)
 	}
 	x.W.Int(1)
 }
@@ -455,7 +305,7 @@ func pexpiretime(x *Ctx) { ttlGeneric(x, true, true) }
 // ttlGeneric replies -2 for a missing key, -1 for no TTL, else the time
 // left (or the absolute expiry); seconds are rounded to the nearest.
 func ttlGeneric(x *Ctx, ms, abs bool) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Int(-2)
 		return
@@ -466,7 +316,7 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 	}
 	t := e.Exp
 	if !abs {
-		t -= x.now
+		t -= x.Now()
 	}
 	t = max(t, 0)
 	if !ms {
@@ -480,18 +330,18 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 // see it).
 func persistCmd(x *Ctx) {
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil || e.Exp == 0 {
 		x.W.Int(0)
 		return
 	}
-	x.setExpire(key, e, 0)
+	x.SetExpire(key, e, 0)
 	x.W.Int(1)
 }
 
 // objectLookup finds OBJECT's key, replying nil if it is missing.
-func objectLookup(x *Ctx) *Entry {
-	e := x.lookup(x.Args[2])
+func objectLookup(x *Ctx) *keyspace.Entry {
+	e := x.Lookup(x.Args[2])
 	if e == nil {
 		x.W.Null()
 	}
@@ -505,20 +355,20 @@ func objectEncoding(x *Ctx) {
 }
 
 // encodingOf names the encoding Redis would use for e's value.
-func encodingOf(e *Entry) string {
-	if !e.isString() {
-		if o, ok := e.obj().(interface{ Encoding() string }); ok {
+func encodingOf(e *keyspace.Entry) string {
+	if !e.IsString() {
+		if o, ok := e.Obj().(interface{ Encoding() string }); ok {
 			return o.Encoding()
 		}
 		return "unknown"
 	}
 	var buf [20]byte
-	v := e.strTo(&buf)
+	v := e.StrTo(&buf)
 	n := len(v)
 	switch {
-	case e.strEnc() == encRaw:
+	case e.StrEnc() == keyspace.EncRaw:
 		return "raw"
-	case e.strEnc() == encAuto && n <= 20 && isInt(v):
+	case e.StrEnc() == keyspace.EncAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"
@@ -554,8 +404,8 @@ func objectRefcount(x *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.isString() && encodingOf(e) == "int" {
-		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
+	if e.IsString() && encodingOf(e) == "int" {
+		if v, _ := resp.ParseInt(e.Str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -62,7 +63,7 @@ func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) m
 		// *2 $n cursor *m $k key ...
 		lines := strings.Split(reply, "\r\n")
 		cursor = lines[2]
-		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<scanCursorBits {
+		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<keyspace.ScanCursorBits {
 			t.Fatalf("cursor %q: not below 2^53", cursor)
 		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(lines[3], "*"))
@@ -133,12 +134,7 @@ func TestScanAcrossGrowth(t *testing.T) {
 				}
 				other.do(args...)
 			}
-			for i := range srv.ks.dbs[0].shards {
-				sh := &srv.ks.dbs[0].shards[i]
-				sh.mu.Lock()
-				sh.keys.compact()
-				sh.mu.Unlock()
-			}
+			srv.ks.Compact(0)
 		}
 	})
 	for i := range 300 {
@@ -166,7 +162,7 @@ func TestScanLinear(t *testing.T) {
 	if len(seen) != 20000 {
 		t.Fatalf("saw %d keys", len(seen))
 	}
-	if calls > 2*scanSlices+2 {
+	if calls > 2*keyspace.ScanSlices+2 {
 		t.Errorf("%d calls for 2 shards", calls)
 	}
 }
@@ -230,10 +226,7 @@ func TestRenameAcrossShards(t *testing.T) {
 			t.Fatalf("TTL after RENAME: %q", got)
 		}
 	}
-	withTTL := 0
-	for i := range srv.ks.dbs[0].shards {
-		withTTL += srv.ks.dbs[0].shards[i].withTTL
-	}
+	withTTL := srv.ks.Counts(0, true).Expires
 	if withTTL != 40 {
 		t.Errorf("withTTL = %d, want 40", withTTL)
 	}
@@ -242,48 +235,25 @@ func TestRenameAcrossShards(t *testing.T) {
 func TestEncodingOf(t *testing.T) {
 	for _, tc := range []struct {
 		val  string
-		enc  strEnc
+		enc  keyspace.StrEnc
 		want string
 	}{
-		{"1", encAuto, "int"}, {"-9223372036854775808", encAuto, "int"}, {"9223372036854775808", encAuto, "embstr"},
-		{"01", encAuto, "embstr"}, {strings.Repeat("a", 44), encAuto, "embstr"}, {strings.Repeat("a", 45), encAuto, "raw"},
-		{"1", encRaw, "raw"}, {"1", encNoInt, "embstr"}, {strings.Repeat("1", 45), encNoInt, "raw"},
+		{"1", keyspace.EncAuto, "int"}, {"-9223372036854775808", keyspace.EncAuto, "int"}, {"9223372036854775808", keyspace.EncAuto, "embstr"},
+		{"01", keyspace.EncAuto, "embstr"}, {strings.Repeat("a", 44), keyspace.EncAuto, "embstr"}, {strings.Repeat("a", 45), keyspace.EncAuto, "raw"},
+		{"1", keyspace.EncRaw, "raw"}, {"1", keyspace.EncNoInt, "embstr"}, {strings.Repeat("1", 45), keyspace.EncNoInt, "raw"},
 	} {
 		// The same bytes as bytes, and as an int where they are one: the
 		// storage changes nothing.
-		e := &Entry{enc: tc.enc}
-		e.setStr([]byte(tc.val))
+		e := &keyspace.Entry{}
+		e.SetStr([]byte(tc.val))
+		e.SetStrEnc(tc.enc)
 		if got := encodingOf(e); got != tc.want {
 			t.Errorf("encodingOf(%q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
 		}
 		if v, ok := resp.ParseInt([]byte(tc.val)); ok {
-			e.setInt(v)
+			e.SetInt(v)
 			if got := encodingOf(e); got != tc.want {
 				t.Errorf("encodingOf(int %q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
-			}
-		}
-	}
-}
-
-func TestSmallestFirst(t *testing.T) {
-	for n := 1; n < 300; n += 7 {
-		for _, k := range []int{1, n / 3, n / 2, n - 1, n} {
-			if k < 1 {
-				continue
-			}
-			c := make([]keyPos, n)
-			for i := range c {
-				c[i].pos = uint64((i * 7919) % 101) // duplicates included
-			}
-			smallestFirst(c, k)
-			var maxIn uint64
-			for _, x := range c[:k] {
-				maxIn = max(maxIn, x.pos)
-			}
-			for _, x := range c[k:] {
-				if x.pos < maxIn {
-					t.Fatalf("n=%d k=%d: %d after the first k, whose max is %d", n, k, x.pos, maxIn)
-				}
 			}
 		}
 	}

@@ -226,6 +226,9 @@ const (
 	MsgOutputLimitNumber = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 	MsgTLSNoCA           = "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"
 	MsgTLSUpdate         = "Unable to update TLS configuration. Check server logs."
+	// msgNoKeyspaceEvents: cellserver's own reason, in Redis's CONFIG SET
+	// error, for a notify-keyspace-events value that would publish.
+	msgNoKeyspaceEvents = "keyspace notifications are not supported (no pub/sub)"
 )
 
 // ErrBadDirective is CheckParam's error for a name that is no CONFIG

@@ -232,17 +232,12 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	counter("cellserver_error_replies_total", "Error replies sent (INFO total_error_replies).", float64(s.stats.errorReplies.Load()))
 
 	expired := int64(0)
-	keys := make([]int, len(s.ks.dbs))
-	ttl := make([]int, len(s.ks.dbs))
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
-			sh.mu.Lock()
-			keys[d] += sh.keys.len()
-			ttl[d] += sh.withTTL
-			expired += sh.expired
-			sh.mu.Unlock()
-		}
+	keys := make([]int, s.ks.DBs())
+	ttl := make([]int, s.ks.DBs())
+	for d := range s.ks.DBs() {
+		c := s.ks.Counts(d, true)
+		keys[d], ttl[d] = c.Keys, c.Expires
+		expired += c.Expired
 	}
 	for d := range keys {
 		gauge("cellserver_keys", "Keys per database, counting expired keys not yet reaped (INFO keyspace).", float64(keys[d]), "db", strconv.Itoa(d))

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/persist"
 )
@@ -20,7 +21,7 @@ import (
 type Server struct {
 	cfg   *Config
 	live  liveConfig
-	ks    *Keyspace
+	ks    *keyspace.Keyspace
 	log   *slog.Logger
 	stats serverStats
 	start time.Time
@@ -33,7 +34,6 @@ type Server struct {
 	ident  *serverIdentity
 
 	nextClientID atomic.Int64
-	expireNext   int         // the shard the next expiry cycle starts at; expiry goroutine only
 	reap         reapCollect // when reaped keys call for a GC; expiry goroutine only
 	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
@@ -67,21 +67,20 @@ type Server struct {
 	rewrites    atomic.Int64
 	lastRewrite atomic.Int64
 	ckptBase    atomic.Int64
-	flushedDBs  []atomic.Bool
 	replayed    int
 	// The appendfsync policy, live (CONFIG SET appendfsync).
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
-	evictBatch    *persist.Batch // maxmemory's deletions, under ops.mem.mu
-	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
-	dirtyAtSave   atomic.Int64   // totalDirty() at that save
-	saves         atomic.Int64   // saves done (rdb_saves)
-	bgsave        atomic.Bool    // a BGSAVE is running
-	bgsaveStart   atomic.Int64   // Unix s it started
-	bgsaveSecs    atomic.Int64   // how long the last one took, -1: none yet
-	bgsaveFailed  atomic.Bool    // the last one failed
-	loadedKeys    int64          // keys loaded at start
-	loadedExpired int64          // keys found expired at start
+	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
+	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64      // totalDirty() at that save
+	saves         atomic.Int64      // saves done (rdb_saves)
+	bgsave        atomic.Bool       // a BGSAVE is running
+	bgsaveStart   atomic.Int64      // Unix s it started
+	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool       // the last one failed
+	loadedKeys    int64             // keys loaded at start
+	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
 	// that did not decode, and what effectlog-load-damaged skip skipped
 	// of the log (persist_damage.go).
@@ -172,7 +171,7 @@ func newServer(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:     &cfg,
-		ks:      NewKeyspace(cfg.Databases, cfg.Shards),
+		ks:      keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
 		log:     cfg.Logger,
 		start:   time.Now(),
 		clients: map[int64]*Client{},
@@ -182,11 +181,10 @@ func newServer(cfg Config) *Server {
 		// Before anything (recovery included) puts a key in the keyspace:
 		// placement by slot must hold for every key.
 		s.clusterOn = true
-		s.ks.bySlot = true
+		s.ks.PlaceBySlot()
 		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
-	s.flushedDBs = make([]atomic.Bool, len(s.ks.dbs))
 	s.lastRewrite.Store(-1)
 	s.lastSave.Store(s.start.Unix())
 	s.bgsaveSecs.Store(-1)
@@ -427,4 +425,4 @@ func (s *Server) saveAndClose() {
 }
 
 // Keyspace exposes the data for tests and persistence.
-func (s *Server) Keyspace() *Keyspace { return s.ks }
+func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }

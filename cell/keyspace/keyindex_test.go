@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"encoding/binary"

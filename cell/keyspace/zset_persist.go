@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"math"
@@ -33,13 +33,13 @@ import (
 // in the snapshot is always either all of a set or nothing of it.
 
 const (
-	// wideMinEntries is the size from which a set is stored member by
+	// WideMinEntries is the size from which a set is stored member by
 	// member: zset-max-listpack-entries' default, from where the set in
 	// memory is a tree, which is slow to serialise whole. Below
 	// wideMaxPackedEntries a wide set goes back to one record; the gap
 	// keeps a set that hovers around one size from being rewritten whole
 	// at every write.
-	wideMinEntries       = 128
+	WideMinEntries       = 128
 	wideMaxPackedEntries = 64
 	// A self-keyed set (a window of timestamps) is one record of delta
 	// varints (persist.KindZSetInts), 1-2 bytes an entry, so rewriting
@@ -56,7 +56,7 @@ const (
 // storeWide reports whether z, of n entries, is to be stored member by
 // member.
 func storeWide(z *ZSet, n int) bool {
-	lo, hi := wideMaxPackedEntries, wideMinEntries
+	lo, hi := wideMaxPackedEntries, WideMinEntries
 	if z.Set.SelfKeyed() {
 		lo, hi = wideMaxIntEntries, wideMinIntEntries
 	}
@@ -83,9 +83,9 @@ func (d *zsetDisk) note(member []byte) {
 	}
 	d.buf = append(d.buf, member...)
 	d.offs = append(d.offs, int32(len(d.buf)))
-	// A delta as big as a set of wideMinEntries: writing the whole set
+	// A delta as big as a set of WideMinEntries: writing the whole set
 	// costs no more, and the list stops growing.
-	if len(d.offs) > 4*wideMinEntries {
+	if len(d.offs) > 4*WideMinEntries {
 		d.all = true
 	}
 }
@@ -417,3 +417,6 @@ func (r *zsetRec) reset() {
 	}
 	r.attached, r.ents, r.buf = r.attached[:0], r.ents[:0], r.buf[:0]
 }
+
+// StoredWide reports whether the set is stored member by member.
+func (z *ZSet) StoredWide() bool { return z.storedWide() }

@@ -1,9 +1,8 @@
-package cell
+package keyspace
 
 import (
 	"encoding/binary"
 	"runtime"
-	"time"
 	"unsafe"
 
 	"github.com/cellserver/cellserver/internal/prefetch"
@@ -129,103 +128,57 @@ func (s *Shard) noteExpired(key []byte, e *Entry) {
 	}
 }
 
-// checkpoint folds the effect log into the snapshot; one runs at a time.
-func (s *Server) checkpoint() error {
-	s.ckptMu.Lock()
-	defer s.ckptMu.Unlock()
-	start := time.Now()
-	full := s.ckptFull
-	s.ckptFull = true // until this one ends well
-	from, err := s.store.BeginCheckpoint()
-	if err != nil {
-		return err
-	}
-	// After the log's position: a database flushed from here on is
-	// flushed again by replaying the log, and rewritten by the next
-	// checkpoint.
-	flushed := false
-	for d := range s.flushedDBs {
-		flushed = s.flushedDBs[d].Swap(false) || flushed
-	}
-	rewrite := full || flushed || s.rewriteDue()
-	if s.ckptBatch == nil {
-		s.ckptBatch = s.store.NewBatch()
-	}
-	s.ckptBatch.Reset()
-	v := shardVisit{srv: s, b: s.ckptBatch}
-	if rewrite {
-		v.base, err = s.store.BeginRewrite()
-	}
-	if err == nil {
-		err = v.all()
-	}
-	if err == nil {
-		err = s.saveKeyCounts()
-	}
-	if err == nil {
-		err = s.store.EndCheckpoint(from, v.base)
-	}
-	if err != nil {
-		return err
-	}
-	s.ckptFull = false
-	if rewrite {
-		s.overKeys = 0
-		s.rewrites.Add(1)
-		s.lastRewrite.Store(int64(time.Since(start) / time.Second))
-	}
-	s.overKeys += v.records
-	s.ckptBase.Store(int64(s.store.SnapshotSize()))
-	if checkpointDone != nil {
-		checkpointDone(rewrite)
-	}
-	s.log.Debug("persistence: checkpoint", "keys_written", v.written, "rewrite", rewrite, "ms", time.Since(start).Milliseconds())
-	return nil
+// Visit is one checkpoint's pass over the keyspace (Keyspace.Visit).
+type Visit struct {
+	Written int   // keys written
+	Records int64 // key records written (not into the base)
+	// Flushed: a database was flushed since the last checkpoint began,
+	// so the checkpoint must be a rewrite (a record cannot empty the
+	// base's part of a database).
+	Flushed bool
 }
 
-// rewriteShare is the share of the keys changed (1/rewriteShare) from
-// which a checkpoint rewrites: a base written whole costs about as much,
-// per key, as an eighth of a record of its own. A var for the tests, which
-// set 0 (never for that reason) or a huge one (always).
-var rewriteShare = 8
-
-// rewriteDue reports whether the next checkpoint is to rewrite the
-// keyspace: when rewriteShare says so, and when the key records over the
-// base, which a restart reads slowest, number half the keys. A store
-// without a base yet rewrites too.
-func (s *Server) rewriteDue() bool {
-	if !s.store.HasBase() {
-		return true
+// Flushed reports, and forgets, whether a database was flushed since the
+// last call: the checkpoint that asks is after the log's position, so a
+// database flushed from then on is flushed again by replaying the log,
+// and rewritten by the next checkpoint.
+func (ks *Keyspace) Flushed() bool {
+	flushed := false
+	for d := range ks.flushed {
+		flushed = ks.flushed[d].Swap(false) || flushed
 	}
-	keys, changed := 0, 0
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
+	return flushed
+}
+
+// Visit writes to b the keys of every shard changed since the last
+// checkpoint began and the deletions, or, with base (a rewrite), every
+// key into base. It writes b to st's snapshot whenever it grows past
+// snapshotBatchBytes; what is left in b is the caller's to write.
+func (ks *Keyspace) Visit(st *persist.Store, b *persist.Batch, base *persist.BaseWriter) (Visit, error) {
+	v := shardVisit{store: st, b: b, base: base}
+	for d := range ks.dbs {
+		for i := range ks.dbs[d].shards {
+			if err := v.run(d, &ks.dbs[d].shards[i]); err != nil {
+				return Visit{}, err
+			}
+		}
+	}
+	return Visit{Written: v.written, Records: v.records}, nil
+}
+
+// ChangedKeys counts the keys, and the keys changed since the last
+// checkpoint began (flagged or deleted), one shard lock at a time.
+func (ks *Keyspace) ChangedKeys() (keys, changed int) {
+	for d := range ks.dbs {
+		for i := range ks.dbs[d].shards {
+			sh := &ks.dbs[d].shards[i]
 			sh.mu.Lock()
 			keys += sh.keys.len()
 			changed += sh.unsaved + sh.tombs.n
 			sh.mu.Unlock()
 		}
 	}
-	return changed*rewriteShare >= keys && rewriteShare > 0 || s.overKeys*2 >= int64(keys)
-}
-
-// all writes the changed keys of every shard (every key, for a rewrite)
-// and the deletions.
-func (v *shardVisit) all() error {
-	s := v.srv
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			if err := v.run(d, &s.ks.dbs[d].shards[i]); err != nil {
-				return err
-			}
-		}
-	}
-	if v.base != nil {
-		s.writeForeign(v.base)
-		v.base.Seal(v.b)
-	}
-	return s.store.WriteSnapshot(v.b)
+	return keys, changed
 }
 
 // visitChunk is how many slots of a shard's index a checkpoint visits per
@@ -249,8 +202,8 @@ const visitRestarts = 3
 
 // shardVisit is a checkpoint's pass over the shards, one at a time.
 type shardVisit struct {
-	srv *Server
-	b   *persist.Batch
+	store *persist.Store
+	b     *persist.Batch
 	// base, for a rewrite, takes every key, into chunks it seals into b.
 	base      *persist.BaseWriter
 	wideTombs map[string]bool // the keys of the shard whose value stored member by member went
@@ -328,7 +281,7 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 		sh.keys.mark = pos
 		sh.mu.Unlock()
 		if v.b.Size() >= snapshotBatchBytes {
-			err = v.srv.store.WriteSnapshot(v.b)
+			err = v.store.WriteSnapshot(v.b)
 		}
 		if visitPause != nil {
 			visitPause(sh)
@@ -351,7 +304,7 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 	}
 	sh.mu.Unlock()
 	if v.b.Size() >= snapshotBatchBytes {
-		err = v.srv.store.WriteSnapshot(v.b)
+		err = v.store.WriteSnapshot(v.b)
 	}
 	return err
 }
@@ -359,16 +312,16 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 // write writes db's entry e: into the base, whole, for a rewrite, else as
 // its key's records.
 func (v *shardVisit) write(db int, e *Entry) {
-	k := e.key()
+	k := e.Key()
 	key := unsafe.Slice(unsafe.StringData(k), len(k))
 	v.written++
 	if v.base == nil {
-		storeEntry(v.b, db, key, e, v.wideTombs[k], v.srv)
+		storeEntry(v.b, db, key, e, v.wideTombs[k])
 		v.records++
 		return
 	}
-	putWhole(v.base, db, key, e, v.srv)
-	if z, ok := e.obj().(*ZSet); ok {
+	putWhole(v.base, db, key, e)
+	if z, ok := e.Obj().(*ZSet); ok {
 		z.disk = nil // no longer stored member by member: the rewrite's end deletes those records
 	}
 	if v.base.Full() {
@@ -380,10 +333,6 @@ func (v *shardVisit) write(db int, e *Entry) {
 func writes(e *Entry) bool {
 	return e != nil && e.enc&encUnsaved != 0
 }
-
-// checkpointDone, when set (by tests), is told of each checkpoint that
-// ended well and whether it rewrote.
-var checkpointDone func(rewrite bool)
 
 // visitPause, when set (by tests), runs between two parts of a shard's
 // visit, with the shard unlocked.
@@ -409,60 +358,4 @@ func (v *shardVisit) deletions(db int, sh *Shard) {
 		}
 	})
 	sh.tombs.reset()
-}
-
-// checkpointDue reports whether the log has grown enough for a checkpoint.
-func (s *Server) checkpointDue() bool {
-	size := s.store.LogSize()
-	if size < s.live.ckptMinSize.Load() {
-		return false
-	}
-	pct := s.live.ckptPercent.Load()
-	if pct <= 0 {
-		return false
-	}
-	return size*100 >= s.ckptBase.Load()*pct
-}
-
-// checkpointLoop runs checkpoints when the log has grown enough, or when a
-// save rule's interval has passed with at least its count of changes, and
-// once after a start that replayed the log, so that a server that crashes
-// again does not replay it twice. After a start on a full disk it also
-// opens the store for writing once there is room (persist/full_disk.go).
-func (s *Server) checkpointLoop() {
-	defer s.bg.Done()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	// After a start that skipped a damaged log too: the checkpoint drops
-	// the damaged segments, whose loss the start reported.
-	replayed := s.replayed > 0 || s.loadDamage.Damaged()
-	for tick := 0; ; tick++ {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-		}
-		if tick%10 == 0 && s.store.ReadOnly() {
-			// Started on a full disk (persist/full_disk.go): once a
-			// second, see whether it has room for writes again.
-			if err := s.store.Reopen(); err != nil {
-				s.log.Error("persistence: opening the store for writing", "err", err)
-			}
-		}
-		if s.store.Err() != nil || s.bgsave.Load() {
-			continue
-		}
-		if !replayed && !s.checkpointDue() && !s.saveRuleDue() {
-			continue
-		}
-		if !s.bgsave.CompareAndSwap(false, true) {
-			continue
-		}
-		err := s.saveNow()
-		s.bgsave.Store(false)
-		replayed = replayed && err != nil
-		if err != nil {
-			s.log.Error("persistence: checkpoint failed", "err", err)
-		}
-	}
 }

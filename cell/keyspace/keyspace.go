@@ -1,10 +1,12 @@
-package cell
+package keyspace
 
 import (
 	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/cellserver/cellserver/cell/hashslot"
 )
 
 // Entry is one key's value and expiry.
@@ -34,37 +36,37 @@ type Entry struct {
 	klen uint16
 	// enc is how Redis would have encoded a string value, which depends on
 	// the command that made it, not only on the bytes (OBJECT ENCODING).
-	enc strEnc
+	enc StrEnc
 	// kind says what the value is, and so what ptr and n hold.
 	kind valueKind
 }
 
-// strEnc is Redis's choice of string encoding. setString resets it to
-// encAuto; commands that build a value the way Redis does without
+// StrEnc is Redis's choice of string encoding. setString resets it to
+// EncAuto; commands that build a value the way Redis does without
 // tryObjectEncoding set it afterwards.
-type strEnc uint8
+type StrEnc uint8
 
 const (
-	// encAuto: what tryObjectEncoding picks from the bytes: "int" for an
+	// EncAuto: what tryObjectEncoding picks from the bytes: "int" for an
 	// int64 of at most 20 characters, else "embstr" up to 44 bytes, else "raw".
-	encAuto strEnc = iota
-	// encRaw: a value modified in place (APPEND, SETRANGE) is always "raw".
-	encRaw
-	// encNoInt: made by createStringObject (INCRBYFLOAT): "embstr" or "raw"
+	EncAuto StrEnc = iota
+	// EncRaw: a value modified in place (APPEND, SETRANGE) is always "raw".
+	EncRaw
+	// EncNoInt: made by createStringObject (INCRBYFLOAT): "embstr" or "raw"
 	// by length, never "int".
-	encNoInt
+	EncNoInt
 
 	// encUnsaved is not an encoding but a flag kept in the same byte (the
 	// Entry has no other room): the key changed since the last
 	// checkpoint began, so the next one must write it (checkpoint.go).
-	encUnsaved strEnc = 0x80
+	encUnsaved StrEnc = 0x80
 )
 
-// strEnc is the entry's string encoding, without the flag bits.
-func (e *Entry) strEnc() strEnc { return e.enc &^ encUnsaved }
+// StrEnc is the entry's string encoding, without the flag bits.
+func (e *Entry) StrEnc() StrEnc { return e.enc &^ encUnsaved }
 
 // setStrEnc sets the entry's string encoding, keeping the flag bits.
-func (e *Entry) setStrEnc(v strEnc) { e.enc = e.enc&encUnsaved | v }
+func (e *Entry) SetStrEnc(v StrEnc) { e.enc = e.enc&encUnsaved | v }
 
 // Type names the value's type as TYPE replies it.
 func (e *Entry) Type() string {
@@ -80,19 +82,19 @@ func (e *Entry) Type() string {
 }
 
 // expired reports whether the entry is logically gone at now (ms).
-func (e *Entry) expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
+func (e *Entry) Expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
 
 // Shard is a slice of one database's keys behind one mutex. Every access
 // to keys, withTTL and watchers happens with mu held.
 type Shard struct {
 	mu       sync.Mutex
-	id       int                  // global lock order: db*shards + index
-	keys     keyIndex             // keyindex.go
-	withTTL  int                  // keys with an expiry, for INFO keyspace
-	dirty    int64                // writes, for rdb_changes_since_last_save
-	expired  int64                // keys expired, for INFO expired_keys
-	watchers map[string][]*Client // WATCHed keys of this shard
-	peak     int                  // most keys seen by the expiry cycle, for shrink
+	id       int                       // global lock order: db*shards + index
+	keys     keyIndex                  // keyindex.go
+	withTTL  int                       // keys with an expiry, for INFO keyspace
+	dirty    int64                     // writes, for rdb_changes_since_last_save
+	expired  int64                     // keys expired, for INFO expired_keys
+	watchers map[string][]*atomic.Bool // WATCHed keys of this shard: each watcher's dirty flag
+	peak     int                       // most keys seen by the expiry cycle, for shrink
 	// lastCommit is the store's number for the last batch that changed
 	// this shard: a reply that read the shard is not sent before that
 	// batch is synced (appendfsync always).
@@ -102,9 +104,9 @@ type Shard struct {
 	// last checkpoint began.
 	unsaved int
 	tombs   tombstones
-	// script is the running script that holds this shard, if any: lock
-	// waits on it to answer BUSY once it passes busy-reply-threshold.
-	script atomic.Pointer[scriptRun]
+	// script marks the running script that holds this shard, if any:
+	// lock waits on it to answer BUSY once it passes busy-reply-threshold.
+	script atomic.Pointer[Busy]
 	_      [64]byte // keep hot mutexes on separate cache lines
 }
 
@@ -120,6 +122,12 @@ type Keyspace struct {
 	// bySlot places keys by cluster hash slot instead of maphash, so that
 	// all keys of a slot share a shard (CLUSTER GETKEYSINSLOT scans one).
 	bySlot bool
+	// flushed marks the databases flushed since the last checkpoint
+	// began: the next one rewrites (checkpoint.go).
+	flushed []atomic.Bool
+	// expireNext is the shard the next expiry cycle starts at; the
+	// expiry goroutine's only.
+	expireNext int
 }
 
 // NewKeyspace makes databases x shards; shards is rounded up to a power of two.
@@ -128,7 +136,7 @@ func NewKeyspace(databases, shards int) *Keyspace {
 	for n < shards {
 		n <<= 1
 	}
-	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1)}
+	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1), flushed: make([]atomic.Bool, databases)}
 	for d := range ks.dbs {
 		ks.dbs[d].shards = make([]Shard, n)
 		for i := range ks.dbs[d].shards {
@@ -139,13 +147,20 @@ func NewKeyspace(databases, shards int) *Keyspace {
 	return ks
 }
 
+// PlaceBySlot places keys by cluster hash slot (cluster mode). It must be
+// called before any key is stored.
+func (ks *Keyspace) PlaceBySlot() { ks.bySlot = true }
+
+// DBs is the number of databases.
+func (ks *Keyspace) DBs() int { return len(ks.dbs) }
+
 // Shards is the number of shards per database.
 func (ks *Keyspace) Shards() int { return int(ks.mask + 1) }
 
 // shardOf returns the shard that owns key in db.
 func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
 	if ks.bySlot {
-		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask]
+		return &ks.dbs[db].shards[uint64(hashslot.Of(key))&ks.mask]
 	}
 	return &ks.dbs[db].shards[keyHash64(key)&ks.mask]
 }
@@ -155,36 +170,38 @@ func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
 func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
 	h := keyHash64(key)
 	if ks.bySlot {
-		return &ks.dbs[db].shards[uint64(KeySlot(key))&ks.mask], indexHash(h)
+		return &ks.dbs[db].shards[uint64(hashslot.Of(key))&ks.mask], indexHash(h)
 	}
 	return &ks.dbs[db].shards[h&ks.mask], indexHash(h)
 }
 
-// lockSet is the set of shards one execution holds, locked in ascending id
+// LockSet is the set of shards one execution holds, locked in ascending id
 // order so that executions holding several shards cannot deadlock.
-type lockSet struct {
+type LockSet struct {
 	one    [4]*Shard
 	shards []*Shard
 }
 
-func (l *lockSet) add(s *Shard) {
+// Add adds s to the set.
+func (l *LockSet) Add(s *Shard) {
 	if l.shards == nil {
 		l.shards = l.one[:0]
 	}
 	l.shards = append(l.shards, s)
 }
 
-func (l *lockSet) addDB(ks *Keyspace, db int) {
+// AddDB adds every shard of db.
+func (l *LockSet) AddDB(ks *Keyspace, db int) {
 	for i := range ks.dbs[db].shards {
-		l.add(&ks.dbs[db].shards[i])
+		l.Add(&ks.dbs[db].shards[i])
 	}
 }
 
-// lock takes every shard of the set in ascending order. A shard held by a
+// Lock takes every shard of the set in ascending order. A shard held by a
 // script past busy-reply-threshold makes it give up: it releases what it
 // took and returns false, and the caller answers -BUSY. busyOK commands
 // (Redis's allow-busy ones) wait for the script instead.
-func (l *lockSet) lock(busyOK bool) bool {
+func (l *LockSet) Lock(busyOK bool) bool {
 	if len(l.shards) > 1 {
 		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
 		l.shards = slices.Compact(l.shards)
@@ -218,7 +235,7 @@ func (s *Shard) lockUnlessBusy() bool {
 			s.mu.Lock()
 			return true
 		}
-		busy, done := r.signals()
+		busy, done := r.Signals()
 		select {
 		case <-busy:
 			select {
@@ -232,9 +249,27 @@ func (s *Shard) lockUnlessBusy() bool {
 	}
 }
 
-func (l *lockSet) unlock() {
+// Unlock releases every shard of the set and empties it.
+func (l *LockSet) Unlock() {
 	for i := len(l.shards) - 1; i >= 0; i-- {
 		l.shards[i].mu.Unlock()
 	}
 	l.shards = l.shards[:0]
 }
+
+// Shards lists the shards of the set.
+func (l *LockSet) Shards() []*Shard { return l.shards }
+
+// LastCommit is the store's number for the last batch that changed one of
+// the set's shards, locked: a reply that read them waits for it to be
+// synced (appendfsync always).
+func (l *LockSet) LastCommit() uint64 {
+	var n uint64
+	for _, s := range l.shards {
+		n = max(n, s.lastCommit)
+	}
+	return n
+}
+
+// ShardOf returns the shard that owns key in db, for a LockSet.
+func (ks *Keyspace) ShardOf(db int, key []byte) *Shard { return ks.shardOf(db, key) }

@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"bytes"
@@ -127,92 +127,5 @@ func TestHashValuesAreCopies(t *testing.T) {
 	got, ok := h.Get([]byte("field"))
 	if !ok || !bytes.Equal(got, []byte("value")) {
 		t.Fatalf("got %q %v", got, ok)
-	}
-}
-
-// TestHashCommands runs the hash commands in-process, table-driven, for
-// the replies and errors that matter most.
-func TestHashCommands(t *testing.T) {
-	srv := startServer(t, nil)
-	c := dial(t, srv)
-	steps := []struct{ args, want string }{
-		{"hset h a 1 b 2", ":2\r\n"},
-		{"hset h a 1 c 3", ":1\r\n"},
-		{"hset h a", "-ERR wrong number of arguments for 'hset' command\r\n"},
-		{"hset h a 1 b", "-ERR wrong number of arguments for 'hset' command\r\n"},
-		{"hmset h a 1 b", "-ERR wrong number of arguments for 'hmset' command\r\n"},
-		{"hgetall h", "*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"},
-		{"hget h b", "$1\r\n2\r\n"},
-		{"hget h z", "$-1\r\n"},
-		{"hmget h a z", "*2\r\n$1\r\n1\r\n$-1\r\n"},
-		{"hsetnx h a 9", ":0\r\n"},
-		{"hsetnx h d 4", ":1\r\n"},
-		{"hlen h", ":4\r\n"},
-		{"hstrlen h d", ":1\r\n"},
-		{"hexists h d", ":1\r\n"},
-		{"hincrby h a 10", ":11\r\n"},
-		{"hincrby h a x", "-ERR value is not an integer or out of range\r\n"},
-		{"hincrby h a 9223372036854775807", "-ERR increment or decrement would overflow\r\n"},
-		{"hincrbyfloat h a 0.5", "$4\r\n11.5\r\n"},
-		{"hincrby h a 1", "-ERR hash value is not an integer\r\n"},
-		{"hset h s abc", ":1\r\n"},
-		{"hincrbyfloat h s 1", "-ERR hash value is not a float\r\n"},
-		{"hincrbyfloat h s inf", "-ERR value is NaN or Infinity\r\n"},
-		{"hincrbyfloat h n 1e-3", "$5\r\n0.001\r\n"},
-		{"hdel h a b c d s n", ":6\r\n"},
-		{"hlen h", ":0\r\n"},
-		{"dbsize", ":0\r\n"},
-		{"hrandfield h", "$-1\r\n"},
-		{"hrandfield h 3", "*0\r\n"},
-		{"hrandfield h -9223372036854775808", "-" + ErrCountRange + "\r\n"},
-		{"hrandfield h 1 withvalue", "-ERR syntax error\r\n"},
-		{"hrandfield h 4611686018427387904 withvalues", "-ERR value is out of range\r\n"},
-		{"hset one f v", ":1\r\n"},
-		{"hrandfield one -2 WITHVALUES", "*4\r\n$1\r\nf\r\n$1\r\nv\r\n$1\r\nf\r\n$1\r\nv\r\n"},
-		{"hrandfield one -100000000", "-" + ErrReplyTooLarge + "\r\n"},
-		{"rpush l a", ":1\r\n"},
-		{"hget l a", "-" + ErrWrongType + "\r\n"},
-		{"hincrby l a x", "-ERR value is not an integer or out of range\r\n"},
-	}
-	for _, s := range steps {
-		if got := c.do(strings.Fields(s.args)...); got != s.want {
-			t.Errorf("%s: got %q, want %q", s.args, got, s.want)
-		}
-	}
-}
-
-// TestHashKeepsTTL checks that in-place changes keep the key's expiry and
-// that a new hash has none.
-func TestHashKeepsTTL(t *testing.T) {
-	srv := startServer(t, nil)
-	c := dial(t, srv)
-	c.do("hset", "h", "a", "1", "b", "2")
-	entry := func() *Entry {
-		s := srv.ks.shardOf(0, []byte("h"))
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.keys.getS("h")
-	}
-	exp := int64(1) << 50
-	s := srv.ks.shardOf(0, []byte("h"))
-	s.mu.Lock()
-	s.setExp(s.keys.getS("h"), exp)
-	s.mu.Unlock()
-	for _, cmd := range [][]string{
-		{"hset", "h", "c", "3"}, {"hdel", "h", "a"}, {"hincrby", "h", "b", "1"},
-		{"hincrbyfloat", "h", "b", "1.5"}, {"hsetnx", "h", "d", "4"}, {"hmset", "h", "e", "5"},
-	} {
-		c.do(cmd...)
-		if e := entry(); e == nil || e.Exp != exp {
-			t.Fatalf("after %v: entry %+v", cmd, e)
-		}
-	}
-	c.do("hdel", "h", "b", "c", "d", "e")
-	if e := entry(); e != nil {
-		t.Fatalf("empty hash still stored: %+v", e)
-	}
-	c.do("hset", "h", "a", "1")
-	if e := entry(); e == nil || e.Exp != 0 {
-		t.Fatalf("new hash: %+v", e)
 	}
 }

@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 // List is the value of a list key: a deque of byte strings in a ring
 // buffer, so pushes and pops at either end are O(1) amortized and indexing

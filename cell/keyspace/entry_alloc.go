@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import "unsafe"
 
@@ -78,7 +78,7 @@ func (e *Entry) entryTail() unsafe.Pointer {
 }
 
 // key returns the entry's key. Only entries made by newEntry have one.
-func (e *Entry) key() string {
+func (e *Entry) Key() string {
 	if e.klen == keyLong {
 		return *(*string)(e.entryTail())
 	}
@@ -87,7 +87,7 @@ func (e *Entry) key() string {
 
 // keyIs reports whether the entry's key is key.
 func (e *Entry) keyIs(key []byte) bool {
-	return e.key() == unsafe.String(unsafe.SliceData(key), len(key))
+	return e.Key() == unsafe.String(unsafe.SliceData(key), len(key))
 }
 
 // newEntry makes an Entry for key, whose keyHash is h, with room for a string value of vcap
@@ -134,16 +134,16 @@ var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 // which must be absent.
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 	var e *Entry
-	if !v.hasBytes() {
+	if !v.HasBytes() {
 		e, _ = s.newEntry(keyHash(key), key, 0)
 		e.ptr, e.n, e.kind = v.ptr, v.n, v.kind
 	} else {
 		var buf []byte
-		e, buf = s.newEntry(keyHash(key), key, v.strLen())
+		e, buf = s.newEntry(keyHash(key), key, v.StrLen())
 		if buf != nil {
-			e.setStr(append(buf, v.strBytes()...))
+			e.SetStr(append(buf, v.StrBytes()...))
 		} else {
-			e.setStr(v.strBytes())
+			e.SetStr(v.StrBytes())
 		}
 	}
 	// Not the unsaved flag: the new entry is counted when marked.

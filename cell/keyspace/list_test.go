@@ -1,11 +1,10 @@
-package cell
+package keyspace
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -153,88 +152,5 @@ func TestListValuesAreCopies(t *testing.T) {
 		if !bytes.Equal(l.At(i), []byte("abc")) {
 			t.Fatalf("At(%d) = %q", i, l.At(i))
 		}
-	}
-}
-
-// TestListCommands runs the list commands in-process for the replies and
-// errors that matter most, in both protocols' null forms.
-func TestListCommands(t *testing.T) {
-	srv := startServer(t, nil)
-	c := dial(t, srv)
-	steps := []struct{ args, want string }{
-		{"rpush l a b c", ":3\r\n"},
-		{"lpush l z", ":4\r\n"},
-		{"lpushx nokey a", ":0\r\n"},
-		{"lrange l 0 -1", "*4\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"},
-		{"lpop l 0", "*0\r\n"},
-		{"lpop l -1", "-ERR value is out of range, must be positive\r\n"},
-		{"lpop l x", "-ERR value is out of range, must be positive\r\n"},
-		{"lpop l 1 2", "-ERR wrong number of arguments for 'lpop' command\r\n"},
-		{"rpop l 2", "*2\r\n$1\r\nc\r\n$1\r\nb\r\n"},
-		{"lpop nokey 2", "*-1\r\n"},
-		{"lpop nokey", "$-1\r\n"},
-		{"lindex nokey x", "$-1\r\n"},
-		{"lindex l x", "-ERR value is not an integer or out of range\r\n"},
-		{"lindex l -1", "$1\r\na\r\n"},
-		{"lset nokey x v", "-ERR no such key\r\n"},
-		{"lset l 5 v", "-ERR index out of range\r\n"},
-		{"lrange nokey x 1", "-ERR value is not an integer or out of range\r\n"},
-		{"linsert l middle a b", "-ERR syntax error\r\n"},
-		{"linsert l before nosuch b", ":-1\r\n"},
-		{"linsert l after a b", ":3\r\n"},
-		{"lpos l b", ":2\r\n"},
-		{"lpos l b count 0", "*1\r\n:2\r\n"},
-		{"lpos l q", "$-1\r\n"},
-		{"lpos l a rank 0", "-" + ErrLposRankZero + "\r\n"},
-		{"lpos l a count x", "-ERR COUNT can't be negative\r\n"},
-		{"lpos l a maxlen -1", "-ERR MAXLEN can't be negative\r\n"},
-		{"lpos l a rank", "-ERR syntax error\r\n"},
-		{"lrem l 0 a", ":1\r\n"},
-		{"ltrim l 5 10", "+OK\r\n"},
-		{"llen l", ":0\r\n"},
-		{"dbsize", ":0\r\n"},
-		{"hset h f v", ":1\r\n"},
-		{"lindex h x", "-" + ErrWrongType + "\r\n"},
-		{"lrange h x 1", "-ERR value is not an integer or out of range\r\n"},
-		{"hello 3", ""},
-		{"lpop nokey 2", "_\r\n"},
-		{"lpop nokey", "_\r\n"},
-		{"lindex nokey 0", "_\r\n"},
-	}
-	for _, s := range steps {
-		got := c.do(strings.Fields(s.args)...)
-		if s.want != "" && got != s.want {
-			t.Errorf("%s: got %q, want %q", s.args, got, s.want)
-		}
-	}
-}
-
-// TestListKeepsTTL checks that in-place changes keep the key's expiry.
-func TestListKeepsTTL(t *testing.T) {
-	srv := startServer(t, nil)
-	c := dial(t, srv)
-	c.do("rpush", "l", "a", "b", "c", "d")
-	s := srv.ks.shardOf(0, []byte("l"))
-	entry := func() *Entry {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.keys.getS("l")
-	}
-	exp := int64(1) << 50
-	s.mu.Lock()
-	s.setExp(s.keys.getS("l"), exp)
-	s.mu.Unlock()
-	for _, cmd := range []string{
-		"rpush l e", "lpush l z", "lpushx l y", "rpushx l x", "lpop l", "rpop l 2",
-		"lset l 0 q", "linsert l after q w", "lrem l 1 w", "ltrim l 0 -1",
-	} {
-		c.do(strings.Fields(cmd)...)
-		if e := entry(); e == nil || e.Exp != exp {
-			t.Fatalf("after %s: entry %+v", cmd, e)
-		}
-	}
-	c.do("ltrim", "l", "1", "0")
-	if e := entry(); e != nil {
-		t.Fatalf("empty list still stored: %+v", e)
 	}
 }

@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"hash/maphash"
@@ -227,7 +227,7 @@ func (ix *keyIndex) from(start uint64) iter.Seq2[string, *Entry] {
 				i, steps = (i+1)&(size-1), steps+1
 				continue
 			}
-			if !yield(e.key(), e) {
+			if !yield(e.Key(), e) {
 				return
 			}
 			if ix.slots[i] == e || len(ix.slots) != size {

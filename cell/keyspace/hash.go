@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 // Hash is the value of a hash key.
 //

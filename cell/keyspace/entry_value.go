@@ -1,4 +1,4 @@
-package cell
+package keyspace
 
 import (
 	"fmt"
@@ -28,22 +28,22 @@ const (
 )
 
 // isString reports whether the value is a string (bytes or int).
-func (e *Entry) isString() bool { return e.kind <= valInt }
+func (e *Entry) IsString() bool { return e.kind <= valInt }
 
 // hasBytes reports whether the value is a string kept as bytes.
-func (e *Entry) hasBytes() bool { return e.kind <= valBig }
+func (e *Entry) HasBytes() bool { return e.kind <= valBig }
 
 // str returns the string value's bytes; for an int it formats them into a
 // new slice, so hot readers use strTo or intVal instead.
-func (e *Entry) str() []byte {
+func (e *Entry) Str() []byte {
 	if e.kind == valInt {
 		return strconv.AppendInt(nil, int64(e.n), 10)
 	}
-	return e.strBytes()
+	return e.StrBytes()
 }
 
 // strBytes is the byte form's slice (hasBytes only).
-func (e *Entry) strBytes() []byte {
+func (e *Entry) StrBytes() []byte {
 	if e.kind == valBig {
 		return *(*[]byte)(e.ptr)
 	}
@@ -51,37 +51,37 @@ func (e *Entry) strBytes() []byte {
 }
 
 // strTo returns the string value's bytes, formatting an int into buf.
-func (e *Entry) strTo(buf *[20]byte) []byte {
+func (e *Entry) StrTo(buf *[20]byte) []byte {
 	if e.kind == valInt {
 		return strconv.AppendInt(buf[:0], int64(e.n), 10)
 	}
-	return e.strBytes()
+	return e.StrBytes()
 }
 
 // strLen is the length of the string value.
-func (e *Entry) strLen() int {
+func (e *Entry) StrLen() int {
 	if e.kind == valInt {
 		var buf [20]byte
 		return len(strconv.AppendInt(buf[:0], int64(e.n), 10))
 	}
-	return len(e.strBytes())
+	return len(e.StrBytes())
 }
 
 // strCap is the capacity of the string value's buffer (0 for an int).
-func (e *Entry) strCap() int {
-	if e.hasBytes() {
-		return cap(e.strBytes())
+func (e *Entry) StrCap() int {
+	if e.HasBytes() {
+		return cap(e.StrBytes())
 	}
 	return 0
 }
 
 // intVal returns the value as an int64 when it is stored as one.
-func (e *Entry) intVal() (int64, bool) { return int64(e.n), e.kind == valInt }
+func (e *Entry) IntVal() (int64, bool) { return int64(e.n), e.kind == valInt }
 
 // setStr makes b the string value (b is kept, not copied). A string too
 // long for 32-bit length and capacity (proto-max-bulk-len may be raised
 // past 4 GB) keeps its slice header in an allocation of its own.
-func (e *Entry) setStr(b []byte) {
+func (e *Entry) SetStr(b []byte) {
 	if uint64(cap(b)) > math.MaxUint32 {
 		h := new([]byte) // not &b: that would move every b to the heap
 		*h = b
@@ -92,19 +92,19 @@ func (e *Entry) setStr(b []byte) {
 }
 
 // setInt makes v the string value, as the bytes of its decimal form.
-func (e *Entry) setInt(v int64) { e.ptr, e.n, e.kind = nil, uint64(v), valInt }
+func (e *Entry) SetInt(v int64) { e.ptr, e.n, e.kind = nil, uint64(v), valInt }
 
 // mutableStr returns the string value as bytes the caller may append to
 // or change in place, turning an int into its bytes first.
-func (e *Entry) mutableStr() []byte {
+func (e *Entry) MutableStr() []byte {
 	if e.kind == valInt {
-		e.setStr(e.str())
+		e.SetStr(e.Str())
 	}
-	return e.strBytes()
+	return e.StrBytes()
 }
 
 // obj returns the aggregate value, or nil for a string.
-func (e *Entry) obj() any {
+func (e *Entry) Obj() any {
 	switch e.kind {
 	case valZSet:
 		return (*ZSet)(e.ptr)
@@ -117,7 +117,7 @@ func (e *Entry) obj() any {
 }
 
 // setObj makes o, a *ZSet, *Hash or *List, the value.
-func (e *Entry) setObj(o any) {
+func (e *Entry) SetObj(o any) {
 	switch v := o.(type) {
 	case *ZSet:
 		e.ptr, e.kind = unsafe.Pointer(v), valZSet
