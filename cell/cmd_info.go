@@ -451,8 +451,9 @@ func infoCPU(s *Server, x *Ctx, b *strings.Builder) {
 // rejected or failed, sorted by name (Redis's order is its hash table's).
 func infoCommandStats(s *Server, x *Ctx, b *strings.Builder) {
 	for _, c := range allCommands() {
-		calls, usec := c.stats.calls.Load(), c.stats.usec.Load()
-		rej, failed := c.stats.rejected.Load(), c.stats.failed.Load()
+		cs := s.statsOf(c)
+		calls, usec := cs.calls.Load(), cs.usec.Load()
+		rej, failed := cs.rejected.Load(), cs.failed.Load()
 		if calls == 0 && rej == 0 && failed == 0 {
 			continue
 		}
@@ -504,12 +505,8 @@ func (s *Server) resetStats() {
 	st.commandsBase.Store(s.totalCommands())
 	_, expired := s.shardTotals()
 	st.expiredBase.Store(expired)
-	for _, n := range commandNames() {
-		c := commands[n]
-		c.stats.reset()
-		for _, sc := range c.Sub {
-			sc.stats.reset()
-		}
+	for i := range s.cmdStats {
+		s.cmdStats[i].reset()
 	}
 }
 

@@ -24,10 +24,13 @@ type Server struct {
 	ks    *keyspace.Keyspace
 	log   *slog.Logger
 	stats serverStats
-	start time.Time
-	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
-	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
-	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
+	// cmdStats are the per-command statistics, indexed by Command.id
+	// (statsOf).
+	cmdStats []cmdStats
+	start    time.Time
+	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -146,6 +149,13 @@ func Open(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
@@ -170,12 +180,13 @@ func newServer(cfg Config) *Server {
 		cfg.Version = DefaultConfig().Version
 	}
 	s := &Server{
-		cfg:     &cfg,
-		ks:      keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
-		log:     cfg.Logger,
-		start:   time.Now(),
-		clients: map[int64]*Client{},
-		done:    make(chan struct{}),
+		cmdStats: make([]cmdStats, registered),
+		cfg:      &cfg,
+		ks:       keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
+		log:      cfg.Logger,
+		start:    time.Now(),
+		clients:  map[int64]*Client{},
+		done:     make(chan struct{}),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
@@ -426,3 +437,6 @@ func (s *Server) saveAndClose() {
 
 // Keyspace exposes the data for tests and persistence.
 func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// statsOf is cmd's statistics on s.
+func (s *Server) statsOf(cmd *Command) *cmdStats { return &s.cmdStats[cmd.id] }

@@ -77,7 +77,7 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 		}
 	}
 	if ct.nlat == len(ct.lat) {
-		ct.flushLatency()
+		ct.flushLatency(c.srv.statsOf(ct.cmd))
 	}
 	ct.lat[ct.nlat] = latencyCount{b, 1}
 	ct.nlat++
@@ -107,13 +107,13 @@ func (t *statsTally) flush(c *Client) {
 	calls := int64(0)
 	for i := range t.cmds[:t.n] {
 		ct := &t.cmds[i]
-		cs := &ct.cmd.stats
+		cs := c.srv.statsOf(ct.cmd)
 		cs.calls.Add(ct.calls)
 		cs.usec.Add(ct.usec)
 		if ct.fail != 0 {
 			cs.failed.Add(ct.fail)
 		}
-		ct.flushLatency()
+		ct.flushLatency(cs)
 		calls += ct.calls
 		*ct = cmdTally{}
 	}
@@ -121,11 +121,12 @@ func (t *statsTally) flush(c *Client) {
 	c.ncmds.Add(calls)
 }
 
-func (ct *cmdTally) flushLatency() {
+// flushLatency adds the latency counts to cs, the command's statistics.
+func (ct *cmdTally) flushLatency(cs *cmdStats) {
 	if ct.nlat == 0 {
 		return
 	}
-	h := ct.cmd.stats.histogram()
+	h := cs.histogram()
 	for _, l := range ct.lat[:ct.nlat] {
 		h.counts[l.bucket].Add(int64(l.n))
 	}

@@ -73,24 +73,6 @@ func (ks *Keyspace) Dirty() int64 {
 	return n
 }
 
-// Keys lists db's live keys that match accepts, in no particular order.
-// Expired keys are skipped, not deleted, as in Redis's KEYS. db's shards
-// must be locked.
-func (ks *Keyspace) Keys(db int, now int64, match func(key string) bool) []string {
-	var out []string
-	for i := range ks.dbs[db].shards {
-		for k, e := range ks.dbs[db].shards[i].keys.all() {
-			if e.Expired(now) {
-				continue
-			}
-			if match == nil || match(k) {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
-
 // RandomKey picks a live key of the execution's database at random: a
 // shard with probability by its size, then the first key at or after a
 // random slot of its index. Expired keys met on the way are deleted, as
