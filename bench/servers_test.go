@@ -4,28 +4,20 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // requireRedis skips the test when redis-server is missing, or fails it
 // under CELLSERVER_REQUIRE_PEERS=1 (as CI sets).
 func requireRedis(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err == nil {
-		return path
-	}
-	msg := "redis-server not found; apt-get install redis-server redis-tools"
-	if os.Getenv("CELLSERVER_REQUIRE_PEERS") == "1" {
-		t.Fatal(msg + " (CELLSERVER_REQUIRE_PEERS=1)")
-	}
-	t.Skip(msg)
-	return ""
+	return serverproc.RequirePeer(t, "redis-server", "apt-get install redis-server redis-tools")
 }
 
 // The tests share one cellserver build.

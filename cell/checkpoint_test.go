@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/persist"
 )
 
@@ -397,18 +398,7 @@ func TestPersistFullCheckpoint(t *testing.T) {
 	}
 	// What a failed checkpoint leaves: nothing marked, and the next one
 	// told to be full.
-	for d := range srv.ks.dbs {
-		for i := range srv.ks.dbs[d].shards {
-			sh := &srv.ks.dbs[d].shards[i]
-			sh.mu.Lock()
-			sh.tombs.reset()
-			for _, e := range sh.keys.all() {
-				e.enc &^= encUnsaved
-			}
-			sh.unsaved = 0
-			sh.mu.Unlock()
-		}
-	}
+	srv.ks.ForgetUnsaved()
 	srv.ckptMu.Lock()
 	srv.ckptFull = true
 	srv.ckptMu.Unlock()
@@ -443,9 +433,8 @@ func TestCheckpointVisitInParts(t *testing.T) {
 }
 
 func testCheckpointVisitInParts(t *testing.T) {
-	defer func(n int) { visitChunk = n }(visitChunk)
-	visitChunk = 3
-	defer func() { visitPause = nil }()
+	defer keyspace.SetVisitChunk(keyspace.SetVisitChunk(3))
+	defer keyspace.SetVisitPause(nil)
 	dir := t.TempDir()
 	mod := func(c *Config) {
 		c.Shards = 1
@@ -480,25 +469,20 @@ func testCheckpointVisitInParts(t *testing.T) {
 			write(c)
 		}
 		pauses := 0
-		visitPause = func(sh *Shard) {
+		keyspace.SetVisitPause(func(sh *keyspace.Shard) {
 			pauses++
 			// Deleting the key just behind the visit shifts the run
 			// ahead of it back across.
-			sh.mu.Lock()
-			var behind string
-			if m := sh.keys.mark; m > 0 && sh.keys.slots[m-1] != nil {
-				behind = sh.keys.slots[m-1].key()
-			}
-			sh.mu.Unlock()
+			behind := sh.KeyBehindVisit()
 			if behind != "" && r.IntN(6) == 0 {
 				other.do("DEL", behind)
 			}
 			write(other)
-		}
+		})
 		if got := c.do("SAVE"); got != "+OK\r\n" {
 			t.Fatalf("SAVE: %q", got)
 		}
-		visitPause = nil
+		keyspace.SetVisitPause(nil)
 		if pauses < 5 {
 			t.Fatalf("round %d: the visit paused %d times", round, pauses)
 		}

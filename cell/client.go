@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -38,8 +38,8 @@ type Client struct {
 	watchDirty atomic.Bool
 	asking     bool // ASKING was sent: the next command may use an importing slot
 
-	locks   lockSet // the shards of the running command
-	txLocks lockSet // the shards of a running EXEC
+	locks   keyspace.LockSet // the shards of the running command
+	txLocks keyspace.LockSet // the shards of a running EXEC
 	keyIdx  []int
 
 	// The last command name looked up, as the client sent it, and what it
@@ -49,12 +49,9 @@ type Client struct {
 	lastName   []byte
 	lastLookup *Command
 
-	// The effects of the running execution, for the store (persist.go).
-	dirty    []dirtyKey
-	dirtyBuf []byte
-	seen     map[dbKey]int
-	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
-	batch    *persist.Batch
+	// fx collects the running execution's effects, for the store
+	// (persist.go); its Tx's point at it while there is a store.
+	fx keyspace.Effects
 	// syncTo is the last batch this client's replies may reveal; under
 	// appendfsync always they wait for it to be on disk.
 	syncTo uint64
@@ -68,9 +65,13 @@ type Client struct {
 	lastCmd    atomic.Pointer[Command]
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
-	tally      statsTally   // this client's stats not yet in ncmds and commandstats
-	killed     atomic.Bool
-	running    atomic.Bool // a command is executing: not idle (ops.go)
+	// INFO stats of this connection, written only by this client (the
+	// lookups from its tally), summed by INFO and the sampler
+	// (stats_sample.go): no cache line shared between clients per command.
+	netIn, netOut, hits, misses atomic.Int64
+	tally                       statsTally // this client's stats not yet in ncmds and commandstats
+	killed                      atomic.Bool
+	running                     atomic.Bool // a command is executing: not idle (ops.go)
 
 	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
 	shared    clientShared // what other connections may read
@@ -91,7 +92,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		created: time.Now(),
 		authed:  srv.live.requirePass.Load() == nil,
 	}
-	c.rd = resp.NewReader(nc, resp.Limits{
+	c.rd = resp.NewReader(countingReader{c}, resp.Limits{
 		MaxBulkLen:  srv.live.protoMaxBulkLen.Load(),
 		MaxQueryBuf: int(srv.live.clientQueryBufferLimit.Load()),
 	})
@@ -106,9 +107,23 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	c.fd = 7 + c.id%1000
 	c.shared.multi.Store(-1)
 	c.shared.proto.Store(2)
+	c.fx = keyspace.NewEffects(srv.store)
 	c.ctx = Ctx{srv: srv, cl: c, W: c.w}
+	c.ctx.Begin(srv.ks, c.effects(), 0, 0)
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
+}
+
+// countingReader reads the connection for the RESP reader and counts the
+// bytes (INFO total_net_input_bytes): one atomic add per read.
+type countingReader struct{ c *Client }
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.netIn.Add(int64(n))
+	}
+	return n, err
 }
 
 func addrString(a net.Addr) string {
@@ -196,6 +211,7 @@ func (c *Client) flush() bool {
 		c.w.Reset()
 		return false
 	}
+	c.netOut.Add(int64(c.w.Len()))
 	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
 	return ok
@@ -217,4 +233,13 @@ func (c *Client) Name() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.name
+}
+
+// effects is where c's executions collect their effects: nil without a
+// store, which spares every write the noting.
+func (c *Client) effects() *keyspace.Effects {
+	if c.srv.store == nil {
+		return nil
+	}
+	return &c.fx
 }

@@ -1,6 +1,10 @@
 package cell
 
-import "time"
+import (
+	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
+)
 
 // Redirection: where dispatch sends a command in cluster mode, as Redis's
 // getNodeByQuery and clusterRedirectClient decide it.
@@ -81,7 +85,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 	}
 	c.w.Error(msg)
 	c.srv.stats.countError(msg)
-	cmd.stats.rejected.Add(1)
+	c.srv.statsOf(cmd).rejected.Add(1)
 	return false
 }
 
@@ -97,7 +101,7 @@ type slotRouter struct {
 	now  int64
 	// holds, inside a script that holds only some shards, says which:
 	// a key of another shard cannot be looked at and counts as missing.
-	holds     func(*Shard) bool
+	holds     func(*keyspace.Shard) bool
 	slot      int
 	first     []byte
 	multiple  bool // more than one distinct key
@@ -143,12 +147,10 @@ func (r *slotRouter) exists(key []byte) bool {
 	if !r.held {
 		return r.srv.keyExists(key)
 	}
-	sh := r.srv.ks.shardOf(0, key)
-	if r.holds != nil && !r.holds(sh) {
+	if r.holds != nil && !r.holds(r.srv.ks.ShardOf(0, key)) {
 		return false
 	}
-	e := sh.keys.get(key)
-	return e != nil && !e.expired(r.now)
+	return r.srv.ks.Exists(0, key, r.now)
 }
 
 // verdict is the reply that replaces the command, "" to run it.
@@ -191,12 +193,7 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 // keyExists reports whether key is live in database 0, taking its shard's
 // lock for the look.
 func (s *Server) keyExists(key []byte) bool {
-	sh := s.ks.shardOf(0, key)
-	sh.mu.Lock()
-	e := sh.keys.get(key)
-	ok := e != nil && !e.expired(time.Now().UnixMilli())
-	sh.mu.Unlock()
-	return ok
+	return s.ks.ExistsLocking(0, key, time.Now().UnixMilli())
 }
 
 // scriptClusterCheck is the cluster check of one redis.call inside a
@@ -206,11 +203,11 @@ func (s *Server) keyExists(key []byte) bool {
 // existence is read without locking; holds, when not nil, tells which
 // shards the script holds (a key elsewhere counts as missing here, and is
 // refused either way). It returns "" to allow the call.
-func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte, holds func(*Shard) bool) string {
+func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte, holds func(*keyspace.Shard) bool) string {
 	if !x.srv.clusterOn {
 		return ""
 	}
-	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, held: true, now: x.now, holds: holds}
+	r := slotRouter{t: x.srv.topo.Load(), srv: x.srv, slot: -1, held: true, now: x.Now(), holds: holds}
 	r.add(cmd, args, x.cl)
 	switch r.verdict(cmd, x.cl.asking || cmd.Flags&FlagAsking != 0) {
 	case "":

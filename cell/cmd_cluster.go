@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"math"
 	"strings"
 
 	"github.com/cellserver/cellserver/resp"
@@ -263,15 +264,6 @@ func clusterKeyslot(x *Ctx) {
 	}
 }
 
-// slotShard locks and returns the shard of database 0 that holds slot's
-// keys (cluster mode places keys by slot).
-func slotShard(x *Ctx, slot int) *Shard {
-	ks := x.srv.ks
-	s := &ks.dbs[0].shards[uint64(slot)&ks.mask]
-	s.mu.Lock()
-	return s
-}
-
 // clusterCountKeysInSlot counts the slot's keys, expired ones not yet
 // reaped included, as Redis's per-slot count does.
 func clusterCountKeysInSlot(x *Ctx) {
@@ -290,17 +282,7 @@ func clusterCountKeysInSlot(x *Ctx) {
 	x.W.Int(int64(countKeysInSlot(x, int(slot))))
 }
 
-func countKeysInSlot(x *Ctx, slot int) int {
-	s := slotShard(x, slot)
-	n := 0
-	for k := range s.keys.all() {
-		if KeySlot([]byte(k)) == slot {
-			n++
-		}
-	}
-	s.mu.Unlock()
-	return n
-}
+func countKeysInSlot(x *Ctx, slot int) int { return x.srv.ks.CountKeysInSlot(slot) }
 
 // clusterGetKeysInSlot lists up to count keys of the slot, in no
 // particular order (Redis: the slot's insertion order), expired ones not
@@ -323,17 +305,7 @@ func clusterGetKeysInSlot(x *Ctx) {
 		x.Error(ErrInvalidSlotOrCount)
 		return
 	}
-	s := slotShard(x, int(slot))
-	var out []string
-	for k := range s.keys.all() {
-		if int64(len(out)) >= count {
-			break
-		}
-		if KeySlot([]byte(k)) == int(slot) {
-			out = append(out, k)
-		}
-	}
-	s.mu.Unlock()
+	out := x.srv.ks.KeysInSlot(int(slot), int(min(count, math.MaxInt32)))
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)

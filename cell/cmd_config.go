@@ -97,7 +97,7 @@ var configParams = []*configParam{
 			s.live.maxClients.Store(n)
 			return ""
 		}},
-	{name: "databases", kind: kindInt, immutable: true, get: func(s *Server) string { return strconv.Itoa(len(s.ks.dbs)) }},
+	{name: "databases", kind: kindInt, immutable: true, get: func(s *Server) string { return strconv.Itoa(s.ks.DBs()) }},
 	{name: "dir", kind: kindString, protected: true, get: func(s *Server) string {
 		d, err := filepath.Abs(s.cfg.Dir)
 		if err != nil {
@@ -146,7 +146,7 @@ var configParams = []*configParam{
 	// appendonly reads as the store's state at start (--appendonly).
 	// CONFIG SET stores a value, as Redis accepts it, but turning the
 	// store on or off takes a restart.
-	{name: "appendonly", kind: kindBool, get: func(s *Server) string {
+	{name: "appendonly", kind: kindBool, def: "yes", get: func(s *Server) string {
 		if v := s.configValue("appendonly"); v != "" {
 			return v
 		}
@@ -155,19 +155,19 @@ var configParams = []*configParam{
 		}
 		return "no"
 	}},
-	{name: "appendfsync", kind: kindEnum, choices: []string{"always", "everysec", "no"},
+	{name: "appendfsync", kind: kindEnum, def: FsyncEverySec, choices: []string{"always", "everysec", "no"},
 		get:   func(s *Server) string { return s.fsyncPolicy() },
 		apply: func(s *Server, v string) string { s.setFsync(v); return "" }},
 	// When the effect log has grown enough to be folded into the snapshot
 	// (checkpoint.go): Redis's rule for rewriting its AOF.
-	{name: "auto-aof-rewrite-percentage", kind: kindInt, min: 0, max: intMax,
+	{name: "auto-aof-rewrite-percentage", kind: kindInt, def: "100", min: 0, max: intMax,
 		get: func(s *Server) string { return itoa(s.live.ckptPercent.Load()) },
 		apply: func(s *Server, v string) string {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			s.live.ckptPercent.Store(n)
 			return ""
 		}},
-	{name: "auto-aof-rewrite-min-size", kind: kindMemory, min: 0, max: math.MaxInt64,
+	{name: "auto-aof-rewrite-min-size", kind: kindMemory, def: "67108864", min: 0, max: math.MaxInt64,
 		get:   func(s *Server) string { return itoa(s.live.ckptMinSize.Load()) },
 		apply: func(s *Server, v string) string { n, _ := ParseMemory(v); s.live.ckptMinSize.Store(n); return "" }},
 	{name: "appendfilename", kind: kindString, def: "appendonly.aof", immutable: true},
@@ -201,7 +201,7 @@ var configParams = []*configParam{
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: kindInt, def: "64", min: 0, max: math.MaxInt64},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: kindInt, def: "-2", min: math.MinInt32, max: intMax},
 	{name: "set-max-intset-entries", kind: kindInt, def: "512", min: 0, max: math.MaxInt64},
-	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: kindInt, min: 0, max: math.MaxInt64,
+	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: kindInt, def: "5000", min: 0, max: math.MaxInt64,
 		get: func(s *Server) string { return itoa(s.live.busyReplyThresholdMs.Load()) },
 		apply: func(s *Server, v string) string {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -491,6 +491,9 @@ func (p *configParam) parse(v string) (string, string) {
 		if !ok {
 			return "", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 		}
+		if keyspaceEventsOn(out) {
+			return "", msgNoKeyspaceEvents
+		}
 		return out, ""
 	}
 	return v, ""
@@ -506,6 +509,15 @@ func canonicalInt(s string) bool {
 		s = s[1:]
 	}
 	return s != "" && s[0] >= '1' && s[0] <= '9'
+}
+
+// keyspaceEventsOn reports whether a canonical notify-keyspace-events
+// value would make Redis publish events: K or E, and a class. cellserver
+// has no pub/sub, so it refuses those values rather than take them and
+// publish nothing; values that publish nothing in Redis either ("A", "KE",
+// "") are kept as Redis keeps them.
+func keyspaceEventsOn(v string) bool {
+	return strings.ContainsAny(v, "KE") && strings.Trim(v, "KE") != ""
 }
 
 // normalizeKeyspaceEvents reads notify-keyspace-events classes and prints

@@ -79,10 +79,13 @@ func TestConfigParse(t *testing.T) {
 		{"save", "60 1", "60 1", ""},
 		{"save", "60  1", "", "Invalid save parameters"},
 		{"save", "60", "", "Invalid save parameters"},
-		{"notify-keyspace-events", "KEA", "AKE", ""},
-		{"notify-keyspace-events", "Kx", "xK", ""},
-		{"notify-keyspace-events", "nmKEd", "dnKEm", ""},
-		{"notify-keyspace-events", "g$lshzxetdm", "Am", ""},
+		{"notify-keyspace-events", "KEA", "", msgNoKeyspaceEvents},
+		{"notify-keyspace-events", "Kx", "", msgNoKeyspaceEvents},
+		{"notify-keyspace-events", "nmKEd", "", msgNoKeyspaceEvents},
+		{"notify-keyspace-events", "Em", "", msgNoKeyspaceEvents},
+		{"notify-keyspace-events", "g$lshzxetdm", "Am", ""}, // no K or E: publishes nothing
+		{"notify-keyspace-events", "EK", "KE", ""},          // no class: publishes nothing
+		{"notify-keyspace-events", "", "", ""},
 		{"notify-keyspace-events", "q", "", "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."},
 		{"list-max-listpack-size", "-2", "-2", ""},
 	}

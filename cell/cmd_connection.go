@@ -71,19 +71,19 @@ func selectDB(x *Ctx) {
 		x.Error(ErrSelectCluster)
 		return
 	}
-	if n < 0 || n >= int64(len(x.srv.ks.dbs)) {
+	if n < 0 || n >= int64(x.srv.ks.DBs()) {
 		x.Error(ErrDBIndex)
 		return
 	}
 	x.cl.db = int(n)
-	x.db = int(n)
+	x.SetDB(int(n))
 	x.W.OK()
 }
 
 // parseDBIndex is SELECT's argument check, for EXEC's lock planning.
 func parseDBIndex(s *Server, b []byte) (int, bool) {
 	n, ok := resp.ParseInt(b)
-	if !ok || n < 0 || n >= int64(len(s.ks.dbs)) {
+	if !ok || n < 0 || n >= int64(s.ks.DBs()) {
 		return 0, false
 	}
 	return int(n), true
@@ -138,8 +138,9 @@ func hello(x *Ctx) {
 		}
 		proto = v
 	}
-	var user, pass, name []byte
-	setName := false
+	// As in Redis 7.0, SETNAME takes effect as it is read: a later bad
+	// option, password or missing AUTH fails HELLO with the name set.
+	var user, pass []byte
 	for j := 2; j < len(x.Args); j++ {
 		more := len(x.Args) - 1 - j
 		opt := x.Args[j]
@@ -148,7 +149,11 @@ func hello(x *Ctx) {
 			user, pass = x.Args[j+1], x.Args[j+2]
 			j += 2
 		case strings.EqualFold(string(opt), "setname") && more >= 1:
-			name, setName = x.Args[j+1], true
+			if !validClientName(x.Args[j+1]) {
+				x.Error(ErrClientName)
+				return
+			}
+			c.setName(string(x.Args[j+1]))
 			j++
 		default:
 			x.Error("ERR Syntax error in HELLO option '" + cstring(opt) + "'")
@@ -165,13 +170,6 @@ func hello(x *Ctx) {
 	if !c.authed {
 		x.Error(ErrHelloNoAuth)
 		return
-	}
-	if setName {
-		if !validClientName(name) {
-			x.Error(ErrClientName)
-			return
-		}
-		c.setName(string(name))
 	}
 	c.w.SetProto(int(proto))
 	w := x.W

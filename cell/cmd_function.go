@@ -89,10 +89,10 @@ func functionStats(x *Ctx) {
 	x.W.Int(0)
 }
 
+// functionHelp lists the subcommands served: LOAD, DUMP and RESTORE are
+// not (see above), so Redis's lines for them are left out.
 func functionHelp(x *Ctx) {
 	writeHelp(x, "FUNCTION", []string{
-		"LOAD [REPLACE] <FUNCTION CODE>",
-		"    Create a new library with the given library name and code.",
 		"DELETE <LIBRARY NAME>",
 		"    Delete the given library.",
 		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
@@ -118,15 +118,5 @@ func functionHelp(x *Ctx) {
 		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
 		"    * ASYNC: Asynchronously flush the libraries.",
 		"    * SYNC: Synchronously flush the libraries.",
-		"DUMP",
-		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
-		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-		"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
-		"    control how to handle existing libraries (default APPEND):",
-		"    * FLUSH: delete all existing libraries.",
-		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
-		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
-		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
-		"      in case of functions name collision with another library).",
 	})
 }

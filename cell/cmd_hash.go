@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -36,39 +37,25 @@ func init() {
 	)
 }
 
-// lookupHash returns key's hash, or nil if the key is missing. ok is false,
-// with WRONGTYPE already replied, if the key holds another type.
-func (x *Ctx) lookupHash(key []byte) (h *Hash, ok bool) {
-	e := x.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	if h, isHash := e.obj().(*Hash); isHash {
-		return h, true
-	}
-	x.Error(ErrWrongType)
-	return nil, false
-}
-
 // hashForWrite is Redis's hashTypeLookupWriteOrCreate: key's hash, or a
 // new empty one that the caller must store with setObject once it holds a
 // field. created says which.
-func (x *Ctx) hashForWrite(key []byte) (h *Hash, created, ok bool) {
+func (x *Ctx) hashForWrite(key []byte) (h *keyspace.Hash, created, ok bool) {
 	h, ok = x.lookupHash(key)
 	if !ok || h != nil {
 		return h, false, ok
 	}
-	return NewHash(), true, true
+	return keyspace.NewHash(), true, true
 }
 
 // commitHash records a write to a hash: a new hash is stored, an existing
 // one was changed in place.
-func (x *Ctx) commitHash(key []byte, h *Hash, created bool) {
+func (x *Ctx) commitHash(key []byte, h *keyspace.Hash, created bool) {
 	if created {
-		x.setObject(key, h, 0)
+		x.SetObject(key, h, 0)
 		return
 	}
-	x.touched(key)
+	x.Touched(key)
 }
 
 // hsetPairs stores the field/value pairs of HSET and HMSET and returns how
@@ -179,12 +166,7 @@ func hdel(x *Ctx) {
 			}
 		}
 	}
-	switch {
-	case h.Len() == 0:
-		x.remove(key)
-	case n > 0:
-		x.touched(key)
-	}
+	x.RemovedFrom(key, h.Len(), n > 0)
 	x.W.Int(n)
 }
 
@@ -353,7 +335,7 @@ const maxRandReply = 512 << 20
 
 // randReplyFits reports whether n picks from h, each at most the longest
 // field (and value) plus framing, stay under maxRandReply.
-func randReplyFits(h *Hash, n int64, withValues bool) bool {
+func randReplyFits(h *keyspace.Hash, n int64, withValues bool) bool {
 	longest := 0
 	for i := 0; i < h.Len(); i++ {
 		f, v := h.At(i)

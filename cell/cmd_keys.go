@@ -2,14 +2,12 @@ package cell
 
 import (
 	"bytes"
-	"cmp"
-	"hash/maphash"
 	"math"
-	"math/bits"
-	"math/rand/v2"
-	"slices"
 	"strconv"
+	"strings"
+	"unsafe"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -18,16 +16,16 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: del},
-		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: del},
+		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: delCmd},
+		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: delCmd},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: exists},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: typeCmd},
-		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keys},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keysCmd},
 		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB, Handler: scan},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly | flagWholeDB, Handler: randomkey},
-		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: rename},
+		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: renameCmd},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Handler: renamenx},
-		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expire},
+		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireCmd},
 		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpire},
 		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireat},
 		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpireat},
@@ -45,12 +43,12 @@ func init() {
 	)
 }
 
-// del is DEL and UNLINK: the number of keys that existed. Freeing is the
+// delCmd is DEL and UNLINK: the number of keys that existed. Freeing is the
 // collector's job either way.
-func del(x *Ctx) {
+func delCmd(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.remove(k) {
+		if x.Remove(k) {
 			n++
 		}
 	}
@@ -61,7 +59,7 @@ func del(x *Ctx) {
 func exists(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
-		if x.lookup(k) != nil {
+		if x.Lookup(k) != nil {
 			n++
 		}
 	}
@@ -69,7 +67,7 @@ func exists(x *Ctx) {
 }
 
 func typeCmd(x *Ctx) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Status("none")
 		return
@@ -77,22 +75,29 @@ func typeCmd(x *Ctx) {
 	x.W.Status(e.Type())
 }
 
-// keys lists the live keys matching a glob pattern, in no particular
-// order. Expired keys are skipped, not deleted, as in Redis.
-func keys(x *Ctx) {
+// keysCmd is KEYS: it lists the live keys matching a glob pattern, in no particular
+// order. Expired keys are skipped, not deleted, as in Redis. It walks the
+// database scanStep keys per hold of a shard's lock, so that other
+// clients wait for one step at most, not for the whole listing. The
+// answer holds every key present from its start to its end, once
+// (keyspace.Scan); a key added or deleted meanwhile may or may not be in
+// it, as if Redis had run the command at some moment in between.
+func keysCmd(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
-	shards := x.srv.ks.dbs[x.db].shards
+	now := x.Now()
 	var out []string
-	for i := range shards {
-		for k, e := range shards[i].keys.all() {
-			if e.expired(x.now) {
-				continue
-			}
-			if all || globMatch(pat, []byte(k)) {
-				out = append(out, k)
-			}
+	take := func(k string, e *keyspace.Entry) {
+		if !e.Expired(now) && (all || globMatch(pat, bytesOf(k))) {
+			out = append(out, k)
 		}
+	}
+	for sc := x.Keyspace().StartScan(x.DB(), 0); !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
+			return
+		}
+		sc.Step(scanStep, take)
+		x.unlockShard()
 	}
 	x.W.Array(len(out))
 	for _, k := range out {
@@ -100,29 +105,14 @@ func keys(x *Ctx) {
 	}
 }
 
-// SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
-// that also places keys in shards (by its low bits; in cluster mode the
-// slot places them, and nothing below depends on which). With S = 2^b shards, a
-// cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
-// the top 53-b bits of its hash. The keys of that shard at or above the
-// threshold are still to come. A call returns keys of a shard in increasing
-// position order, always including every key that shares the last position
-// it returns, and the next cursor starts just above that position, or at
-// the next shard. A key's hash never changes while the server runs, so a
-// key present from the first call to the last is returned exactly once,
-// whatever is added, deleted or grown meanwhile (keys added or deleted
-// during the scan may or may not appear, as in Redis). Cursor 0 starts and
-// ends a scan. Cursors stay below 2^53, so clients and scripts that keep
-// them as doubles (JavaScript, Lua) do not corrupt them.
-//
-// Each call costs a pass over one or more shards. So that a full scan stays
-// linear in the number of keys, a call takes at least 1/scanSlices of a
-// shard, which may return more keys than COUNT (Redis may too).
-const scanSlices = 64
+// scanStep is the most keys SCAN and KEYS take per hold of a shard's
+// lock: about 100 µs of work, however large COUNT or the database is.
+const scanStep = 1024
 
-// scanCursorBits is the width of every cursor.
-const scanCursorBits = 53
-
+// scan is SCAN: a call walks about COUNT keys from the cursor on (before
+// MATCH and TYPE filter them, as in Redis), a step per shard lock, and
+// returns the cursor where it stopped (keyspace.Scan says what the cursor
+// guarantees).
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
 	if !ok {
@@ -130,7 +120,8 @@ func scan(x *Ctx) {
 		return
 	}
 	count := int64(10)
-	var pat, typ []byte
+	var pat []byte
+	var typ string
 	usePat, useType := false, false
 	for i := 2; i < len(x.Args); i += 2 {
 		a, more := x.Args[i], i+1 < len(x.Args)
@@ -150,128 +141,53 @@ func scan(x *Ctx) {
 			pat = x.Args[i+1]
 			usePat = !(len(pat) == 1 && pat[0] == '*')
 		case optIs(a, "type") && more:
-			typ, useType = x.Args[i+1], true
+			typ, useType = cstring(x.Args[i+1]), true
 		default:
 			x.Error(ErrSyntax)
 			return
 		}
 	}
-	found, next := x.scanFrom(cursor, count)
-	out := found[:0]
-	for _, k := range found {
-		if usePat && !globMatch(pat, []byte(k)) {
-			continue
+	now := x.Now()
+	var out, step []string
+	var entries []*keyspace.Entry
+	collect := func(k string, e *keyspace.Entry) {
+		step, entries = append(step, k), append(entries, e)
+	}
+	sc := x.Keyspace().StartScan(x.DB(), cursor)
+	for left := count; left > 0 && !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
+			return
 		}
-		e := x.lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
-		if e == nil {
-			continue
+		step, entries = step[:0], entries[:0]
+		left -= int64(sc.Step(int(min(left, scanStep)), collect))
+		for i, k := range step {
+			e := entries[i]
+			if usePat && !globMatch(pat, bytesOf(k)) {
+				continue
+			}
+			if e.Expired(now) {
+				x.Tx.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does; no hit counted
+				continue
+			}
+			if useType && !strings.EqualFold(typ, e.Type()) {
+				continue
+			}
+			out = append(out, k)
 		}
-		if useType && !bytes.EqualFold([]byte(cstring(typ)), []byte(e.Type())) {
-			continue
-		}
-		out = append(out, k)
+		x.unlockShard()
 	}
 	x.W.Array(2)
 	var buf [20]byte
-	x.W.Bulk(strconv.AppendUint(buf[:0], next, 10))
+	x.W.Bulk(strconv.AppendUint(buf[:0], sc.Cursor(), 10))
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
 	}
 }
 
-// scanFrom collects keys from cursor on, about count of them, and returns
-// them with the next cursor (see the cursor scheme above).
-func (x *Ctx) scanFrom(cursor uint64, count int64) ([]string, uint64) {
-	ks := x.srv.ks
-	shards := ks.dbs[x.db].shards
-	mask := ks.mask
-	shardBits := uint(bits.OnesCount64(mask))
-	posBits := scanCursorBits - shardBits
-	endPos := uint64(1) << posBits // positions are below this
-	var out []string
-	var cands []keyPos
-	shard, thr := cursor&mask, cursor>>shardBits
-	for int64(len(out)) < count {
-		s := &shards[shard]
-		cands = cands[:0]
-		for k := range s.keys.all() {
-			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
-				cands = append(cands, keyPos{pos, k})
-			}
-		}
-		want := max(int(count)-len(out), s.keys.len()/scanSlices, 1)
-		if len(cands) > want {
-			smallestFirst(cands, want)
-			last := cands[0].pos
-			for _, c := range cands[:want] {
-				out = append(out, c.k)
-				last = max(last, c.pos)
-			}
-			for _, c := range cands[want:] {
-				if c.pos == last { // keys sharing the last position go together
-					out = append(out, c.k)
-				}
-			}
-			if last+1 < endPos {
-				return out, (last+1)<<shardBits | shard
-			}
-		} else {
-			for _, c := range cands {
-				out = append(out, c.k)
-			}
-		}
-		// This shard is done: on to the next one, or the end.
-		shard, thr = shard+1, 0
-		if shard > mask {
-			return out, 0
-		}
-	}
-	return out, shard
-}
-
-// keyPos is a key and its SCAN position.
-type keyPos struct {
-	pos uint64
-	k   string
-}
-
-// smallestFirst reorders c so that its k smallest positions come first, in
-// no particular order: quickselect, linear on average, where sorting every
-// call would make a full scan of a big shard cost n log n per call.
-func smallestFirst(c []keyPos, k int) {
-	lo, hi := 0, len(c)-1
-	for lo < hi {
-		if hi-lo < 16 {
-			slices.SortFunc(c[lo:hi+1], func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
-			return
-		}
-		// Positions are hash bits, so the middle element is a random pivot.
-		p := c[lo+(hi-lo)/2].pos
-		i, j := lo, hi
-		for i <= j {
-			for c[i].pos < p {
-				i++
-			}
-			for c[j].pos > p {
-				j--
-			}
-			if i <= j {
-				c[i], c[j] = c[j], c[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
-	}
-}
+// bytesOf is a key string as the byte slice lookups and globMatch take,
+// without copying it; neither writes to it.
+func bytesOf(k string) []byte { return unsafe.Slice(unsafe.StringData(k), len(k)) }
 
 // parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
 // optional sign (a negative value wraps), decimal digits, no leading
@@ -311,48 +227,25 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// randomkey picks a live key at random: a shard with probability by its
-// size, then the first key at or after a random slot of its index. Expired keys
-// met on the way are deleted, as Redis does, until a live one turns up.
+// randomkey picks a live key at random (keyspace.Tx.RandomKey).
 func randomkey(x *Ctx) {
-	shards := x.srv.ks.dbs[x.db].shards
-	for {
-		total := 0
-		for i := range shards {
-			total += shards[i].keys.len()
-		}
-		if total == 0 {
-			x.W.Null()
-			return
-		}
-		r := rand.IntN(total)
-		var s *Shard
-		for i := range shards {
-			if r < shards[i].keys.len() {
-				s = &shards[i]
-				break
-			}
-			r -= shards[i].keys.len()
-		}
-		for k := range s.keys.from(rand.Uint64()) {
-			if x.lookup([]byte(k)) != nil {
-				x.W.BulkString(k)
-				return
-			}
-			break
-		}
+	k, ok := x.RandomKey()
+	if !ok {
+		x.W.Null()
+		return
 	}
+	x.W.BulkString(k)
 }
 
-func rename(x *Ctx)   { renameKey(x, false) }
-func renamenx(x *Ctx) { renameKey(x, true) }
+func renameCmd(x *Ctx) { renameKey(x, false) }
+func renamenx(x *Ctx)  { renameKey(x, true) }
 
 // renameKey moves a key with its TTL. A missing source is an error even
 // when it equals the destination; renaming a key to itself changes
 // nothing.
 func renameKey(x *Ctx, nx bool) {
 	src, dst := x.Args[1], x.Args[2]
-	e := x.lookup(src)
+	e := x.Lookup(src)
 	if e == nil {
 		x.Error(ErrNoSuchKey)
 		return
@@ -365,11 +258,11 @@ func renameKey(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if x.lookup(dst) != nil && nx {
+	if x.Lookup(dst) != nil && nx {
 		x.W.Int(0)
 		return
 	}
-	x.rename(src, dst, e)
+	x.Rename(src, dst, e)
 	if nx {
 		x.W.Int(1)
 	} else {
@@ -377,8 +270,8 @@ func renameKey(x *Ctx, nx bool) {
 	}
 }
 
-func expire(x *Ctx)    { expireGeneric(x, x.now, true) }
-func pexpire(x *Ctx)   { expireGeneric(x, x.now, false) }
+func expireCmd(x *Ctx) { expireGeneric(x, x.Now(), true) }
+func pexpire(x *Ctx)   { expireGeneric(x, x.Now(), false) }
 func expireat(x *Ctx)  { expireGeneric(x, 0, true) }
 func pexpireat(x *Ctx) { expireGeneric(x, 0, false) }
 
@@ -429,7 +322,7 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 	}
 	when += base
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil {
 		x.W.Int(0)
 		return
@@ -439,10 +332,10 @@ func expireGeneric(x *Ctx, base int64, seconds bool) {
 		x.W.Int(0)
 		return
 	}
-	if when <= x.now {
-		x.remove(key)
+	if when <= x.Now() {
+		x.Remove(key)
 	} else {
-		x.setExpire(key, e, when)
+		x.SetExpire(key, e, when)
 	}
 	x.W.Int(1)
 }
@@ -455,7 +348,7 @@ func pexpiretime(x *Ctx) { ttlGeneric(x, true, true) }
 // ttlGeneric replies -2 for a missing key, -1 for no TTL, else the time
 // left (or the absolute expiry); seconds are rounded to the nearest.
 func ttlGeneric(x *Ctx, ms, abs bool) {
-	e := x.lookup(x.Args[1])
+	e := x.Lookup(x.Args[1])
 	if e == nil {
 		x.W.Int(-2)
 		return
@@ -466,7 +359,7 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 	}
 	t := e.Exp
 	if !abs {
-		t -= x.now
+		t -= x.Now()
 	}
 	t = max(t, 0)
 	if !ms {
@@ -480,18 +373,18 @@ func ttlGeneric(x *Ctx, ms, abs bool) {
 // see it).
 func persistCmd(x *Ctx) {
 	key := x.Args[1]
-	e := x.lookup(key)
+	e := x.Lookup(key)
 	if e == nil || e.Exp == 0 {
 		x.W.Int(0)
 		return
 	}
-	x.setExpire(key, e, 0)
+	x.SetExpire(key, e, 0)
 	x.W.Int(1)
 }
 
 // objectLookup finds OBJECT's key, replying nil if it is missing.
-func objectLookup(x *Ctx) *Entry {
-	e := x.lookup(x.Args[2])
+func objectLookup(x *Ctx) *keyspace.Entry {
+	e := x.Lookup(x.Args[2])
 	if e == nil {
 		x.W.Null()
 	}
@@ -505,20 +398,20 @@ func objectEncoding(x *Ctx) {
 }
 
 // encodingOf names the encoding Redis would use for e's value.
-func encodingOf(e *Entry) string {
-	if !e.isString() {
-		if o, ok := e.obj().(interface{ Encoding() string }); ok {
+func encodingOf(e *keyspace.Entry) string {
+	if !e.IsString() {
+		if o, ok := e.Obj().(interface{ Encoding() string }); ok {
 			return o.Encoding()
 		}
 		return "unknown"
 	}
 	var buf [20]byte
-	v := e.strTo(&buf)
+	v := e.StrTo(&buf)
 	n := len(v)
 	switch {
-	case e.strEnc() == encRaw:
+	case e.StrEnc() == keyspace.EncRaw:
 		return "raw"
-	case e.strEnc() == encAuto && n <= 20 && isInt(v):
+	case e.StrEnc() == keyspace.EncAuto && n <= 20 && isInt(v):
 		return "int"
 	case n <= 44:
 		return "embstr"
@@ -554,8 +447,8 @@ func objectRefcount(x *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.isString() && encodingOf(e) == "int" {
-		if v, _ := resp.ParseInt(e.str()); v >= 0 && v < 10000 {
+	if e.IsString() && encodingOf(e) == "int" {
+		if v, _ := resp.ParseInt(e.Str()); v >= 0 && v < 10000 {
 			x.W.Int(math.MaxInt32)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -34,30 +35,6 @@ func init() {
 	)
 }
 
-// lookupList returns key's list, or nil if the key is missing. ok is false,
-// with WRONGTYPE already replied, if the key holds another type.
-func (x *Ctx) lookupList(key []byte) (l *List, ok bool) {
-	e := x.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	if l, isList := e.obj().(*List); isList {
-		return l, true
-	}
-	x.Error(ErrWrongType)
-	return nil, false
-}
-
-// afterRemoval records a change that removed elements: the key goes if
-// the list is empty.
-func (x *Ctx) afterRemoval(key []byte, l *List) {
-	if l.Len() == 0 {
-		x.remove(key)
-		return
-	}
-	x.touched(key)
-}
-
 func lpush(x *Ctx)  { push(x, true, false) }
 func rpush(x *Ctx)  { push(x, false, false) }
 func lpushx(x *Ctx) { push(x, true, true) }
@@ -78,7 +55,7 @@ func push(x *Ctx, front, onlyExisting bool) {
 			x.W.Int(0)
 			return
 		}
-		l = NewList()
+		l = keyspace.NewList()
 	}
 	for _, v := range x.Args[2:] {
 		if front {
@@ -88,9 +65,9 @@ func push(x *Ctx, front, onlyExisting bool) {
 		}
 	}
 	if created {
-		x.setObject(key, l, 0)
+		x.SetObject(key, l, 0)
 	} else {
-		x.touched(key)
+		x.Touched(key)
 	}
 	x.W.Int(int64(l.Len()))
 }
@@ -146,7 +123,7 @@ func pop(x *Ctx, front bool) {
 			x.W.Bulk(popOne())
 		}
 	}
-	x.afterRemoval(key, l)
+	x.RemovedFrom(key, l.Len(), true)
 }
 
 func llen(x *Ctx) {
@@ -163,7 +140,7 @@ func llen(x *Ctx) {
 
 // listIndex turns a possibly negative index into a position, ok false if
 // it falls outside the list.
-func listIndex(l *List, idx int64) (int, bool) {
+func listIndex(l *keyspace.List, idx int64) (int, bool) {
 	n := int64(l.Len())
 	if idx < 0 {
 		idx += n
@@ -219,7 +196,7 @@ func lset(x *Ctx) {
 		return
 	}
 	l.Set(i, x.Args[3])
-	x.touched(key)
+	x.Touched(key)
 	x.W.OK()
 }
 
@@ -295,7 +272,7 @@ func ltrim(x *Ctx) {
 	}
 	from, to := clampRange(start, stop, l.Len())
 	l.Trim(from, to)
-	x.afterRemoval(key, l)
+	x.RemovedFrom(key, l.Len(), true)
 	x.W.OK()
 }
 
@@ -330,7 +307,7 @@ func lrem(x *Ctx) {
 		return true
 	})
 	if removed > 0 {
-		x.afterRemoval(key, l)
+		x.RemovedFrom(key, l.Len(), true)
 	}
 	x.W.Int(int64(removed))
 }
@@ -363,7 +340,7 @@ func linsert(x *Ctx) {
 				i++
 			}
 			l.Insert(i, x.Args[4])
-			x.touched(key)
+			x.Touched(key)
 			x.W.Int(int64(l.Len()))
 			return
 		}

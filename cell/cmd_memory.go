@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -54,12 +55,12 @@ func memoryUsage(x *Ctx) {
 		}
 		j++
 	}
-	e := x.lookup(x.Args[2])
+	e := x.Lookup(x.Args[2])
 	if e == nil {
 		x.W.Null()
 		return
 	}
-	x.W.Int(entrySize(string(x.Args[2]), e))
+	x.W.Int(keyspace.EntrySize(string(x.Args[2]), e))
 }
 
 // memoryHelpLines are Redis's lines for the subcommands we have; DOCTOR,

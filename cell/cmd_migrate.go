@@ -18,9 +18,9 @@ import (
 // --cluster reshard both move keys this way). Clients of other shards are
 // not held up; clients of these shards wait for at most the timeout.
 //
-// The payloads are DUMP's (cmd_dump.go), so the target must be a
-// cellserver. The TTL is sent relative, as Redis does, so the two clocks
-// need not agree on it.
+// The payloads are DUMP's (cmd_dump.go), Redis's own, so the target may be
+// a cellserver or a redis-server. The TTL is sent relative, as Redis does,
+// so the two clocks need not agree on it.
 
 func init() {
 	register(
@@ -134,7 +134,7 @@ func migrate(x *Ctx) {
 		keys = x.Args[o.firstKey:]
 	}
 	for _, k := range keys {
-		e := x.lookup(k)
+		e := x.Lookup(k)
 		if e == nil {
 			continue
 		}
@@ -145,7 +145,7 @@ func migrate(x *Ctx) {
 		}
 		ttl := int64(0)
 		if e.Exp != 0 {
-			ttl = max(e.Exp-x.now, 1)
+			ttl = max(e.Exp-x.Now(), 1)
 		}
 		items = append(items, item{k, p, ttl})
 	}
@@ -220,7 +220,7 @@ func migrate(x *Ctx) {
 		}
 		if i >= pre && !o.copy {
 			// Restored there: gone from here, as one write.
-			x.remove(items[i-pre].key)
+			x.Remove(items[i-pre].key)
 		}
 	}
 	if firstErr != "" {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/resp"
 )
@@ -106,7 +107,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	// EVAL skips the normal MONITOR feed: it is fed here, before the
 	// commands of the script, as Redis does.
 	if x.srv.obs.monitors.count.Load() > 0 {
-		x.cl.feedMonitorsAs(x.cmd, x.Args, x.db, "")
+		x.cl.feedMonitorsAs(x.cmd, x.Args, x.DB(), "")
 	}
 	if bySHA && len(x.Args[1]) != 40 {
 		x.Error(ErrNoScript)
@@ -144,7 +145,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	keys := x.Args[3 : 3+n]
 	r := &scriptRun{
 		x:        x,
-		db:       x.db,
+		db:       x.DB(),
 		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
 		allowAll: x.srv.cfg.LuaAllowUndeclaredKeys,
 		stop:     make(chan struct{}),
@@ -153,7 +154,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	if !r.allowAll {
 		r.held = r.heldBuf[:0]
 		for _, k := range keys {
-			r.held = append(r.held, x.srv.ks.shardOf(x.db, k))
+			r.held = append(r.held, x.srv.ks.ShardOf(x.DB(), k))
 		}
 	}
 	x.srv.runScript(r, s, keys, x.Args[3+n:])
@@ -165,9 +166,9 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 // script by closing stop.
 type scriptRun struct {
 	x        *Ctx
-	db       int      // the script's own SELECT; starts as the caller's
-	held     []*Shard // the shards the script may touch (not with allowAll)
-	heldBuf  [4]*Shard
+	db       int               // the script's own SELECT; starts as the caller's
+	held     []*keyspace.Shard // the shards the script may touch (not with allowAll)
+	heldBuf  [4]*keyspace.Shard
 	allowAll bool
 	readOnly bool
 	start    time.Time
@@ -175,16 +176,16 @@ type scriptRun struct {
 
 	stop chan struct{} // closed to stop the script, and when it has ended
 
-	mu       sync.Mutex    // guards the fields below
-	busy     chan struct{} // closed at busy-reply-threshold; see signals
-	done     chan struct{} // closed when the script has ended; see signals
-	wrote    bool          // a write command ran: SCRIPT KILL refuses
-	killed   bool
-	ended    bool  // no more checks by the watcher
-	finished bool  // done is, or would be, closed
-	cause    error // why stop was closed, if by SCRIPT KILL or a limit
-	memBase  uint64
-	isBusy   bool
+	// mark is what the shards r holds point at: the shards' waiters
+	// learn from it when r passes busy-reply-threshold and when it ends.
+	mark keyspace.Busy
+
+	mu      sync.Mutex // guards the fields below
+	wrote   bool       // a write command ran: SCRIPT KILL refuses
+	killed  bool
+	ended   bool  // no more checks by the watcher
+	cause   error // why stop was closed, if by SCRIPT KILL or a limit
+	memBase uint64
 }
 
 // runScript runs s for r's EVAL, with r registered where SCRIPT KILL and
@@ -193,9 +194,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	x := r.x
 	c := x.cl
 	savedDB := c.db
-	for _, sh := range r.shards(srv) {
-		sh.script.Store(r)
-	}
+	keyspace.Hold(r.shards(srv), &r.mark)
 	srv.watchScript(r)
 
 	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
@@ -206,37 +205,24 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 
 	r.mu.Lock()
 	r.ended = true
-	wasBusy := r.isBusy
+	wasBusy := r.mark.IsBusy()
 	r.mu.Unlock()
 	if wasBusy {
 		srv.busyScripts.Add(-1)
 	}
-	for _, sh := range r.shards(srv) {
-		sh.script.Store(nil)
-	}
+	keyspace.Hold(r.shards(srv), nil)
 	srv.unwatchScript(r)
-	r.mu.Lock()
-	r.finished = true
-	if r.done != nil {
-		close(r.done)
-	}
-	r.mu.Unlock()
+	r.mark.Finish()
 	r.halt(nil)
 	c.db = savedDB // SELECT inside a script does not leak to its caller
 }
 
 // shards lists the shards r holds for BUSY purposes.
-func (r *scriptRun) shards(srv *Server) []*Shard {
+func (r *scriptRun) shards(srv *Server) []*keyspace.Shard {
 	if !r.allowAll {
 		return r.held
 	}
-	var all []*Shard
-	for d := range srv.ks.dbs {
-		for i := range srv.ks.dbs[d].shards {
-			all = append(all, &srv.ks.dbs[d].shards[i])
-		}
-	}
-	return all
+	return srv.ks.AllShards()
 }
 
 // scriptError carries a reply text as the cause of a stopped script.
@@ -256,7 +242,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		w.Error(msg)
 		x.srv.stats.countError(msg)
 		if cmd != nil {
-			cmd.stats.rejected.Add(1)
+			x.srv.statsOf(cmd).rejected.Add(1)
 		}
 	}
 	cmd := lookupCommand(commands, args[0])
@@ -313,7 +299,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		c := x.cl
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {
-			if !r.holds(x.srv.ks.shardOf(r.db, args[i])) {
+			if !r.holds(x.srv.ks.ShardOf(r.db, args[i])) {
 				refuse(cmd, errUndeclaredKey(args[i]))
 				return
 			}
@@ -332,47 +318,30 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	// Timed against the script's start: a monotonic reading is half the
 	// cost of time.Now's wall and monotonic pair.
 	began := time.Since(r.start)
-	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, db: r.db, now: x.now}
+	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w}
+	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
 	sub := &r.sub
 	cmd.Handler(sub)
-	r.db = sub.db
+	r.db = sub.DB()
 	// Fed after the command, as Redis's call() does: a SELECT shows the
 	// database it selected.
 	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
 		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
 	}
 	d := time.Since(r.start) - began
-	cmd.stats.calls.Add(1)
-	cmd.stats.usec.Add(int64(d / time.Microsecond))
-	cmd.stats.recordLatency(d)
+	cs := x.srv.statsOf(cmd)
+	cs.calls.Add(1)
+	cs.usec.Add(int64(d / time.Microsecond))
+	cs.recordLatency(d)
 	if sub.failed {
-		cmd.stats.failed.Add(1)
+		cs.failed.Add(1)
 	}
 	if int64(d) >= x.srv.obs.gate.Load() {
-		r.observe(cmd, args, d)
+		x.srv.obs.observe(nil, cmd, args, d) // MONITOR was fed above
 	}
 }
 
-// observe is Client.observe for a command of the script: the latency
-// monitor, and the slow log under Redis's Lua client ("?:0", no name).
-func (r *scriptRun) observe(cmd *Command, args [][]byte, d time.Duration) {
-	o := &r.x.srv.obs
-	us := int64(d / time.Microsecond)
-	if t := o.latencyThreshold.Load(); t > 0 && us/1000 >= t {
-		event := "command"
-		if cmd.Flags&FlagFast != 0 {
-			event = "fast-command"
-		}
-		o.latency.add(event, us/1000)
-	}
-	if cmd.Flags&FlagSkipSlowlog == 0 {
-		if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
-			o.slowlog.pushFrom("?:0", "", cmd, args, us, o.slowlogMaxLen.Load())
-		}
-	}
-}
-
-func (r *scriptRun) holds(s *Shard) bool {
+func (r *scriptRun) holds(s *keyspace.Shard) bool {
 	for _, h := range r.held {
 		if h == s {
 			return true
@@ -411,14 +380,9 @@ func (c *Client) busyInMulti(cmd *Command, args [][]byte) bool {
 	if cmd.Flags&flagTxn != 0 {
 		return cmd.Name == "exec" && c.multi.busy
 	}
-	var l lockSet
+	var l keyspace.LockSet
 	c.lockFor(&l, cmd, args, c.db)
-	for _, s := range l.shards {
-		if r := s.script.Load(); r != nil && r.pastThreshold() {
-			return true
-		}
-	}
-	return false
+	return keyspace.HeldBusy(l.Shards())
 }
 
 func scriptLoad(x *Ctx) {
@@ -463,7 +427,7 @@ func scriptKill(x *Ctx) {
 	srv.scriptMu.Unlock()
 	killed, unkillable := false, false
 	for _, r := range runs {
-		busy, done := r.signals()
+		busy, done := r.mark.Signals()
 		select {
 		case <-busy:
 		case <-done:

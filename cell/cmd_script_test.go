@@ -13,7 +13,7 @@ func keysOnShards(srv *Server) (a, b string) {
 	a = "k0"
 	for i := 1; ; i++ {
 		b = "k" + itoa(int64(i))
-		if srv.ks.shardOf(0, []byte(a)) != srv.ks.shardOf(0, []byte(b)) {
+		if srv.ks.ShardOf(0, []byte(a)) != srv.ks.ShardOf(0, []byte(b)) {
 			return a, b
 		}
 	}
@@ -246,9 +246,7 @@ func TestScriptWaiterServedAtEnd(t *testing.T) {
 		var asked bool
 		srv.scriptMu.Lock()
 		for r := range srv.running {
-			r.mu.Lock()
-			asked = r.done != nil
-			r.mu.Unlock()
+			asked = r.mark.Waited()
 		}
 		srv.scriptMu.Unlock()
 		if asked {

@@ -28,11 +28,7 @@ func init() {
 // dbsize counts the keys of the selected database. As in Redis, keys past
 // their expiry that no one has reaped yet still count.
 func dbsize(x *Ctx) {
-	n := 0
-	for i := range x.srv.ks.dbs[x.db].shards {
-		n += x.srv.ks.dbs[x.db].shards[i].keys.len()
-	}
-	x.W.Int(int64(n))
+	x.W.Int(int64(x.srv.ks.DBSize(x.DB())))
 }
 
 // flushMode accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC. Both empty
@@ -52,7 +48,7 @@ func flushdb(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	x.flushDB(x.db)
+	x.FlushDB(x.DB())
 	x.W.OK()
 }
 
@@ -60,8 +56,8 @@ func flushall(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	for d := range x.srv.ks.dbs {
-		x.flushDB(d)
+	for d := range x.srv.ks.DBs() {
+		x.FlushDB(d)
 	}
 	x.W.OK()
 }

@@ -3,6 +3,7 @@ package cell
 import (
 	"math"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -13,8 +14,8 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: get},
-		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: set},
+		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: getCmd},
+		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setCmd},
 		&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: setnx},
 		&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setex},
 		&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: psetex},
@@ -142,7 +143,7 @@ func expireAt(x *Ctx, kind int, arg []byte) (int64, bool) {
 		v *= 1000
 	}
 	if kind == expEX || kind == expPX {
-		v += x.now // wraps negative on overflow, as in Redis
+		v += x.Now() // wraps negative on overflow, as in Redis
 	}
 	if v <= 0 {
 		x.Error(errInvalidExpire(x.cmd.Name))
@@ -152,25 +153,25 @@ func expireAt(x *Ctx, kind int, arg []byte) (int64, bool) {
 }
 
 // replyValue is GET's reply for a looked-up string entry.
-func replyValue(x *Ctx, e *Entry) {
+func replyValue(x *Ctx, e *keyspace.Entry) {
 	if e == nil {
 		x.W.Null()
 		return
 	}
 	var buf [20]byte
-	x.W.Bulk(e.strTo(&buf))
+	x.W.Bulk(e.StrTo(&buf))
 }
 
-func get(x *Ctx) {
+func getCmd(x *Ctx) {
 	if e, ok := x.lookupString(x.Args[1]); ok {
 		replyValue(x, e)
 	}
 }
 
-// set is SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]. The
+// setCmd is SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]. The
 // expiry is checked before anything is read; with GET the old value is
 // replied (or WRONGTYPE, and nothing is set) before the NX/XX condition.
-func set(x *Ctx) {
+func setCmd(x *Ctx) {
 	o, ok := parseStrOpts(x, 3, false)
 	if !ok {
 		return
@@ -182,14 +183,14 @@ func set(x *Ctx) {
 		}
 	}
 	key := x.Args[1]
-	var e *Entry
+	var e *keyspace.Entry
 	if o.get {
 		if e, ok = x.lookupString(key); !ok {
 			return
 		}
 		replyValue(x, e)
 	} else {
-		e = x.lookup(key)
+		e = x.Lookup(key)
 	}
 	if o.nx && e != nil || o.xx && e == nil {
 		if !o.get {
@@ -200,7 +201,7 @@ func set(x *Ctx) {
 	if o.keepTTL && e != nil {
 		when = e.Exp
 	}
-	x.setString(key, x.Args[2], when)
+	x.SetString(key, x.Args[2], when)
 	if !o.get {
 		x.W.OK()
 	}
@@ -208,11 +209,11 @@ func set(x *Ctx) {
 
 func setnx(x *Ctx) {
 	key := x.Args[1]
-	if x.lookup(key) != nil {
+	if x.Lookup(key) != nil {
 		x.W.Int(0)
 		return
 	}
-	x.setString(key, x.Args[2], 0)
+	x.SetString(key, x.Args[2], 0)
 	x.W.Int(1)
 }
 
@@ -225,7 +226,7 @@ func setWithExpiry(x *Ctx, kind int) {
 	if !ok {
 		return
 	}
-	x.setString(x.Args[1], x.Args[3], when)
+	x.SetString(x.Args[1], x.Args[3], when)
 	x.W.OK()
 }
 
@@ -237,7 +238,7 @@ func getset(x *Ctx) {
 		return
 	}
 	replyValue(x, e)
-	x.setString(key, x.Args[2], 0)
+	x.SetString(key, x.Args[2], 0)
 }
 
 func getdel(x *Ctx) {
@@ -248,7 +249,7 @@ func getdel(x *Ctx) {
 	}
 	replyValue(x, e)
 	if e != nil {
-		x.remove(key)
+		x.Remove(key)
 	}
 }
 
@@ -276,14 +277,14 @@ func getex(x *Ctx) {
 		}
 	}
 	var buf [20]byte
-	x.W.Bulk(e.strTo(&buf))
+	x.W.Bulk(e.StrTo(&buf))
 	switch {
-	case (o.exp == expEXAT || o.exp == expPXAT) && when <= x.now:
-		x.remove(key)
+	case (o.exp == expEXAT || o.exp == expPXAT) && when <= x.Now():
+		x.Remove(key)
 	case o.exp != expNone:
-		x.setExpire(key, e, when)
+		x.SetExpire(key, e, when)
 	case o.persist && e.Exp != 0:
-		x.setExpire(key, e, 0)
+		x.SetExpire(key, e, 0)
 	}
 }
 
@@ -291,13 +292,13 @@ func getex(x *Ctx) {
 func mget(x *Ctx) {
 	x.W.Array(len(x.Args) - 1)
 	for _, k := range x.Args[1:] {
-		e := x.lookup(k)
-		if e == nil || !e.isString() {
+		e := x.Lookup(k)
+		if e == nil || !e.IsString() {
 			x.W.Null()
 			continue
 		}
 		var buf [20]byte
-		x.W.Bulk(e.strTo(&buf))
+		x.W.Bulk(e.StrTo(&buf))
 	}
 }
 
@@ -316,7 +317,7 @@ func mset(x *Ctx) {
 		return
 	}
 	for i := 1; i < len(x.Args); i += 2 {
-		x.setString(x.Args[i], x.Args[i+1], 0)
+		x.SetString(x.Args[i], x.Args[i+1], 0)
 	}
 	x.W.OK()
 }
@@ -327,13 +328,13 @@ func msetnx(x *Ctx) {
 		return
 	}
 	for i := 1; i < len(x.Args); i += 2 {
-		if x.lookup(x.Args[i]) != nil {
+		if x.Lookup(x.Args[i]) != nil {
 			x.W.Int(0)
 			return
 		}
 	}
 	for i := 1; i < len(x.Args); i += 2 {
-		x.setString(x.Args[i], x.Args[i+1], 0)
+		x.SetString(x.Args[i], x.Args[i+1], 0)
 	}
 	x.W.Int(1)
 }
@@ -378,8 +379,8 @@ func incrDecr(x *Ctx, delta int64) {
 	}
 	var v, exp int64
 	if e != nil {
-		if v, ok = e.intVal(); !ok {
-			v, ok = resp.ParseInt(e.str())
+		if v, ok = e.IntVal(); !ok {
+			v, ok = resp.ParseInt(e.Str())
 		}
 		if !ok {
 			x.Error(ErrNotInteger)
@@ -393,9 +394,9 @@ func incrDecr(x *Ctx, delta int64) {
 	}
 	v += delta
 	if e != nil {
-		x.setIntOn(key, e, v, exp)
+		x.SetIntOn(key, e, v, exp)
 	} else {
-		x.setInt(key, v, exp)
+		x.SetInt(key, v, exp)
 	}
 	x.W.Int(v)
 }
@@ -412,7 +413,7 @@ func incrbyfloat(x *Ctx) {
 	cur, _ := resp.ParseLongDouble([]byte("0"))
 	var exp int64
 	if e != nil {
-		if cur, ok = resp.ParseLongDouble(e.str()); !ok {
+		if cur, ok = resp.ParseLongDouble(e.Str()); !ok {
 			x.Error(ErrNotFloat)
 			return
 		}
@@ -430,7 +431,7 @@ func incrbyfloat(x *Ctx) {
 	}
 	var buf [64]byte
 	txt := resp.AppendLongDouble(buf[:0], sum)
-	x.setString(key, txt, exp).setStrEnc(encNoInt)
+	x.SetString(key, txt, exp).SetStrEnc(keyspace.EncNoInt)
 	x.W.Bulk(txt)
 }
 
@@ -443,17 +444,17 @@ func appendCmd(x *Ctx) {
 		return
 	}
 	if e == nil {
-		x.setString(key, val, 0)
+		x.SetString(key, val, 0)
 		x.W.Int(int64(len(val)))
 		return
 	}
-	if !stringLengthOK(x, int64(e.strLen()), int64(len(val))) {
+	if !stringLengthOK(x, int64(e.StrLen()), int64(len(val))) {
 		return
 	}
-	e.setStr(append(e.mutableStr(), val...))
-	e.setStrEnc(encRaw)
-	x.touched(key)
-	x.W.Int(int64(e.strLen()))
+	e.SetStr(append(e.MutableStr(), val...))
+	e.SetStrEnc(keyspace.EncRaw)
+	x.Touched(key)
+	x.W.Int(int64(e.StrLen()))
 }
 
 // stringLengthOK refuses a string that would outgrow proto-max-bulk-len.
@@ -471,7 +472,7 @@ func strlen(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		x.W.Int(int64(e.strLen()))
+		x.W.Int(int64(e.StrLen()))
 	}
 }
 
@@ -493,7 +494,7 @@ func getrange(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	v := e.strTo(&buf)
+	v := e.StrTo(&buf)
 	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.W.BulkString("")
@@ -537,7 +538,7 @@ func setrange(x *Ctx) {
 		if e == nil {
 			x.W.Int(0)
 		} else {
-			x.W.Int(int64(e.strLen()))
+			x.W.Int(int64(e.StrLen()))
 		}
 		return
 	}
@@ -545,15 +546,15 @@ func setrange(x *Ctx) {
 		return
 	}
 	if e == nil {
-		e = x.setString(key, nil, 0)
+		e = x.SetString(key, nil, 0)
 	}
-	v := e.mutableStr()
+	v := e.MutableStr()
 	if need := int(off) + len(val); need > len(v) {
 		v = append(v, make([]byte, need-len(v))...)
 	}
 	copy(v[off:], val)
-	e.setStr(v)
-	e.setStrEnc(encRaw)
-	x.touched(key)
+	e.SetStr(v)
+	e.SetStrEnc(keyspace.EncRaw)
+	x.Touched(key)
 	x.W.Int(int64(len(v)))
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/gcra"
 )
 
@@ -55,12 +56,12 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 	if e != nil {
 		// The TAT is normally stored as an int (setInt below); any other
 		// value is parsed as redis-cell parses it.
-		if v, isInt := e.intVal(); isInt && v >= 0 {
+		if v, isInt := e.IntVal(); isInt && v >= 0 {
 			tat = uint64(v)
 		} else {
 			var buf [20]byte
 			var err error
-			if tat, err = gcra.ParseTAT(e.strTo(&buf)); err != nil {
+			if tat, err = gcra.ParseTAT(e.StrTo(&buf)); err != nil {
 				x.Error(err.Error())
 				return false
 			}
@@ -95,16 +96,16 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 // storeTAT writes the new TAT of key, whose live entry is e (nil: none):
 // as an int when it fits an int64, which a time in ns does until 2262,
 // else as its decimal bytes.
-func (x *Ctx) storeTAT(key []byte, e *Entry, tat uint64, exp int64) {
+func (x *Ctx) storeTAT(key []byte, e *keyspace.Entry, tat uint64, exp int64) {
 	switch {
 	case tat > math.MaxInt64:
 	case e != nil:
-		x.setIntOn(key, e, int64(tat), exp)
+		x.SetIntOn(key, e, int64(tat), exp)
 		return
 	default:
-		x.setInt(key, int64(tat), exp)
+		x.SetInt(key, int64(tat), exp)
 		return
 	}
 	var buf [20]byte
-	x.setString(key, strconv.AppendUint(buf[:0], tat, 10), exp)
+	x.SetString(key, strconv.AppendUint(buf[:0], tat, 10), exp)
 }

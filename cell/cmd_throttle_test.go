@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/gcra"
 	"github.com/redis/go-redis/v9"
 )
@@ -324,39 +325,30 @@ func TestThrottleConcurrent(t *testing.T) {
 }
 
 // oneFieldHash is an aggregate value for type checks.
-func oneFieldHash() *Hash {
-	h := NewHash()
+func oneFieldHash() *keyspace.Hash {
+	h := keyspace.NewHash()
 	h.Set([]byte("f"), []byte("v"))
 	return h
 }
 
 // putObject stores a non-string value directly, for type checks.
 func putObject(srv *Server, key string, obj any) {
-	sh := srv.ks.shardOf(0, []byte(key))
-	sh.mu.Lock()
-	if e := sh.keys.getS(key); e != nil {
-		sh.drop(key)
-	}
-	v := &Entry{}
-	v.setObj(obj)
-	sh.adopt([]byte(key), v)
-	sh.mu.Unlock()
+	v := &keyspace.Entry{}
+	v.SetObj(obj)
+	srv.ks.Put(0, []byte(key), v)
 }
 
 // entryOf returns a copy of key's entry in db 0, read straight from its
 // shard without lazy expiry, or nil: what a command left, whether or not a
 // reader would still see it.
-func entryOf(srv *Server, key string) *Entry {
-	sh := srv.ks.shardOf(0, []byte(key))
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.keys.getS(key)
+func entryOf(srv *Server, key string) *keyspace.Entry {
+	e := srv.ks.Peek(0, []byte(key))
 	if e == nil {
 		return nil
 	}
 	c := *e // the header only: c has no key
-	if c.hasBytes() {
-		c.setStr(append([]byte(nil), e.strBytes()...))
+	if c.HasBytes() {
+		c.SetStr(append([]byte(nil), e.StrBytes()...))
 	}
 	return &c
 }
@@ -364,15 +356,9 @@ func entryOf(srv *Server, key string) *Entry {
 // putString stores a string value with absolute expiry exp (ms, 0: none)
 // directly, as SET would.
 func putString(srv *Server, key, val string, exp int64) {
-	sh := srv.ks.shardOf(0, []byte(key))
-	sh.mu.Lock()
-	if e := sh.keys.getS(key); e != nil {
-		sh.drop(key)
-	}
-	v := &Entry{Exp: exp}
-	v.setStr([]byte(val))
-	sh.adopt([]byte(key), v)
-	sh.mu.Unlock()
+	v := &keyspace.Entry{Exp: exp}
+	v.SetStr([]byte(val))
+	srv.ks.Put(0, []byte(key), v)
 }
 
 // TestThrottleState checks what CL.THROTTLE and CL.PROBE leave in the
@@ -391,7 +377,7 @@ func TestThrottleState(t *testing.T) {
 	}
 	after := nowMs()
 	e := entryOf(srv, "user123")
-	if e == nil || len(e.str()) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
+	if e == nil || len(e.Str()) != 19 || e.Exp < before+2000 || e.Exp > after+2000 {
 		t.Fatalf("user123 entry %+v, want 19 digits expiring 2000 ms after [%d, %d]", e, before, after)
 	}
 
@@ -399,7 +385,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "neg", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Fatalf("neg: %q", got)
 	}
-	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.str()) != 19 {
+	if e := entryOf(srv, "neg"); e == nil || e.Exp != 0 || len(e.Str()) != 19 {
 		t.Errorf("neg entry %+v, want a TAT without expiry", e)
 	}
 
@@ -420,7 +406,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.throttle", "fut", "4", "1", "1"); !strings.HasPrefix(got, "*5\r\n:1\r\n:5\r\n:0\r\n") {
 		t.Errorf("future TAT: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.Str()) != future || e.Exp != exp {
 		t.Errorf("a limited call changed the entry: %+v", e)
 	}
 
@@ -433,7 +419,7 @@ func TestThrottleState(t *testing.T) {
 	if got := c.do("cl.probe", "nothing", "1", "1", "1", "-5"); got != "-"+gcra.MsgExpire+"\r\n" {
 		t.Errorf("probe of the expire error: %q", got)
 	}
-	if e := entryOf(srv, "fut"); e == nil || string(e.str()) != future || e.Exp != exp {
+	if e := entryOf(srv, "fut"); e == nil || string(e.Str()) != future || e.Exp != exp {
 		t.Errorf("CL.PROBE changed the entry: %+v", e)
 	}
 	if e := entryOf(srv, "nothing"); e != nil {
@@ -449,7 +435,7 @@ func TestThrottleState(t *testing.T) {
 				t.Errorf("%s on %q: %q", cmd, v, got)
 			}
 		}
-		if e := entryOf(srv, "str"); e == nil || string(e.str()) != v {
+		if e := entryOf(srv, "str"); e == nil || string(e.Str()) != v {
 			t.Errorf("the bad state %q was changed: %+v", v, e)
 		}
 	}
@@ -462,8 +448,8 @@ func TestThrottleState(t *testing.T) {
 		t.Fatalf("y: %q", got)
 	}
 	e = entryOf(srv, "y")
-	if tat, err := strconv.ParseUint(string(e.str()), 10, 64); err != nil || tat <= math.MaxInt64 {
-		t.Errorf("y state %q: want a u64 above MaxInt64", e.str())
+	if tat, err := strconv.ParseUint(string(e.Str()), 10, 64); err != nil || tat <= math.MaxInt64 {
+		t.Errorf("y state %q: want a u64 above MaxInt64", e.Str())
 	}
 	if got := c.do("cl.probe", "y", "0", "1", "9223372036"); got != ints(1, 1, 0, 9223372036, 9223372036) {
 		t.Errorf("y read back: %q", got)
@@ -513,7 +499,7 @@ func TestThrottleCheckOrder(t *testing.T) {
 	if e := entryOf(srv, "old"); e == nil {
 		t.Errorf("a call refused before touching the key reaped it")
 	}
-	if e := entryOf(srv, "h"); e == nil || e.isString() {
+	if e := entryOf(srv, "h"); e == nil || e.IsString() {
 		t.Errorf("the hash was changed: %+v", e)
 	}
 }

@@ -116,18 +116,12 @@ func watch(x *Ctx) {
 next:
 	for _, k := range x.Args[1:] {
 		for _, w := range c.watched {
-			if w.db == x.db && w.key == string(k) {
+			if w.db == x.DB() && w.key == string(k) {
 				continue next
 			}
 		}
-		s := x.srv.ks.shardOf(x.db, k)
-		e := s.keys.get(k)
-		key := string(k)
-		if s.watchers == nil {
-			s.watchers = map[string][]*Client{}
-		}
-		s.watchers[key] = append(s.watchers[key], c)
-		c.watched = append(c.watched, watchedKey{db: x.db, key: key, expired: e != nil && e.expired(x.now)})
+		expired := x.srv.ks.Watch(x.DB(), k, &c.watchDirty, x.Now())
+		c.watched = append(c.watched, watchedKey{db: x.DB(), key: string(k), expired: expired})
 	}
 	x.W.OK()
 }
@@ -135,21 +129,7 @@ next:
 // unwatchAll forgets every WATCHed key of c, taking each shard's lock.
 func (c *Client) unwatchAll() {
 	for _, w := range c.watched {
-		s := c.srv.ks.shardOf(w.db, []byte(w.key))
-		s.mu.Lock()
-		list := s.watchers[w.key]
-		for i, other := range list {
-			if other == c {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
-		if len(list) == 0 {
-			delete(s.watchers, w.key)
-		} else {
-			s.watchers[w.key] = list
-		}
-		s.mu.Unlock()
+		c.srv.ks.Unwatch(w.db, w.key, &c.watchDirty)
 	}
 	c.watched = c.watched[:0]
 	c.watchDirty.Store(false)
@@ -182,14 +162,14 @@ func exec(x *Ctx) {
 		}
 	}
 	for _, w := range c.watched {
-		locks.add(c.srv.ks.shardOf(w.db, []byte(w.key)))
+		locks.Add(c.srv.ks.ShardOf(w.db, []byte(w.key)))
 	}
-	if !locks.lock(false) {
+	if !locks.Lock(false) {
 		x.cl.reject(x.cmd, ErrBusy)
 		return
 	}
-	defer locks.unlock()
-	if c.watchAborted(x.now) {
+	defer locks.Unlock()
+	if c.watchAborted(x.Now()) {
 		x.W.NullArray()
 		return
 	}
@@ -199,8 +179,9 @@ func exec(x *Ctx) {
 		if readsStats(q.cmd) {
 			c.tally.flush(c)
 		}
-		mono, wall := c.clock.read() // frozen x.now for expiry, but CL.THROTTLE's clock moves
-		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, db: c.db, now: x.now, wallNs: wall}
+		mono, wall := c.clock.read() // frozen x.Now() for expiry, but CL.THROTTLE's clock moves
+		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, wallNs: wall}
+		sub.Begin(x.srv.ks, x.Effects(), c.db, x.Now())
 		q.cmd.Handler(sub)
 		c.record(q.cmd, q.args, sub.failed, time.Duration(c.clock.end()-mono))
 	}
@@ -219,8 +200,7 @@ func (c *Client) watchAborted(now int64) bool {
 		if w.expired {
 			continue
 		}
-		s := c.srv.ks.shardOf(w.db, []byte(w.key))
-		if e := s.keys.getS(w.key); e != nil && e.expired(now) {
+		if c.srv.ks.ExpiredAt(w.db, w.key, now) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
 )
@@ -140,40 +141,15 @@ func setOp(name string, h Handler, store bool, summary, since, complexity string
 	return c
 }
 
-// lookupZSet returns key's sorted set, or nil if the key is missing. ok is
-// false, with WRONGTYPE already replied, if the key holds another type.
-func (x *Ctx) lookupZSet(key []byte) (z *ZSet, ok bool) {
-	e := x.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	if z, isZSet := e.obj().(*ZSet); isZSet {
-		return z, true
-	}
-	x.Error(ErrWrongType)
-	return nil, false
-}
-
 // lookupZSetW is lookupZSet for a command that may change the set in
 // place: the members it changes are recorded for the effect log
 // (zset_persist.go).
-func (x *Ctx) lookupZSetW(key []byte) (z *ZSet, ok bool) {
+func (x *Ctx) lookupZSetW(key []byte) (z *keyspace.ZSet, ok bool) {
 	z, ok = x.lookupZSet(key)
-	if z != nil && x.srv.store != nil {
-		x.cl.zrec.attach(z)
+	if z != nil {
+		x.Recording(z)
 	}
 	return z, ok
-}
-
-// afterZRemoval records a removal of n members from key's set z: the key
-// goes when the set is empty, and nothing is signalled when n is 0.
-func (x *Ctx) afterZRemoval(key []byte, z *ZSet, n int) {
-	switch {
-	case z.Len() == 0:
-		x.remove(key)
-	case n > 0:
-		x.touched(key)
-	}
 }
 
 // zaddOpts are ZADD's option words.
@@ -259,7 +235,7 @@ parsed:
 			zaddNothing(x, incr)
 			return
 		}
-		z, created = newZSet(x.zsetConfig()), true
+		z, created = keyspace.NewZSet(x.zsetConfig()), true
 	} else {
 		z.SetConfig(x.zsetConfig())
 	}
@@ -285,9 +261,9 @@ parsed:
 	}
 	switch {
 	case created && z.Len() > 0: // always, as no flag can refuse a new member of a new key but XX
-		x.setObject(key, z, 0)
+		x.SetObject(key, z, 0)
 	case !created && (added > 0 || updated > 0):
-		x.touched(key)
+		x.Touched(key)
 	}
 	switch {
 	case incr && processed > 0:
@@ -330,7 +306,7 @@ func zrem(x *Ctx) {
 			}
 		}
 	}
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 	x.W.Int(int64(n))
 }
 
@@ -599,7 +575,7 @@ func zrangeGeneric(x *Ctx, src int, store bool, kind rangeKind, dir rangeDir) {
 
 // count is how many members the request selects from z, known before the
 // walk because a RESP array states its length first.
-func (sp *zrangeSpec) count(z *ZSet) int {
+func (sp *zrangeSpec) count(z *keyspace.ZSet) int {
 	switch sp.kind {
 	case rangeRank:
 		lo, hi := zsetlite.RankBounds(int(sp.start), int(sp.stop), z.Len())
@@ -612,7 +588,7 @@ func (sp *zrangeSpec) count(z *ZSet) int {
 }
 
 // walk visits the selected members in reply order.
-func (sp *zrangeSpec) walk(z *ZSet, fn zsetlite.Visitor) {
+func (sp *zrangeSpec) walk(z *keyspace.ZSet, fn zsetlite.Visitor) {
 	switch sp.kind {
 	case rangeRank:
 		z.Range(int(sp.start), int(sp.stop), sp.reverse, fn)
@@ -639,14 +615,14 @@ func limitCount(n int, offset, count int64) int {
 // zrangeStore is ZRANGESTORE's end: the selection becomes a new set under
 // dst, replacing whatever dst held (type and TTL included); an empty
 // selection deletes dst. The reply is the new set's size.
-func zrangeStore(x *Ctx, dst []byte, z *ZSet, sp *zrangeSpec) {
-	var out *ZSet
+func zrangeStore(x *Ctx, dst []byte, z *keyspace.ZSet, sp *zrangeSpec) {
+	var out *keyspace.ZSet
 	n := 0
 	if z != nil {
 		n = sp.count(z)
 	}
 	if n > 0 {
-		out = newZSet(x.zsetConfig())
+		out = keyspace.NewZSet(x.zsetConfig())
 		if sp.kind == rangeRank {
 			// Redis sizes the result when it knows its length (a rank
 			// range) and starts a score or lex range as a listpack.
@@ -660,11 +636,11 @@ func zrangeStore(x *Ctx, dst []byte, z *ZSet, sp *zrangeSpec) {
 		})
 	}
 	if out == nil {
-		x.remove(dst)
+		x.Remove(dst)
 		x.W.Int(0)
 		return
 	}
-	x.setObject(dst, out, 0)
+	x.SetObject(dst, out, 0)
 	x.W.Int(int64(out.Len()))
 }
 
@@ -673,7 +649,7 @@ func zremrangebyscore(x *Ctx) {
 	if !ok {
 		return
 	}
-	zremrange(x, func(z *ZSet) int { return z.DeleteRangeByScore(r) })
+	zremrange(x, func(z *keyspace.ZSet) int { return z.DeleteRangeByScore(r) })
 }
 
 func zremrangebylex(x *Ctx) {
@@ -681,7 +657,7 @@ func zremrangebylex(x *Ctx) {
 	if !ok {
 		return
 	}
-	zremrange(x, func(z *ZSet) int { return z.DeleteRangeByLex(r) })
+	zremrange(x, func(z *keyspace.ZSet) int { return z.DeleteRangeByLex(r) })
 }
 
 func zremrangebyrank(x *Ctx) {
@@ -691,12 +667,12 @@ func zremrangebyrank(x *Ctx) {
 		x.Error(ErrNotInteger)
 		return
 	}
-	zremrange(x, func(z *ZSet) int { return z.DeleteRangeByRank(int(start), int(stop)) })
+	zremrange(x, func(z *keyspace.ZSet) int { return z.DeleteRangeByRank(int(start), int(stop)) })
 }
 
 // zremrange is the common end of ZREMRANGEBY*: the range is already
 // parsed; del removes it from the set and says how many went.
-func zremrange(x *Ctx, del func(z *ZSet) int) {
+func zremrange(x *Ctx, del func(z *keyspace.ZSet) int) {
 	key := x.Args[1]
 	z, ok := x.lookupZSetW(key)
 	if !ok {
@@ -707,7 +683,7 @@ func zremrange(x *Ctx, del func(z *ZSet) int) {
 		return
 	}
 	n := del(z)
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 	x.W.Int(int64(n))
 }
 
@@ -763,7 +739,7 @@ func zpop(x *Ctx, max bool) {
 	} else {
 		z.PopMin(n, emit)
 	}
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 }
 
 // zmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (7.0): it
@@ -831,7 +807,7 @@ func zmpop(x *Ctx) {
 		} else {
 			z.PopMin(n, emit)
 		}
-		x.afterZRemoval(key, z, n)
+		x.RemovedFrom(key, z.Len(), n > 0)
 		return
 	}
 	x.W.NullArray()
@@ -929,7 +905,7 @@ func appendStoredScore(dst []byte, score float64, packed bool) []byte {
 
 // zrandReplyFits reports whether n picks from z, each at most the longest
 // member plus a score and framing, stay under maxRandReply.
-func zrandReplyFits(z *ZSet, n int64) bool {
+func zrandReplyFits(z *keyspace.ZSet, n int64) bool {
 	longest := 0
 	z.Range(0, -1, false, func(member []byte, _ float64) bool {
 		longest = max(longest, len(member))
@@ -1101,7 +1077,7 @@ func zintercard(x *Ctx)  { zsetOpGeneric(x, opInter, 1, false, true) }
 // zsetSource is one input of a set operation; a missing key is a nil z,
 // an empty set.
 type zsetSource struct {
-	z      *ZSet
+	z      *keyspace.ZSet
 	weight float64
 }
 
@@ -1232,14 +1208,14 @@ func zsetOpGeneric(x *Ctx, op zsetOp, numkeysAt int, store, cardOnly bool) {
 	}
 	dst := args[1]
 	if len(out) == 0 {
-		x.remove(dst)
+		x.Remove(dst)
 		x.W.Int(0)
 		return
 	}
 	// Redis builds the result as a skiplist and converts it to a listpack
 	// if it is small (zsetConvertToListpackIfNeeded): Reserve makes the
 	// same choice up front, so a large result keeps a -0 score's sign.
-	z := newZSet(x.zsetConfig())
+	z := keyspace.NewZSet(x.zsetConfig())
 	maxLen := 0
 	for _, e := range out {
 		maxLen = max(maxLen, len(e.member))
@@ -1248,7 +1224,7 @@ func zsetOpGeneric(x *Ctx, op zsetOp, numkeysAt int, store, cardOnly bool) {
 	for _, e := range out {
 		z.Put([]byte(e.member), e.score)
 	}
-	x.setObject(dst, z, 0)
+	x.SetObject(dst, z, 0)
 	x.W.Int(int64(z.Len()))
 }
 

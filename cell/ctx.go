@@ -3,23 +3,26 @@ package cell
 import (
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
 )
 
 // Ctx is one command's execution: its arguments, its client, where its
-// reply goes and the frozen clock. Handlers reach the keyspace only through
-// the Ctx methods in mutate.go, with the command's shards already locked.
+// reply goes, and its keyspace.Tx, through which alone handlers reach the
+// keys, with the command's shards already locked. The Tx's clock is the
+// time for expiry, in Unix ms: read once per command, once for a whole
+// EXEC (Redis freezes time there too).
 type Ctx struct {
-	srv  *Server
-	cl   *Client
-	cmd  *Command
-	Args [][]byte
-	W    *resp.Writer
-	db   int
-	// now is the time for expiry, in Unix ms: read once per command, once
-	// for a whole EXEC (Redis freezes time there too).
-	now    int64
+	keyspace.Tx
+	srv    *Server
+	cl     *Client
+	cmd    *Command
+	Args   [][]byte
+	W      *resp.Writer
 	failed bool // the reply was an error (INFO commandstats failed_calls)
+	// stepping: the command locks shards one at a time itself
+	// (flagShardAtATime); busy: a script held one, so callAt answers BUSY.
+	stepping, busy bool
 	// wallNs is the wall clock in Unix ns when the command started, read
 	// by dispatch or EXEC for each command; 0 in scripts, whose commands
 	// read the clock themselves (wallNow).
@@ -42,9 +45,3 @@ func (x *Ctx) Error(msg string) {
 	x.failed = true
 	x.srv.stats.countError(msg)
 }
-
-// DB is the selected database.
-func (x *Ctx) DB() int { return x.db }
-
-// Now is the command's frozen time in Unix ms.
-func (x *Ctx) Now() int64 { return x.now }

@@ -3,6 +3,8 @@ package cell
 import (
 	"strings"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
 )
 
 // dispatch runs the checks Redis's processCommand runs, in its order, then
@@ -116,13 +118,13 @@ func (c *Client) reject(cmd *Command, msg string) {
 		c.unwatchAll()
 		// Redis quotes its own ERR texts without the code, others with it.
 		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 		return
 	}
 	c.w.Error(msg)
 	c.srv.stats.countError(msg)
 	if cmd != nil {
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 	}
 	if c.multi != nil {
 		c.multi.dirty = true
@@ -136,39 +138,76 @@ func (c *Client) call(cmd *Command, args [][]byte, start time.Time) {
 
 // callAt locks the command's shards, runs it and records its stats. mono
 // and wall are the clock dispatch read (ns): the start of the command's
-// duration, and its clock (x.now, x.wallNs).
+// duration, and its clock (x.Now(), x.wallNs).
 func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	if readsStats(cmd) {
 		c.tally.flush(c)
 	}
 	x := &c.ctx
-	x.cmd, x.Args, x.db, x.failed = cmd, args, c.db, false
-	x.now, x.wallNs = wall/int64(time.Millisecond), wall
-	c.lockFor(&c.locks, cmd, args, c.db)
-	if !c.locks.lock(cmd.Flags&FlagAllowBusy != 0) {
+	x.cmd, x.Args, x.failed = cmd, args, false
+	x.SetDB(c.db)
+	x.SetNow(wall / int64(time.Millisecond))
+	x.wallNs = wall
+	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
+	if !x.stepping {
+		c.lockFor(&c.locks, cmd, args, c.db)
+		if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
+			c.reject(cmd, ErrBusy)
+			return
+		}
+	}
+	cmd.Handler(x)
+	if x.busy {
 		c.reject(cmd, ErrBusy)
 		return
 	}
-	cmd.Handler(x)
 	c.commitEffects(&c.locks)
-	c.locks.unlock()
+	c.locks.Unlock()
 	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }
 
+// lockShard locks s for a flagShardAtATime command, which callAt left
+// unlocked, for one step of its walk; under EXEC or in a script, which
+// hold the whole database, it does nothing. It returns false when a
+// script has held s past busy-reply-threshold: the handler returns
+// without replying, and callAt answers BUSY.
+func (x *Ctx) lockShard(s *keyspace.Shard) bool {
+	if !x.stepping {
+		return true
+	}
+	l := &x.cl.locks
+	l.Add(s)
+	if !l.Lock(false) {
+		x.busy = true
+		return false
+	}
+	return true
+}
+
+// unlockShard ends a step that lockShard began: what it changed (expired
+// keys it deleted) is committed, as callAt commits a command's, and the
+// shard unlocked.
+func (x *Ctx) unlockShard() {
+	if x.stepping {
+		x.cl.commitEffects(&x.cl.locks)
+		x.cl.locks.Unlock()
+	}
+}
+
 // lockFor adds to l the shards cmd needs when run in db.
-func (c *Client) lockFor(l *lockSet, cmd *Command, args [][]byte, db int) {
+func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db int) {
 	ks := c.srv.ks
 	switch {
 	case cmd.Flags&flagAllDBs != 0, cmd.Flags&flagScript != 0 && c.srv.cfg.LuaAllowUndeclaredKeys:
-		for d := range ks.dbs {
-			l.addDB(ks, d)
+		for d := range ks.DBs() {
+			l.AddDB(ks, d)
 		}
 	case cmd.Flags&flagWholeDB != 0:
-		l.addDB(ks, db)
+		l.AddDB(ks, db)
 	default:
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {
-			l.add(ks.shardOf(db, args[i]))
+			l.Add(ks.ShardOf(db, args[i]))
 		}
 	}
 }

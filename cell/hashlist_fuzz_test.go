@@ -2,6 +2,8 @@ package cell
 
 import (
 	"testing"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
 )
 
 // FuzzHashList feeds random sequences of hash and list commands to
@@ -30,24 +32,18 @@ func FuzzHashList(f *testing.F) {
 // checkNoEmptyAggregates fails if any database holds an empty hash or list.
 func checkNoEmptyAggregates(t *testing.T, srv *Server, line string) {
 	t.Helper()
-	for d := range srv.ks.dbs {
-		for i := range srv.ks.dbs[d].shards {
-			s := &srv.ks.dbs[d].shards[i]
-			s.mu.Lock()
-			for k, e := range s.keys.all() {
-				var n = -1
-				switch v := e.obj().(type) {
-				case *Hash:
-					n = v.Len()
-				case *List:
-					n = v.Len()
-				}
-				if n == 0 {
-					s.mu.Unlock()
-					t.Fatalf("%q left an empty %s at %q", line, e.Type(), k)
-				}
+	for d := range srv.ks.DBs() {
+		srv.ks.Each(d, func(k string, e *keyspace.Entry) {
+			var n = -1
+			switch v := e.Obj().(type) {
+			case *keyspace.Hash:
+				n = v.Len()
+			case *keyspace.List:
+				n = v.Len()
 			}
-			s.mu.Unlock()
-		}
+			if n == 0 {
+				t.Errorf("%q left an empty %s at %q", line, e.Type(), k)
+			}
+		})
 	}
 }

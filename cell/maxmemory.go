@@ -2,13 +2,14 @@ package cell
 
 import (
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
 )
 
 // maxmemory and its policies.
@@ -162,6 +163,28 @@ func (c *Client) checkMemory(cmd *Command) string {
 	return ErrOOM
 }
 
+// evictOne evicts one key under policy (keyspace.Keyspace.EvictOne) and
+// returns its estimated size, or 0 when nothing can be evicted. Evictions
+// run one at a time, under the memory state's lock, and share one Effects
+// for their deletions.
+func (s *Server) evictOne(policy, samples int) int64 {
+	var fx *keyspace.Effects
+	if s.store != nil {
+		if s.evictFx == nil {
+			s.evictFx = new(keyspace.Effects)
+			*s.evictFx = keyspace.NewEffects(s.store)
+		}
+		fx = s.evictFx
+	}
+	volatile := policy <= 3
+	random := policy == 2 || policy == 6
+	n, err := s.ks.EvictOne(volatile, random, samples, fx)
+	if err != nil {
+		s.log.Error("persistence: commit failed", "err", err)
+	}
+	return n
+}
+
 // denyOOM reports whether a queued transaction holds a deny-oom command.
 func (t *txn) denyOOM() bool {
 	for _, q := range t.cmds {
@@ -202,6 +225,7 @@ func (s *Server) freeMemory(limit int64) bool {
 		if n == 0 {
 			return false
 		}
+		m.evicted.Add(1)
 		m.freed += n
 		used = max(used-n, 0)
 		m.used.Store(used)
@@ -210,83 +234,4 @@ func (s *Server) freeMemory(limit int64) bool {
 		}
 	}
 	return true
-}
-
-// evictOne evicts one key under policy, sampling up to samples keys of a
-// random shard (trying every shard before giving up), and returns its
-// estimated size, or 0 when nothing can be evicted.
-func (s *Server) evictOne(policy, samples int) int64 {
-	volatile := policy <= 3
-	random := policy == 2 || policy == 6
-	ks := s.ks
-	nshards := len(ks.dbs[0].shards)
-	total := len(ks.dbs) * nshards
-	start := rand.IntN(total)
-	for i := 0; i < total; i++ {
-		g := (start + i) % total
-		db, sh := g/nshards, &ks.dbs[g/nshards].shards[g%nshards]
-		sh.mu.Lock()
-		if sh.keys.len() == 0 || volatile && sh.withTTL == 0 {
-			sh.mu.Unlock()
-			continue
-		}
-		var bestKey string
-		var best *Entry
-		// seen counts candidates, visited every key looked at: once one
-		// candidate is found, a shard of many keys without a TTL costs a
-		// bounded scan under volatile-* (before that, the scan goes on:
-		// withTTL says there is one).
-		seen, visited := 0, 0
-		for k, e := range sh.keys.from(rand.Uint64()) {
-			if visited++; visited > 32*max(samples, 1) && best != nil {
-				break
-			}
-			if volatile && e.Exp == 0 {
-				continue
-			}
-			if best == nil || !random && e.Exp != 0 && (best.Exp == 0 || e.Exp < best.Exp) {
-				bestKey, best = k, e
-			}
-			if seen++; seen >= samples || random {
-				break
-			}
-		}
-		if best == nil {
-			sh.mu.Unlock()
-			continue
-		}
-		n := entrySize(bestKey, best)
-		s.evictKey(sh, db, bestKey)
-		sh.mu.Unlock()
-		return n
-	}
-	return 0
-}
-
-// evictKey deletes a key chosen for eviction. The shard must be locked.
-// Like an expiry, it breaks WATCHes on the key and counts as a change, and
-// its deletion is committed to the store before the shard unlocks.
-func (s *Server) evictKey(sh *Shard, db int, key string) {
-	if s.store != nil {
-		s.persistEviction(sh, db, key)
-	}
-	sh.drop(key)
-	sh.dirty++
-	if len(sh.watchers) != 0 {
-		sh.touchWatchers(key)
-	}
-	s.ops.mem.evicted.Add(1)
-}
-
-// entrySize estimates the bytes a key and its value hold, for the measure
-// between collections: the index slot, the Entry, the key and the value.
-func entrySize(key string, e *Entry) int64 {
-	const overhead = 16 + 32 // index slot at its average fill, Entry
-	n := int64(overhead + len(key) + e.strCap())
-	if sz, ok := e.obj().(interface{ MemoryBytes() int }); ok {
-		n += int64(sz.MemoryBytes())
-	} else if !e.isString() {
-		n += 64
-	}
-	return n
 }

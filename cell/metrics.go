@@ -192,7 +192,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		{"cellserver_commands_rejected_total", "Commands refused before running (arity, NOAUTH, MULTI rules), per command.", func(cs *cmdStats) int64 { return cs.rejected.Load() }},
 	} {
 		for _, c := range cmds {
-			if v := f.get(&c.stats); v > 0 {
+			if v := f.get(s.statsOf(c)); v > 0 {
 				m.family(f.name, "counter", f.help)
 				m.sample(f.name, float64(v), "cmd", c.Name)
 			}
@@ -201,7 +201,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 
 	const hist = "cellserver_command_duration_seconds"
 	for _, c := range cmds {
-		h := c.stats.latency.Load()
+		h := s.statsOf(c).latency.Load()
 		if h == nil {
 			continue
 		}
@@ -232,17 +232,12 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	counter("cellserver_error_replies_total", "Error replies sent (INFO total_error_replies).", float64(s.stats.errorReplies.Load()))
 
 	expired := int64(0)
-	keys := make([]int, len(s.ks.dbs))
-	ttl := make([]int, len(s.ks.dbs))
-	for d := range s.ks.dbs {
-		for i := range s.ks.dbs[d].shards {
-			sh := &s.ks.dbs[d].shards[i]
-			sh.mu.Lock()
-			keys[d] += sh.keys.len()
-			ttl[d] += sh.withTTL
-			expired += sh.expired
-			sh.mu.Unlock()
-		}
+	keys := make([]int, s.ks.DBs())
+	ttl := make([]int, s.ks.DBs())
+	for d := range s.ks.DBs() {
+		c := s.ks.Counts(d, true)
+		keys[d], ttl[d] = c.Keys, c.Expires
+		expired += c.Expired
 	}
 	for d := range keys {
 		gauge("cellserver_keys", "Keys per database, counting expired keys not yet reaped (INFO keyspace).", float64(keys[d]), "db", strconv.Itoa(d))

@@ -27,7 +27,7 @@ func BenchmarkPersistSetCall(b *testing.B) {
 				defer z.Close()
 				c := newClient(srv, a)
 				cmd := &Command{Name: "test.set", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
-					Handler: func(x *Ctx) { x.setString(x.Args[1], x.Args[2], 0) }}
+					Handler: func(x *Ctx) { x.SetString(x.Args[1], x.Args[2], 0) }}
 				args := [][]byte{[]byte("test.set"), nil, []byte("1700000000000000000")}
 				i := 0
 				for pb.Next() {

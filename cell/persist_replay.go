@@ -3,6 +3,7 @@ package cell
 import (
 	"fmt"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/persist"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) replayLog() (records int, err error) {
 			skipped++
 			return nil
 		}
-		if e.DB >= len(s.ks.dbs) {
+		if e.DB >= s.ks.DBs() {
 			s.replayForeign(e)
 			return nil
 		}
@@ -101,7 +102,7 @@ func (s *Server) replayForeign(e *persist.Effect) {
 // foreignSet is a sorted set of a database beyond --databases that the
 // log changes, decoded, and its expiry.
 type foreignSet struct {
-	z   *ZSet
+	z   *keyspace.ZSet
 	exp int64
 }
 
@@ -112,12 +113,12 @@ func (s *Server) foreignZSet(id dbKey) *foreignSet {
 	if f, ok := s.foreignSets[id]; ok {
 		return f
 	}
-	f := &foreignSet{z: newZSet(s.zsetConfig())}
+	f := &foreignSet{z: keyspace.NewZSet(s.zsetConfig())}
 	if b, ok := s.foreign[id]; ok {
 		if v, err := persist.Decode(b); err == nil {
-			if e, ok := s.entryFromStored(v); ok {
-				if z, ok := e.obj().(*ZSet); ok {
-					f.z, f.exp = z, e.Exp
+			if obj, exp := keyspace.ValueFromStored(v, s.zsetConfig()); obj != nil {
+				if z, ok := obj.(*keyspace.ZSet); ok {
+					f.z, f.exp = z, exp
 				}
 			}
 		}
@@ -157,7 +158,7 @@ func (s *Server) dropEmptyForeignSets() {
 // s.foreign, where writeForeign finds them, once the replay is over.
 func (s *Server) sealForeignSets() {
 	for id, f := range s.foreignSets {
-		s.foreign[id] = f.z.appendStored(nil, f.exp)
+		s.foreign[id] = f.z.Stored(nil, f.exp)
 	}
 	s.foreignSets = nil
 }
@@ -166,36 +167,22 @@ func (s *Server) sealForeignSets() {
 type replayedSet struct {
 	db  int
 	key string
-	z   *ZSet
+	z   *keyspace.ZSet
 }
 
-// dropEmptySets deletes the sets of the list that a record left empty: a
-// record lists a set's changes in order, so a set may be empty in the
-// middle of one, never at its end (the execution would have deleted it).
+// dropEmptySets deletes the sets of the list that a record left empty.
 func (s *Server) dropEmptySets(sets []replayedSet) {
 	for _, r := range sets {
-		if r.z.Len() != 0 {
-			continue
-		}
-		sh := s.ks.shardOf(r.db, []byte(r.key))
-		if e := sh.keys.getS(r.key); e != nil && e.obj() == any(r.z) {
-			sh.drop(r.key)
-			sh.noteChanged([]byte(r.key), nil, isWide(e))
-		}
+		s.ks.ReplayDropEmpty(r.db, r.key, r.z)
 	}
 }
 
 // applyEffect applies one effect to the keyspace. It returns the sorted
 // set a set effect (a head or a member) changed, and false for an effect
 // it skipped (a value of an unknown type).
-func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
+func (s *Server) applyEffect(e *persist.Effect) (*keyspace.ZSet, bool) {
 	if e.Kind == persist.EffectFlushDB {
-		for i := range s.ks.dbs[e.DB].shards {
-			sh := &s.ks.dbs[e.DB].shards[i]
-			sh.keys.reset()
-			sh.withTTL, sh.unsaved = 0, 0
-		}
-		s.flushedDBs[e.DB].Store(true)
+		s.ks.ReplayFlush(e.DB)
 		for id := range s.expiredSets {
 			if id.db == e.DB {
 				delete(s.expiredSets, id)
@@ -203,101 +190,37 @@ func (s *Server) applyEffect(e *persist.Effect) (*ZSet, bool) {
 		}
 		return nil, true
 	}
-	sh := s.ks.shardOf(e.DB, e.Key)
-	old := sh.keys.get(e.Key)
-	if old == nil && len(s.expiredSets) != 0 {
-		old = s.reviveExpiredSet(sh, e)
+	if len(s.expiredSets) != 0 && !s.ks.Loaded(e.DB, e.Key) {
+		s.reviveExpiredSet(e)
 	}
-	switch e.Kind {
-	case persist.EffectDelete:
-		if old != nil {
-			wide := isWide(old)
-			sh.drop(string(e.Key))
-			sh.noteChanged(e.Key, nil, wide)
-		}
-		return nil, true
-	case persist.EffectPut:
-		if e.Value.Kind == persist.KindZSetWide {
-			ent, z := s.replayZSet(sh, e.Key, old)
-			sh.setExp(ent, e.Value.Exp)
-			sh.noteChanged(e.Key, ent, false)
-			return z, true
-		}
-		if e.Value.Kind == persist.KindInt && old != nil && old.isString() {
-			// An integer over a string or an integer (a counter, a
-			// CL.THROTTLE state) changes the entry in place: replaying
-			// a log of a million such keys spent most of its time
-			// removing each entry from the index and inserting a new one.
-			old.setInt(e.Value.Int)
-			old.enc &= encUnsaved // "int", as adopt would make it
-			sh.setExp(old, e.Value.Exp)
-			sh.noteChanged(e.Key, old, false)
-			return nil, true
-		}
-		v, ok := s.entryFromStored(e.Value)
-		if !ok {
-			s.log.Warn("persistence: skipping a logged value of a type this build does not know",
-				"db", e.DB, "key", fmt.Sprintf("%q", e.Key), "type", string(rune(e.Value.Kind)))
-			return nil, false
-		}
-		wide := isWide(old)
-		if old != nil {
-			sh.drop(string(e.Key))
-		}
-		sh.noteChanged(e.Key, sh.adopt(e.Key, v), wide)
-		return nil, true
-	case persist.EffectPutMember, persist.EffectDeleteMember:
-		ent, z := s.replayZSet(sh, e.Key, old)
-		if e.Kind == persist.EffectPutMember {
-			z.Put(e.Member, e.Score)
-		} else {
-			z.Delete(e.Member)
-		}
-		sh.noteChanged(e.Key, ent, false)
-		return z, true
+	z, ok := s.ks.Replay(e, s.zsetConfig())
+	if !ok {
+		s.log.Warn("persistence: skipping a logged value of a type this build does not know",
+			"db", e.DB, "key", fmt.Sprintf("%q", e.Key), "type", string(rune(e.Value.Kind)))
 	}
-	return nil, false
+	return z, ok
 }
 
-// reviveExpiredSet returns, for an effect on a key that is not in memory,
-// the sorted set loadStore kept aside as expired under it, back in the
-// shard, when the effect changes the set in place (a head or a member);
-// any other effect is a new state of the key, and the set is forgotten.
-func (s *Server) reviveExpiredSet(sh *Shard, e *persist.Effect) *Entry {
+// reviveExpiredSet puts back, for an effect on a key that is not in
+// memory, the sorted set loadStore kept aside as expired under it, when
+// the effect changes the set in place (a head or a member); any other
+// effect is a new state of the key, and the set is forgotten.
+func (s *Server) reviveExpiredSet(e *persist.Effect) {
 	id := dbKey{e.DB, string(e.Key)}
 	kept, ok := s.expiredSets[id]
 	if !ok {
-		return nil
+		return
 	}
 	delete(s.expiredSets, id)
 	inPlace := e.Kind == persist.EffectPutMember || e.Kind == persist.EffectDeleteMember ||
 		e.Kind == persist.EffectPut && e.Value.Kind == persist.KindZSetWide
 	if !inPlace {
-		return nil
+		return
 	}
 	v, err := persist.Decode(kept.enc)
 	if err != nil {
-		return nil // it encoded the value itself
+		return // it encoded the value itself
 	}
 	v.Wide = kept.wide
-	ent, ok := s.entryFromLoaded(e.DB, e.Key, v)
-	if !ok {
-		return nil
-	}
-	return sh.adopt(e.Key, ent)
-}
-
-// replayZSet returns key's sorted set, making an empty one (with no
-// expiry) in place of whatever else the key held.
-func (s *Server) replayZSet(sh *Shard, key []byte, old *Entry) (*Entry, *ZSet) {
-	if old != nil {
-		if z, ok := old.obj().(*ZSet); ok {
-			return old, z
-		}
-		sh.drop(string(key))
-	}
-	z := newZSet(s.zsetConfig())
-	v := &Entry{}
-	v.setObj(z)
-	return sh.adopt(key, v), z
+	s.ks.Revive(e.DB, e.Key, v, s.zsetConfig())
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/persist"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -68,56 +69,51 @@ func write(srv *Server, db int, key string, fn func(x *Ctx, key []byte)) {
 }
 
 func setKey(srv *Server, db int, key, val string, exp int64) {
-	write(srv, db, key, func(x *Ctx, k []byte) { x.setString(k, []byte(val), exp) })
+	write(srv, db, key, func(x *Ctx, k []byte) { x.SetString(k, []byte(val), exp) })
 }
 
 // dumpKeyspace lists every live key as db/key=value/exp, sorted.
 func dumpKeyspace(srv *Server) []string {
 	var out []string
 	now := time.Now().UnixMilli()
-	for d := range srv.ks.dbs {
-		for i := range srv.ks.dbs[d].shards {
-			s := &srv.ks.dbs[d].shards[i]
-			s.mu.Lock()
-			for k, e := range s.keys.all() {
-				if !e.expired(now) {
-					out = append(out, fmt.Sprintf("%d/%q=%s/%d", d, k, valueString(e), e.Exp))
-				}
+	for d := range srv.ks.DBs() {
+		srv.ks.Each(d, func(k string, e *keyspace.Entry) {
+			if !e.Expired(now) {
+				out = append(out, fmt.Sprintf("%d/%q=%s/%d", d, k, valueString(e), e.Exp))
 			}
-			s.mu.Unlock()
-		}
+		})
 	}
 	sort.Strings(out)
 	return out
 }
 
 // valueString shows a value with its type and, for aggregates, its order.
-func valueString(e *Entry) string {
-	switch v := e.obj().(type) {
+func valueString(e *keyspace.Entry) string {
+	switch v := e.Obj().(type) {
 	case nil:
-		return fmt.Sprintf("%q", e.str())
-	case *Hash:
+		return fmt.Sprintf("%q", e.Str())
+	case *keyspace.Hash:
 		var b strings.Builder
 		for i := range v.Len() {
 			f, val := v.At(i)
 			fmt.Fprintf(&b, "%q:%q,", f, val)
 		}
 		return "hash(" + b.String() + v.Encoding() + ")"
-	case *ZSet:
+	case *keyspace.ZSet:
 		var b strings.Builder
 		v.Range(0, -1, false, func(m []byte, score float64) bool {
 			fmt.Fprintf(&b, "%q:%v,", m, score)
 			return true
 		})
 		return "zset(" + b.String() + ")"
-	case *List:
+	case *keyspace.List:
 		var b strings.Builder
 		for i := range v.Len() {
 			fmt.Fprintf(&b, "%q,", v.At(i))
 		}
 		return "list(" + b.String() + ")"
 	}
-	return fmt.Sprintf("%T", e.obj())
+	return fmt.Sprintf("%T", e.Obj())
 }
 
 func sameKeys(t *testing.T, got, want []string) {
@@ -145,7 +141,7 @@ func TestPersistRestart(t *testing.T) {
 			setKey(srv, 0, "overwritten", "old", exp)
 			setKey(srv, 0, "overwritten", "new", 0)
 			setKey(srv, 0, "deleted", "x", 0)
-			write(srv, 0, "deleted", func(x *Ctx, k []byte) { x.remove(k) })
+			write(srv, 0, "deleted", func(x *Ctx, k []byte) { x.Remove(k) })
 			c := dial(t, srv)
 			if r := c.do("CL.THROTTLE", "limit", "5", "10", "60"); r != "*5\r\n:0\r\n:6\r\n:5\r\n:-1\r\n:6\r\n" {
 				t.Fatalf("CL.THROTTLE: %q", r)
@@ -273,13 +269,7 @@ func TestPersistExpiry(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s := dumpKeyspace(srv)
-		n := 0
-		for d := range srv.ks.dbs[1].shards {
-			sh := &srv.ks.dbs[1].shards[d]
-			sh.mu.Lock()
-			n += sh.keys.len()
-			sh.mu.Unlock()
-		}
+		n := srv.ks.CountKeys(1)
 		if n == 0 {
 			break
 		}
@@ -361,10 +351,7 @@ func testPersistExpiredNotLogged(t *testing.T) {
 	}
 	srv.activeExpiryOff.Store(false)
 	reaped := func() bool {
-		sh := srv.ks.shardOf(0, []byte("active"))
-		sh.mu.Lock()
-		defer sh.mu.Unlock()
-		return sh.keys.get([]byte("active")) == nil
+		return srv.ks.Peek(0, []byte("active")) == nil
 	}
 	for deadline := time.Now().Add(5 * time.Second); !reaped(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -828,34 +815,34 @@ func TestObjectFromStoredSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 4, 5, 8, 9, 17, 128, 129, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			var items [][]byte
-			wantH, wantL := NewHash(), NewList()
+			wantH, wantL := keyspace.NewHash(), keyspace.NewList()
 			for i := range n {
 				f, v := []byte(fmt.Sprintf("f%d", i)), []byte(fmt.Sprintf("v%d", i))
 				items = append(items, f, v)
 				wantH.Set(f, v)
 				wantL.PushBack(v)
 			}
-			h, ok := srv.objectFromStored(persist.Value{Kind: persist.KindHash, Items: items})
-			if !ok {
+			h, _ := keyspace.ValueFromStored(persist.Value{Kind: persist.KindHash, Items: items}, srv.zsetConfig())
+			if h == nil {
 				t.Fatal("hash not loaded")
 			}
 			var vals [][]byte
 			for i := 1; i < len(items); i += 2 {
 				vals = append(vals, items[i])
 			}
-			l, ok := srv.objectFromStored(persist.Value{Kind: persist.KindList, Items: vals})
-			if !ok {
+			l, _ := keyspace.ValueFromStored(persist.Value{Kind: persist.KindList, Items: vals}, srv.zsetConfig())
+			if l == nil {
 				t.Fatal("list not loaded")
 			}
-			gotH, gotL := h.(*Hash), l.(*List)
-			for _, step := range []func(h *Hash, l *List){
-				func(*Hash, *List) {},
-				func(h *Hash, l *List) {
+			gotH, gotL := h.(*keyspace.Hash), l.(*keyspace.List)
+			for _, step := range []func(h *keyspace.Hash, l *keyspace.List){
+				func(*keyspace.Hash, *keyspace.List) {},
+				func(h *keyspace.Hash, l *keyspace.List) {
 					h.Set([]byte("extra"), []byte("x"))
 					l.PushBack([]byte("back"))
 					l.PushFront([]byte("front"))
 				},
-				func(h *Hash, l *List) { l.PopFront(); l.PopFront() },
+				func(h *keyspace.Hash, l *keyspace.List) { l.PopFront(); l.PopFront() },
 			} {
 				step(gotH, gotL)
 				step(wantH, wantL)

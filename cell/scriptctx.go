@@ -130,12 +130,8 @@ func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
 		return
 	}
 	elapsed := time.Since(r.start)
-	if !r.isBusy && elapsed >= threshold {
-		r.isBusy = true
+	if elapsed >= threshold && r.mark.MarkBusy() {
 		srv.busyScripts.Add(1)
-		if r.busy != nil {
-			close(r.busy)
-		}
 		srv.log.Warn("Slow script detected: still in execution after " + itoa(elapsed.Milliseconds()) +
 			" milliseconds. You can try killing the script using the SCRIPT KILL command.")
 	}
@@ -199,32 +195,5 @@ func heapObjectBytes() uint64 {
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
-// signals returns the channels closed when r passes busy-reply-threshold
-// and when it has ended. They are made on first demand: nearly every
-// script ends long before a command waits on it, and two channels per
-// run were a third of a short script's allocations. A signal that has
-// already happened gets a closed channel.
-func (r *scriptRun) signals() (busy, done <-chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.busy == nil {
-		r.busy = make(chan struct{})
-		if r.isBusy {
-			close(r.busy)
-		}
-	}
-	if r.done == nil {
-		r.done = make(chan struct{})
-		if r.finished {
-			close(r.done)
-		}
-	}
-	return r.busy, r.done
-}
-
 // pastThreshold reports that r has run past busy-reply-threshold.
-func (r *scriptRun) pastThreshold() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.isBusy
-}
+func (r *scriptRun) pastThreshold() bool { return r.mark.IsBusy() }

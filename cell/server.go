@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/persist"
 )
@@ -20,20 +21,22 @@ import (
 type Server struct {
 	cfg   *Config
 	live  liveConfig
-	ks    *Keyspace
+	ks    *keyspace.Keyspace
 	log   *slog.Logger
 	stats serverStats
-	start time.Time
-	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
-	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
-	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
+	// cmdStats are the per-command statistics, indexed by Command.id
+	// (statsOf).
+	cmdStats []cmdStats
+	start    time.Time
+	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
 	ident  *serverIdentity
 
 	nextClientID atomic.Int64
-	expireNext   int         // the shard the next expiry cycle starts at; expiry goroutine only
 	reap         reapCollect // when reaped keys call for a GC; expiry goroutine only
 	// activeExpiryOff pauses the active cycle, as Redis's DEBUG
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
@@ -67,22 +70,21 @@ type Server struct {
 	rewrites    atomic.Int64
 	lastRewrite atomic.Int64
 	ckptBase    atomic.Int64
-	flushedDBs  []atomic.Bool
 	replayed    int
 	// The appendfsync policy, live (CONFIG SET appendfsync).
 	fsyncAlways   atomic.Bool
 	fsyncEverySec atomic.Bool
-	evictBatch    *persist.Batch // maxmemory's deletions, under ops.mem.mu
-	lastSave      atomic.Int64   // Unix s of the last save (LASTSAVE)
-	dirtyAtSave   atomic.Int64   // totalDirty() at that save
-	saves         atomic.Int64   // saves done (rdb_saves)
-	bgsave        atomic.Bool    // a BGSAVE is running
-	bgsaveStart   atomic.Int64   // Unix s it started
-	bgsaveSecs    atomic.Int64   // how long the last one took, -1: none yet
-	bgsaveFailed  atomic.Bool    // the last one failed
-	loadedKeys    int64          // keys loaded at start
-	loadedExpired int64          // keys found expired at start
-	bg            sync.WaitGroup // background goroutines, done before the store closes
+	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
+	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64      // totalDirty() at that save
+	saves         atomic.Int64      // saves done (rdb_saves)
+	bgsave        atomic.Bool       // a BGSAVE is running
+	bgsaveStart   atomic.Int64      // Unix s it started
+	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool       // the last one failed
+	loadedKeys    int64             // keys loaded at start
+	loadedExpired int64             // keys found expired at start
+	bg            sync.WaitGroup    // background goroutines, done before the store closes
 
 	// Cluster mode (cluster.go): fixed at start, so the command path pays
 	// one predictable branch when it is off.
@@ -141,6 +143,13 @@ func Open(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
@@ -165,22 +174,22 @@ func newServer(cfg Config) *Server {
 		cfg.Version = DefaultConfig().Version
 	}
 	s := &Server{
-		cfg:     &cfg,
-		ks:      NewKeyspace(cfg.Databases, cfg.Shards),
-		log:     cfg.Logger,
-		start:   time.Now(),
-		clients: map[int64]*Client{},
-		done:    make(chan struct{}),
+		cmdStats: make([]cmdStats, registered),
+		cfg:      &cfg,
+		ks:       keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
+		log:      cfg.Logger,
+		start:    time.Now(),
+		clients:  map[int64]*Client{},
+		done:     make(chan struct{}),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
 		// placement by slot must hold for every key.
 		s.clusterOn = true
-		s.ks.bySlot = true
+		s.ks.PlaceBySlot()
 		s.topo.Store(cfg.Cluster)
 	}
 	s.live.load(&cfg)
-	s.flushedDBs = make([]atomic.Bool, len(s.ks.dbs))
 	s.lastRewrite.Store(-1)
 	s.lastSave.Store(s.start.Unix())
 	s.bgsaveSecs.Store(-1)
@@ -198,8 +207,9 @@ func newServer(cfg Config) *Server {
 // startBackground starts the active expiry and, with a store, the fsync
 // ticker and the checkpoints.
 func (s *Server) startBackground() {
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.activeExpiry()
+	go s.sampleStats() // stats_sample.go
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()
@@ -333,6 +343,10 @@ func (s *Server) removeClient(c *Client) {
 	if _, ok := s.clients[c.id]; ok {
 		delete(s.clients, c.id)
 		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.stats.closed.netIn.Add(c.netIn.Load())
+		s.stats.closed.netOut.Add(c.netOut.Load())
+		s.stats.closed.hits.Add(c.hits.Load())
+		s.stats.closed.misses.Add(c.misses.Load())
 		s.conns.Done()
 	}
 	s.mu.Unlock()
@@ -421,4 +435,7 @@ func (s *Server) saveAndClose() {
 }
 
 // Keyspace exposes the data for tests and persistence.
-func (s *Server) Keyspace() *Keyspace { return s.ks }
+func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// statsOf is cmd's statistics on s.
+func (s *Server) statsOf(cmd *Command) *cmdStats { return &s.cmdStats[cmd.id] }

@@ -105,7 +105,7 @@ func TestClusterRepliesLikeRedis(t *testing.T) {
 	p.DoEach([]string{"CLUSTER", "SETSLOT", "1", "IMPORTING", rc.ids[1]}, []string{"CLUSTER", "SETSLOT", "1", "IMPORTING", cc.ids[1]})
 	p.Do("INFO", "cluster")
 	p.Do("CONFIG", "GET", "cluster-enabled")
-	// DUMP and RESTORE: the payloads differ, their checks do not.
+	// DUMP and RESTORE: the payloads and their checks.
 	p.Do("DUMP", "nokey")
 	p.Do("DUMP", "foo")
 	p.Do("RESTORE", "b", "0", "garbage")

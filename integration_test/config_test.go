@@ -86,7 +86,10 @@ func TestConfigSet(t *testing.T) {
 		c.Do("CONFIG", "SET", "zset-max-ziplist-entries", "64")
 		c.Do("CONFIG", "GET", "zset-max-listpack-entries")
 		c.Do("CONFIG", "SET", "zset-max-listpack-entries", "128")
-		for _, ev := range []string{"KEA", "Kx", "gE", "A", "Ed", "KEAd", "mK", "nmKEd", "$lshzxetd", "g$lshzxetdm", "tm", ""} {
+		// Values that publish nothing (no K or E, or no class) are kept as
+		// Redis keeps them; cellserver has no pub/sub and refuses the
+		// others (cell's TestConfigParse).
+		for _, ev := range []string{"A", "$lshzxetd", "g$lshzxetdm", "tm", "KE", "E", ""} {
 			c.Do("CONFIG", "SET", "notify-keyspace-events", ev)
 			c.Do("CONFIG", "GET", "notify-keyspace-events")
 		}

@@ -135,6 +135,14 @@ func TestHello(t *testing.T) {
 	c.DoMasked(maskHello, "hello", "3")
 	c.Error("HELLO", "4")
 	c.Do("GET", "missing")
+	// SETNAME takes effect as it is read: a later bad option or password
+	// fails HELLO with the name already set.
+	c.Error("HELLO", "2", "setname", "x", "extra")
+	c.Do("CLIENT", "GETNAME")
+	c.DoMasked(maskHello, "HELLO", "2", "SETNAME", "y", "AUTH", "default", "any") // no password set
+	c.Do("CLIENT", "GETNAME")
+	c.Error("HELLO", "2", "SETNAME", "z", "SETNAME", "a b")
+	c.Do("CLIENT", "GETNAME")
 }
 
 func TestQuit(t *testing.T) {

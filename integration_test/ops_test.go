@@ -452,8 +452,9 @@ func TestPingMode(t *testing.T) {
 	if out, err := exec.Command(bin, "--port", port, "--ping").CombinedOutput(); err != nil || !strings.Contains(string(out), "requires a password") {
 		t.Errorf("--ping without the password (NOAUTH: alive): %v %q", err, out)
 	}
-	if out, err := exec.Command(bin, "--port", port, "--requirepass", "wrong", "--ping").CombinedOutput(); err == nil {
-		t.Errorf("--ping with a wrong password succeeded: %q", out)
+	if out, err := exec.Command(bin, "--port", port, "--requirepass", "wrong", "--ping").CombinedOutput(); err == nil ||
+		strings.TrimSpace(string(out)) != "cellserver --ping: AUTH: WRONGPASS invalid username-password pair or user is disabled." {
+		t.Errorf("--ping with a wrong password: %v %q", err, out)
 	}
 	free, _ := serverproc.FreePort()
 	if out, err := exec.Command(bin, "--port", strconv.Itoa(free), "--ping").CombinedOutput(); err == nil {

@@ -38,6 +38,15 @@ const (
 	opHeadDelete    // key: the member; no value
 	opHeadSetInt    // varint v: member FormatInt(v) with score float64(v)
 	opHeadDeleteInt // varint v: member FormatInt(v) goes
+	// The list ops (format 5) change the list whose KindListHead came
+	// last in the record, naming its elements by position
+	// (KindListAt). Each says what the list is after the change, not
+	// what the change was, so that replaying it over a later state of
+	// the list (a checkpoint's, persist/effect.go) ends in the same
+	// state: an LPUSH is a span one longer at the head and the new
+	// element's position and bytes, not "push".
+	opListSpan // varint(pos) | uvarint(n): the list is the positions [pos, pos+n)
+	opListSet  // varint(pos) | uvarint(len) | bytes: the element at pos
 )
 
 // add appends one record. A delete has no value.
@@ -126,11 +135,74 @@ func (b *Batch) Put(db int, key []byte, v Value) {
 
 // PutZSetHead is Put of a KindZSetWide head with expiry exp: a W1
 // block's record starts with one, so it is encoded here directly.
-func (b *Batch) PutZSetHead(db int, key []byte, exp int64) {
+func (b *Batch) PutZSetHead(db int, key []byte, exp int64) { b.putHead(KindZSetWide, db, key, exp) }
+
+// PutHashHead starts a change in place of the hash db's key, with expiry
+// exp, in the effect log (KindHashHead): PutHeadField and
+// DeleteHeadField then add the fields it changed, in order.
+func (b *Batch) PutHashHead(db int, key []byte, exp int64) { b.putHead(KindHashHead, db, key, exp) }
+
+// PutListHead starts a change in place of the list db's key, with expiry
+// exp, in the effect log (KindListHead): ListSpan and ListSet then add
+// what changed, in order.
+func (b *Batch) PutListHead(db int, key []byte, exp int64) { b.putHead(KindListHead, db, key, exp) }
+
+func (b *Batch) putHead(kind Kind, db int, key []byte, exp int64) {
 	b.addKey(opSet, db, key)
 	b.wire = binary.AppendUvarint(b.wire, uint64(1+uvarintLen(uint64(exp))))
-	b.wire = append(b.wire, byte(KindZSetWide))
+	b.wire = append(b.wire, byte(kind))
 	b.wire = binary.AppendUvarint(b.wire, uint64(exp))
+}
+
+// PutHeadField says field of the hash whose head was the batch's last
+// Put now holds value.
+func (b *Batch) PutHeadField(field, value []byte) {
+	b.wire = append(b.wire, byte(opHeadSet))
+	b.wire = AppendItem(b.wire, field)
+	b.wire = AppendItem(b.wire, value)
+	b.n++
+}
+
+// DeleteHeadField says field of the hash whose head was the batch's last
+// Put is gone.
+func (b *Batch) DeleteHeadField(field []byte) {
+	b.wire = append(b.wire, byte(opHeadDelete))
+	b.wire = AppendItem(b.wire, field)
+	b.n++
+}
+
+// ListSpan says the list whose head was the batch's last Put now holds
+// the positions [pos, pos+n): elements outside go, positions not held
+// before are filled by the ListSet that follow.
+func (b *Batch) ListSpan(pos int64, n int) {
+	b.wire = append(b.wire, byte(opListSpan))
+	b.wire = binary.AppendVarint(b.wire, pos)
+	b.wire = binary.AppendUvarint(b.wire, uint64(n))
+	b.n++
+}
+
+// ListSet says the element at position pos of the list whose head was
+// the batch's last Put is v.
+func (b *Batch) ListSet(pos int64, v []byte) {
+	b.wire = append(b.wire, byte(opListSet))
+	b.wire = binary.AppendVarint(b.wire, pos)
+	b.wire = AppendItem(b.wire, v)
+	b.n++
+}
+
+// PatchString logs a change in place of the string db's key, whose
+// expiry is exp (KindStrPatch): it is now length bytes long, data at off
+// and the rest as it was (zero bytes where it was shorter). APPEND and
+// SETRANGE on a long string cost what they add, not the whole string.
+func (b *Batch) PatchString(db int, key []byte, exp, length, off int64, data []byte) {
+	b.addKey(opSet, db, key)
+	n := 1 + uvarintLen(uint64(exp)) + uvarintLen(uint64(length)) + uvarintLen(uint64(off)) + len(data)
+	b.wire = binary.AppendUvarint(b.wire, uint64(n))
+	b.wire = append(b.wire, byte(KindStrPatch))
+	b.wire = binary.AppendUvarint(b.wire, uint64(exp))
+	b.wire = binary.AppendUvarint(b.wire, uint64(length))
+	b.wire = binary.AppendUvarint(b.wire, uint64(off))
+	b.wire = append(b.wire, data...)
 }
 
 // Scratch returns the batch's value buffer, emptied, for an encoding that

@@ -234,3 +234,81 @@ func TestBatchDirectEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaOps: the changes in place of strings, hashes and lists (format
+// 5) decode to their effects in order, each belonging to the head before
+// it; a change without its head, under another kind's head, or cut short
+// is refused whole.
+func TestDeltaOps(t *testing.T) {
+	b := &Batch{}
+	b.PatchString(0, []byte("s"), 7, 12, 10, []byte("xy"))
+	b.PatchString(1, []byte("t"), 0, 5, 5, nil)
+	b.PutHashHead(2, []byte("h"), 9)
+	b.PutHeadField([]byte("f"), []byte("v"))
+	b.PutHeadField([]byte(""), []byte("1700000000000")) // not a score: no integer form
+	b.DeleteHeadField([]byte("g"))
+	b.PutListHead(3, []byte("l"), 0)
+	b.ListSpan(-3, 120003)
+	b.ListSet(-1, []byte("a"))
+	b.ListSet(-3, nil)
+	b.PutZSetHead(0, []byte("z"), 0)
+	b.PutHeadMember([]byte("m"), 1)
+	want := []string{
+		`patch 0/"s" exp 7 len 12 at 10="xy"`,
+		`patch 1/"t" exp 0 len 5 at 5=""`,
+		`put 2/"h"=H:9:""`,
+		`hset 2/"h" "f"="v"`,
+		`hset 2/"h" ""="1700000000000"`,
+		`hdel 2/"h" "g"`,
+		`put 3/"l"=L:0:""`,
+		`lspan 3/"l" [-3,+120003)`,
+		`lset 3/"l" -1="a"`,
+		`lset 3/"l" -3=""`,
+		`put 0/"z"=w:0:""`,
+		`zput 0/"z" "m"=1`,
+	}
+	var got []string
+	var e Effect
+	if err := decodeEffects(b.wire, &e, func(e *Effect) error {
+		got = append(got, effectString(e))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// An append's record is its bytes and little more.
+	a := &Batch{}
+	a.PatchString(0, []byte("big"), 0, 50<<20+10, 50<<20, []byte("0123456789"))
+	if n := a.Size(); n > 30 {
+		t.Errorf("an APPEND of 10 bytes takes %d bytes", n)
+	}
+	for _, bad := range []struct {
+		name string
+		fill func(b *Batch)
+	}{
+		{"field without a head", func(b *Batch) { b.PutHeadField([]byte("f"), []byte("v")) }},
+		{"list op without a head", func(b *Batch) { b.ListSpan(0, 1) }},
+		{"list op after a hash head", func(b *Batch) { b.PutHashHead(0, []byte("h"), 0); b.ListSet(0, []byte("v")) }},
+		{"integer member after a hash head", func(b *Batch) { b.PutHashHead(0, []byte("h"), 0); b.DeleteHeadMemberInt(5) }},
+		{"field after a list head", func(b *Batch) { b.PutListHead(0, []byte("l"), 0); b.DeleteHeadField([]byte("f")) }},
+		{"list op after a set's head", func(b *Batch) { b.PutZSetHead(0, []byte("z"), 0); b.ListSpan(0, 1) }},
+		{"list op after a patch", func(b *Batch) { b.PatchString(0, []byte("s"), 0, 1, 0, []byte("x")); b.ListSpan(0, 1) }},
+		{"patch past its length", func(b *Batch) { b.PatchString(0, []byte("s"), 0, 1, 0, []byte("xy")) }},
+	} {
+		b := &Batch{}
+		bad.fill(b)
+		calls := 0
+		if err := decodeEffects(b.wire, &e, func(*Effect) error { calls++; return nil }); !errors.Is(err, ErrCorrupt) || calls != 0 {
+			t.Errorf("%s: err %v after %d effects, want ErrCorrupt before any", bad.name, err, calls)
+		}
+	}
+	for cut := 1; cut < len(b.wire); cut++ {
+		// Every cut either ends between ops or is refused; none panics.
+		_ = decodeEffects(b.wire[:cut], &e, func(*Effect) error { return nil })
+	}
+	if _, err := Decode([]byte{byte(KindStrPatch), 0, 1, 0, 'x'}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Decode of a patch: %v, want ErrCorrupt (the log's only)", err)
+	}
+}

@@ -42,6 +42,31 @@ const (
 	// the base (base.go) holds for it: a key deleted since the last
 	// rewrite. Only the snapshot holds it, never the effect log.
 	KindGone Kind = 'x'
+	// KindListAt is a list whose head element sits at position Pos of
+	// the list's own numbering (the payload starts with varint(Pos)),
+	// which the effect log's list changes name elements by
+	// (Batch.ListSpan): each LPUSH takes the position before the head,
+	// each LPOP moves the head one on. Decode returns it as a KindList
+	// with Pos set, and AppendValue writes a KindList with a Pos this way.
+	KindListAt Kind = 'a'
+	// The kinds below are the effect log's only (format 5): the head of
+	// a change in place of a hash or a list, and a change in place of a
+	// string. Decode returns the heads with no payload, as KindZSetWide.
+	//
+	// KindHashHead says the key is a hash (an empty one if it held
+	// anything else or nothing) with expiry Exp; the field changes that
+	// follow it (opHeadSet, opHeadDelete) are the hash's.
+	KindHashHead Kind = 'H'
+	// KindListHead says the key is a list (an empty one at position 0 if
+	// it held anything else or nothing) with expiry Exp; the opListSpan
+	// and opListSet ops that follow it are the list's.
+	KindListHead Kind = 'L'
+	// KindStrPatch is a change in place of a string (APPEND, SETRANGE):
+	// its payload is uvarint(length) | uvarint(offset) | bytes, and it
+	// makes the string length bytes long (cutting it, or padding it with
+	// zero bytes) and then puts bytes at offset. walkEffects reads it
+	// (EffectPatch); Decode refuses it.
+	KindStrPatch Kind = 'p'
 )
 
 // Value is one key's stored state: its kind, its absolute expiry in Unix ms
@@ -59,6 +84,8 @@ type Value struct {
 	// Over: Load read a key record over a base (base.go): it replaces
 	// what the base gave the key, if anything.
 	Over bool
+	// Pos is a list's head position (KindListAt); 0 for the rest.
+	Pos int64
 }
 
 // Record layout.
@@ -210,7 +237,11 @@ func AppendValue(dst []byte, v Value) []byte {
 	case KindInt:
 		return AppendInt(dst, v.Exp, v.Int)
 	case KindList, KindHash, KindZSet:
-		dst = AppendAggregate(dst, v.Kind, v.Exp, len(v.Items))
+		if v.Kind == KindList && v.Pos != 0 {
+			dst = AppendListAt(dst, v.Exp, v.Pos, len(v.Items))
+		} else {
+			dst = AppendAggregate(dst, v.Kind, v.Exp, len(v.Items))
+		}
 		for _, it := range v.Items {
 			dst = AppendItem(dst, it)
 		}
@@ -219,7 +250,7 @@ func AppendValue(dst []byte, v Value) []byte {
 		dst = append(dst, byte(v.Kind))
 		dst = binary.AppendUvarint(dst, uint64(v.Exp))
 		return append(dst, v.Str...)
-	default: // KindZSetWide (the members are records of their own), KindGone
+	default: // KindZSetWide (the members are records of their own), KindGone, the heads
 		dst = append(dst, byte(v.Kind))
 		return binary.AppendUvarint(dst, uint64(v.Exp))
 	}
@@ -231,6 +262,15 @@ func AppendValue(dst []byte, v Value) []byte {
 func AppendAggregate(dst []byte, kind Kind, exp int64, count int) []byte {
 	dst = append(dst, byte(kind))
 	dst = binary.AppendUvarint(dst, uint64(exp))
+	return binary.AppendUvarint(dst, uint64(count))
+}
+
+// AppendListAt starts the encoding of a list of count items whose head
+// is at position pos (KindListAt); AppendItem then appends each.
+func AppendListAt(dst []byte, exp, pos int64, count int) []byte {
+	dst = append(dst, byte(KindListAt))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	dst = binary.AppendVarint(dst, pos)
 	return binary.AppendUvarint(dst, uint64(count))
 }
 
@@ -277,11 +317,17 @@ func decodeReusing(b []byte, items [][]byte) (Value, error) {
 		}
 		v.Str = b
 		return v, nil
-	case KindZSetWide, KindGone:
+	case KindZSetWide, KindGone, KindHashHead, KindListHead:
 		if len(b) != 0 {
 			return Value{}, ErrCorrupt
 		}
 		return v, nil
+	case KindListAt:
+		pos, n := binary.Varint(b)
+		if n <= 0 {
+			return Value{}, ErrCorrupt
+		}
+		v.Kind, v.Pos, b = KindList, pos, b[n:]
 	case KindList, KindHash, KindZSet:
 	default:
 		return Value{}, ErrCorrupt

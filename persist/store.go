@@ -29,8 +29,11 @@ const LogDirName = "effectlog"
 // 1 (Pebble alone, before the effect log) is a snapshot with an empty log;
 // format 2 wrote a member's key without AppendMemberKey's escape (so an
 // empty member's was its set's own key) and only whole member keys in the
-// log, which walkEffects still reads; format 3 is format 4 without a base.
-const formatVersion = "4"
+// log, which walkEffects still reads; format 3 is format 4 without a base;
+// format 4 is format 5 without the changes in place of strings, hashes
+// and lists in the log (KindStrPatch, KindHashHead, KindListHead) and
+// without KindListAt, so its log and snapshot read as they are.
+const formatVersion = "5"
 
 var versionKey = []byte{nsMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
 
@@ -222,7 +225,7 @@ func (s *Store) checkVersion() error {
 	switch ver {
 	case formatVersion:
 		return nil
-	case "", "1", "2", "3":
+	case "", "1", "2", "3", "4":
 	default:
 		return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
 	}

@@ -115,6 +115,16 @@ func effectString(e *Effect) string {
 		return fmt.Sprintf("del %d/%q", e.DB, e.Key)
 	case EffectFlushDB:
 		return fmt.Sprintf("flushdb %d", e.DB)
+	case EffectPutField:
+		return fmt.Sprintf("hset %d/%q %q=%q", e.DB, e.Key, e.Member, e.Data)
+	case EffectDeleteField:
+		return fmt.Sprintf("hdel %d/%q %q", e.DB, e.Key, e.Member)
+	case EffectListSpan:
+		return fmt.Sprintf("lspan %d/%q [%d,+%d)", e.DB, e.Key, e.Pos, e.Len)
+	case EffectListSet:
+		return fmt.Sprintf("lset %d/%q %d=%q", e.DB, e.Key, e.Pos, e.Data)
+	case EffectPatch:
+		return fmt.Sprintf("patch %d/%q exp %d len %d at %d=%q", e.DB, e.Key, e.Value.Exp, e.Len, e.Pos, e.Data)
 	}
 	return fmt.Sprintf("kind %d", e.Kind)
 }

@@ -144,7 +144,7 @@ func TestConfigFileErrors(t *testing.T) {
 	for _, tt := range tests {
 		conf := writeConf(t, tt.text)
 		var out bytes.Buffer
-		code := run([]string{conf}, &out)
+		code := run([]string{conf}, &out, &out)
 		msg := out.String()
 		if code != 1 || !strings.Contains(msg, "*** FATAL CONFIG FILE ERROR") ||
 			!strings.Contains(msg, conf+", "+tt.line) || !strings.Contains(msg, tt.reason) {
@@ -153,7 +153,7 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 	// A file that cannot be read.
 	var out bytes.Buffer
-	if code := run([]string{filepath.Join(t.TempDir(), "missing.conf")}, &out); code != 1 ||
+	if code := run([]string{filepath.Join(t.TempDir(), "missing.conf")}, &out, &out); code != 1 ||
 		!strings.Contains(out.String(), "can't open config file") {
 		t.Errorf("missing file: exit %d %q", code, out.String())
 	}
@@ -162,7 +162,7 @@ func TestConfigFileErrors(t *testing.T) {
 	self := filepath.Join(dir, "self.conf")
 	os.WriteFile(self, []byte("include "+self+"\n"), 0o644)
 	out.Reset()
-	if code := run([]string{self}, &out); code != 1 || !strings.Contains(out.String(), "include nested too deeply") {
+	if code := run([]string{self}, &out, &out); code != 1 || !strings.Contains(out.String(), "include nested too deeply") {
 		t.Errorf("self include: exit %d %q", code, out.String())
 	}
 }
@@ -174,13 +174,22 @@ func TestCommandLineErrors(t *testing.T) {
 		{"a.conf", "stray"},
 	} {
 		var out bytes.Buffer
-		if code := run(args, &out); code != 2 {
+		if code := run(args, &out, &out); code != 2 {
 			t.Errorf("%q: exit %d, output %q", args, code, out.String())
 		}
 	}
 }
 
+// TestHelpAndVersion: --version and --help print on stdout (so that
+// "cellserver --version | head -1" shows it) and exit 0; --help names
+// flags --name, as the rest of the documentation does.
 func TestHelpAndVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "--help"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{arg}, &stdout, &stderr); code != 0 || stdout.Len() == 0 || stderr.Len() != 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout.String(), stderr.String())
+		}
+	}
 	var out bytes.Buffer
 	if _, err := parseFlags([]string{"--version"}, &out); !errors.Is(err, flag.ErrHelp) ||
 		!strings.HasPrefix(out.String(), "cellserver v="+version+" redis_version=7.0.15") {
@@ -188,7 +197,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	out.Reset()
 	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) ||
-		!strings.Contains(out.String(), "-rename-command") || !strings.Contains(out.String(), "configuration file") {
+		!strings.Contains(out.String(), "\n  --rename-command NAME NEWNAME\n") || !strings.Contains(out.String(), "\n  --port int\n") ||
+		!strings.Contains(out.String(), "configuration file") || strings.Contains(out.String(), "\n  -port") {
 		t.Errorf("--help: %v %q", err, out.String())
 	}
 }

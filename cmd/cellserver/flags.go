@@ -15,7 +15,7 @@ import (
 
 // parseFlags reads an optional configuration file and redis-server style
 // flags (--port 6380, -port=6380, --bind 127.0.0.1 ::1) over the embedded
-// defaults (directives.go).
+// defaults (directives.go). --help and --version print to out.
 func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	cfg = cell.DefaultConfig()
 	var ds []directive
@@ -32,16 +32,16 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum simultaneous clients")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "working directory for data files")
 	bulk := sizeFlag{&cfg.ProtoMaxBulkLen}
-	fs.Var(bulk, "proto-max-bulk-len", "largest bulk argument a client may send (512mb)")
+	fs.Var(bulk, "proto-max-bulk-len", "largest bulk argument a client may send, in `bytes` (512mb)")
 	qbuf := sizeFlag{&cfg.ClientQueryBufferLimit}
-	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client (1gb)")
+	fs.Var(qbuf, "client-query-buffer-limit", "largest unparsed input per client, in `bytes` (1gb)")
 	fs.IntVar(&cfg.Shards, "shards", 0, fmt.Sprintf("key shards per database, a power of two (0: %d here)", cell.DefaultShards()))
 	fs.IntVar(&cfg.Hz, "hz", cfg.Hz, "active expiry cycles per second")
 	appendonly := fs.String("appendonly", "yes", "keep the data durable in --dir (yes|no)")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "when writes reach the disk: always (before the reply), everysec, no (every 30 s)")
 	busy := msFlag{&cfg.BusyReplyThreshold}
-	fs.Var(busy, "busy-reply-threshold", "ms a script runs before others get -BUSY and SCRIPT KILL applies (5000)")
-	fs.Var(busy, "lua-time-limit", "alias of --busy-reply-threshold")
+	fs.Var(busy, "busy-reply-threshold", "`ms` a script runs before others get -BUSY and SCRIPT KILL applies")
+	fs.Var(busy, "lua-time-limit", "`ms`: alias of --busy-reply-threshold")
 	fs.BoolVar(&cfg.LuaAllowUndeclaredKeys, "lua-allow-undeclared-keys", false,
 		"let scripts touch keys not listed in KEYS; every script then locks the whole keyspace")
 	// Observability.
@@ -57,7 +57,7 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	clusterNodeID := fs.String("cluster-node-id", "", "this node's id in the topology file (empty: the line with --port)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")
-		fs.PrintDefaults()
+		printFlags(out, fs)
 		fmt.Fprint(out, opsUsage)
 	}
 	if ds, err = parseDirectives(fs, &cfg, args, out); err != nil {
@@ -114,6 +114,25 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 		return cfg, errors.New("--client-query-buffer-limit must be at least 1mb")
 	}
 	return cfg, nil
+}
+
+// printFlags lists the flags as they are written everywhere else, --name
+// (Go's PrintDefaults shows -name).
+func printFlags(out io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		if _, ok := f.Value.(interface{ IsBoolFlag() bool }); ok {
+			arg = "" // alone means yes; "--name no" turns it off
+		}
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(usage, "("+d+")") {
+			usage += " (default " + d + ")"
+		}
+		fmt.Fprintf(out, "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
 }
 
 // sizeFlag is a byte size in Redis's notation: 1000, 1k, 1kb, 512mb, 1gb.

@@ -23,14 +23,16 @@ import (
 const version = "0.1.0"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stderr io.Writer) int {
+// run serves with the settings in args; --help and --version print on
+// stdout, errors and the log go to stderr.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "migrate" {
-		return runMigrate(args[1:], os.Stdout, stderr)
+		return runMigrate(args[1:], stdout, stderr)
 	}
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -47,6 +49,9 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	// Until handleHUP takes it, a SIGHUP (a closed terminal, logrotate)
+	// must not end the server while it loads.
+	signal.Ignore(syscall.SIGHUP)
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
 	srv, err := cell.Open(cfg)
@@ -76,8 +81,8 @@ func run(args []string, stderr io.Writer) int {
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	reload := reloadTopologyOnHUP(cfg, srv, log)
-	defer reload()
+	stopHUP := handleHUP(cfg, srv, log) // cluster.go
+	defer stopHUP()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	select {

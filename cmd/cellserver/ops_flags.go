@@ -29,7 +29,7 @@ func addOpsFlags(fs *flag.FlagSet, cfg *cell.Config) {
 	pingMode = false
 	fs.BoolVar(&pingMode, "ping", false, "do not serve: PING the server these settings describe, exit 0 if it answers (health checks)")
 	fs.Var(&renameFlag{&cfg.RenameCommands}, "rename-command",
-		"NAME NEWNAME: serve command NAME as NEWNAME; \"\" disables it (repeatable)")
+		"`NAME NEWNAME`: serve command NAME as NEWNAME; \"\" disables it (repeatable)")
 }
 
 // parseDirectives reads the configuration file named by the first

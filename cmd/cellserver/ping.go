@@ -65,7 +65,7 @@ func pingServer(cfg cell.Config, out io.Writer) int {
 	}
 	if cfg.RequirePass != "" {
 		if r, err := send("AUTH", cfg.RequirePass); err != nil || r != "+OK" {
-			fmt.Fprintln(out, "cellserver --ping: AUTH:", r, err)
+			fmt.Fprintln(out, "cellserver --ping: AUTH:", pingFailure(r, err))
 			return 1
 		}
 	}
@@ -80,6 +80,15 @@ func pingServer(cfg cell.Config, out io.Writer) int {
 		fmt.Fprintln(out, "PONG (the server requires a password)")
 		return 0
 	}
-	fmt.Fprintln(out, "cellserver --ping:", r, err)
+	fmt.Fprintln(out, "cellserver --ping:", pingFailure(r, err))
 	return 1
+}
+
+// pingFailure says why a reply did not count: the server's error line
+// without its '-', or the connection's error.
+func pingFailure(reply string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimPrefix(reply, "-")
 }

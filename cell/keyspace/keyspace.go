@@ -1,0 +1,279 @@
+package keyspace
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cellserver/cellserver/cell/hashslot"
+)
+
+// Entry is one key's value and expiry.
+//
+// The value is a string, read with str and written with setStr or setInt,
+// or an aggregate (*ZSet, *Hash, *List), read with obj and written with
+// setObj (entry_value.go). Exp is the absolute expiry in Unix ms, 0 for
+// none. A key is expired when now > Exp, as in Redis.
+//
+// The header is 32 bytes so that with a 16-byte key it fills a 48-byte
+// object (entry_alloc.go): one pointer field serves the string's bytes
+// and the aggregate alike, told apart by kind, and one 8-byte word holds
+// the string's 32-bit length and capacity, or an integer value itself.
+type Entry struct {
+	Exp int64
+	// ptr is the string value's data (valStr), its slice (valBig) or the
+	// aggregate.
+	ptr unsafe.Pointer
+	// n is len | cap<<32 of the string's bytes (valStr: below 4 GB), or
+	// the value as an int64 (valInt).
+	n uint64
+	// hash is the key's keyHash, which the shard's index probes by.
+	hash uint32
+	// klen is the key's length; the key's bytes follow the Entry in its
+	// allocation, or a string header does when klen is keyLong
+	// (entry_alloc.go).
+	klen uint16
+	// enc is how Redis would have encoded a string value, which depends on
+	// the command that made it, not only on the bytes (OBJECT ENCODING).
+	enc StrEnc
+	// kind says what the value is, and so what ptr and n hold.
+	kind valueKind
+}
+
+// StrEnc is Redis's choice of string encoding. setString resets it to
+// EncAuto; commands that build a value the way Redis does without
+// tryObjectEncoding set it afterwards.
+type StrEnc uint8
+
+const (
+	// EncAuto: what tryObjectEncoding picks from the bytes: "int" for an
+	// int64 of at most 20 characters, else "embstr" up to 44 bytes, else "raw".
+	EncAuto StrEnc = iota
+	// EncRaw: a value modified in place (APPEND, SETRANGE) is always "raw".
+	EncRaw
+	// EncNoInt: made by createStringObject (INCRBYFLOAT): "embstr" or "raw"
+	// by length, never "int".
+	EncNoInt
+
+	// encUnsaved is not an encoding but a flag kept in the same byte (the
+	// Entry has no other room): the key changed since the last
+	// checkpoint began, so the next one must write it (checkpoint.go).
+	encUnsaved StrEnc = 0x80
+)
+
+// StrEnc is the entry's string encoding, without the flag bits.
+func (e *Entry) StrEnc() StrEnc { return e.enc &^ encUnsaved }
+
+// setStrEnc sets the entry's string encoding, keeping the flag bits.
+func (e *Entry) SetStrEnc(v StrEnc) { e.enc = e.enc&encUnsaved | v }
+
+// Type names the value's type as TYPE replies it.
+func (e *Entry) Type() string {
+	switch e.kind {
+	case valZSet:
+		return "zset"
+	case valHash:
+		return "hash"
+	case valList:
+		return "list"
+	}
+	return "string"
+}
+
+// expired reports whether the entry is logically gone at now (ms).
+func (e *Entry) Expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
+
+// Shard is a slice of one database's keys behind one mutex. Every access
+// to keys, withTTL and watchers happens with mu held.
+type Shard struct {
+	mu      sync.Mutex
+	id      int      // global lock order: db*shards + index
+	keys    keyIndex // keyindex.go
+	withTTL int      // keys with an expiry, for INFO keyspace
+	dirty   int64    // writes, for rdb_changes_since_last_save
+	expired int64    // keys expired, for INFO expired_keys
+	// avgTTL estimates the remaining TTL of the shard's keys with one,
+	// in ms, as Redis's db->avg_ttl: the expiry cycle's samples folded
+	// into a running average (expireSample); 0 when it has none.
+	avgTTL   int64
+	watchers map[string][]*atomic.Bool // WATCHed keys of this shard: each watcher's dirty flag
+	peak     int                       // most keys seen by the expiry cycle, for shrink
+	// lastCommit is the store's number for the last batch that changed
+	// this shard: a reply that read the shard is not sent before that
+	// batch is synced (appendfsync always).
+	lastCommit uint64
+	// What the next checkpoint must write (checkpoint.go): how many
+	// entries carry encUnsaved (at least), and the keys deleted since the
+	// last checkpoint began.
+	unsaved int
+	tombs   tombstones
+	// script marks the running script that holds this shard, if any:
+	// lock waits on it to answer BUSY once it passes busy-reply-threshold.
+	script atomic.Pointer[Busy]
+	_      [64]byte // keep hot mutexes on separate cache lines
+}
+
+// DB is one of the numbered databases (SELECT n).
+type DB struct {
+	shards []Shard
+}
+
+// Keyspace holds every database. Its shape is fixed at start.
+type Keyspace struct {
+	dbs  []DB
+	mask uint64
+	// bySlot places keys by cluster hash slot instead of maphash, so that
+	// all keys of a slot share a shard (CLUSTER GETKEYSINSLOT scans one).
+	bySlot bool
+	// flushed marks the databases flushed since the last checkpoint
+	// began: the next one rewrites (checkpoint.go).
+	flushed []atomic.Bool
+	// expireNext is the shard the next expiry cycle starts at; the
+	// expiry goroutine's only.
+	expireNext int
+}
+
+// NewKeyspace makes databases x shards; shards is rounded up to a power of two.
+func NewKeyspace(databases, shards int) *Keyspace {
+	n := 1
+	for n < shards {
+		n <<= 1
+	}
+	ks := &Keyspace{dbs: make([]DB, databases), mask: uint64(n - 1), flushed: make([]atomic.Bool, databases)}
+	for d := range ks.dbs {
+		ks.dbs[d].shards = make([]Shard, n)
+		for i := range ks.dbs[d].shards {
+			s := &ks.dbs[d].shards[i]
+			s.id = d*n + i
+		}
+	}
+	return ks
+}
+
+// PlaceBySlot places keys by cluster hash slot (cluster mode). It must be
+// called before any key is stored.
+func (ks *Keyspace) PlaceBySlot() { ks.bySlot = true }
+
+// DBs is the number of databases.
+func (ks *Keyspace) DBs() int { return len(ks.dbs) }
+
+// Shards is the number of shards per database.
+func (ks *Keyspace) Shards() int { return int(ks.mask + 1) }
+
+// shardOf returns the shard that owns key in db.
+func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
+	if ks.bySlot {
+		return &ks.dbs[db].shards[uint64(hashslot.Of(key))&ks.mask]
+	}
+	return &ks.dbs[db].shards[keyHash64(key)&ks.mask]
+}
+
+// locate returns the shard that owns key in db and the key's keyHash,
+// from one hash of the key.
+func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
+	h := keyHash64(key)
+	if ks.bySlot {
+		return &ks.dbs[db].shards[uint64(hashslot.Of(key))&ks.mask], indexHash(h)
+	}
+	return &ks.dbs[db].shards[h&ks.mask], indexHash(h)
+}
+
+// LockSet is the set of shards one execution holds, locked in ascending id
+// order so that executions holding several shards cannot deadlock.
+type LockSet struct {
+	one    [4]*Shard
+	shards []*Shard
+}
+
+// Add adds s to the set.
+func (l *LockSet) Add(s *Shard) {
+	if l.shards == nil {
+		l.shards = l.one[:0]
+	}
+	l.shards = append(l.shards, s)
+}
+
+// AddDB adds every shard of db.
+func (l *LockSet) AddDB(ks *Keyspace, db int) {
+	for i := range ks.dbs[db].shards {
+		l.Add(&ks.dbs[db].shards[i])
+	}
+}
+
+// Lock takes every shard of the set in ascending order. A shard held by a
+// script past busy-reply-threshold makes it give up: it releases what it
+// took and returns false, and the caller answers -BUSY. busyOK commands
+// (Redis's allow-busy ones) wait for the script instead.
+func (l *LockSet) Lock(busyOK bool) bool {
+	if len(l.shards) > 1 {
+		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
+		l.shards = slices.Compact(l.shards)
+	}
+	for i, s := range l.shards {
+		if busyOK {
+			s.mu.Lock()
+			continue
+		}
+		if !s.lockUnlessBusy() {
+			for j := i - 1; j >= 0; j-- {
+				l.shards[j].mu.Unlock()
+			}
+			l.shards = l.shards[:0]
+			return false
+		}
+	}
+	return true
+}
+
+// lockUnlessBusy locks s, or returns false once a script holding it has
+// timed out. A command that arrives before the threshold waits, and is
+// answered BUSY when the threshold passes, as in Redis.
+func (s *Shard) lockUnlessBusy() bool {
+	for {
+		if s.mu.TryLock() {
+			return true
+		}
+		r := s.script.Load()
+		if r == nil {
+			s.mu.Lock()
+			return true
+		}
+		busy, done := r.Signals()
+		select {
+		case <-busy:
+			select {
+			case <-done:
+				continue
+			default:
+				return false
+			}
+		case <-done:
+		}
+	}
+}
+
+// Unlock releases every shard of the set and empties it.
+func (l *LockSet) Unlock() {
+	for i := len(l.shards) - 1; i >= 0; i-- {
+		l.shards[i].mu.Unlock()
+	}
+	l.shards = l.shards[:0]
+}
+
+// Shards lists the shards of the set.
+func (l *LockSet) Shards() []*Shard { return l.shards }
+
+// LastCommit is the store's number for the last batch that changed one of
+// the set's shards, locked: a reply that read them waits for it to be
+// synced (appendfsync always).
+func (l *LockSet) LastCommit() uint64 {
+	var n uint64
+	for _, s := range l.shards {
+		n = max(n, s.lastCommit)
+	}
+	return n
+}
+
+// ShardOf returns the shard that owns key in db, for a LockSet.
+func (ks *Keyspace) ShardOf(db int, key []byte) *Shard { return ks.shardOf(db, key) }

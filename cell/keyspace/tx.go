@@ -1,0 +1,310 @@
+package keyspace
+
+import "github.com/cellserver/cellserver/resp"
+
+// Tx is one execution's access to the keyspace: a command, a whole EXEC
+// or a script. Every read and write of a key goes through its methods, and
+// every write ends in wrote(), wroteOver() or wroteInt(): where WATCH
+// invalidation, the changes-since-save count (counted) and the execution's
+// Effects (effects.go) hook in. A handler that changes a value in place
+// (APPEND, ZADD into an existing set) calls Touched when it is done.
+//
+// All of them require the key's shard to be locked by the caller (the
+// server's dispatch, through a LockSet).
+type Tx struct {
+	ks *Keyspace
+	// fx collects what the execution changed, for the effect log; nil
+	// when nothing consumes effects (no persistence).
+	fx  *Effects
+	db  int
+	now int64
+}
+
+// Begin starts an execution on ks's database db at now (Unix ms), its
+// changes collected in fx (nil: not collected).
+func (x *Tx) Begin(ks *Keyspace, fx *Effects, db int, now int64) {
+	x.ks, x.fx, x.db, x.now = ks, fx, db, now
+}
+
+// DB is the selected database.
+func (x *Tx) DB() int { return x.db }
+
+// SetDB selects database db (SELECT, and a script's own SELECT).
+func (x *Tx) SetDB(db int) { x.db = db }
+
+// Now is the execution's frozen time in Unix ms: expiry is decided by it.
+func (x *Tx) Now() int64 { return x.now }
+
+// SetNow moves the execution's clock (a script's command reads its own).
+func (x *Tx) SetNow(now int64) { x.now = now }
+
+// Keyspace is the keyspace the execution works on.
+func (x *Tx) Keyspace() *Keyspace { return x.ks }
+
+// Effects is where the execution's changes are collected (nil: nowhere).
+func (x *Tx) Effects() *Effects { return x.fx }
+
+// Lookup returns key's live entry or nil. An expired entry is deleted on
+// the way, as Redis's expireIfNeeded does on every access.
+func (x *Tx) Lookup(key []byte) *Entry {
+	s, h := x.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
+	if e == nil {
+		return nil
+	}
+	if e.Expired(x.now) {
+		if x.fx != nil {
+			s.noteExpired(key, e)
+		}
+		x.ks.expire(s, string(key), e)
+		return nil
+	}
+	return e
+}
+
+// SetString stores a string value under key, replacing whatever the key
+// held, with absolute expiry exp (0: none). The value is copied.
+func (x *Tx) SetString(key, val []byte, exp int64) *Entry {
+	s, h := x.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
+	wide := isWide(e)
+	if v, ok := resp.ParseInt(val); ok {
+		return x.storeInt(s, h, e, key, v, exp, wide)
+	}
+	if e == nil {
+		var buf []byte
+		e, buf = s.newEntry(h, key, len(val)) // entry_alloc.go
+		if buf == nil {
+			buf = make([]byte, 0, len(val))
+		}
+		e.SetStr(append(buf, val...))
+	} else {
+		var old []byte
+		if e.HasBytes() {
+			old = e.StrBytes()[:0]
+		}
+		e.SetStr(append(old, val...))
+		e.SetStrEnc(EncAuto)
+	}
+	s.setExp(e, exp)
+	x.wroteOver(s, key, wide)
+	return e
+}
+
+// SetInt stores the string value of v's decimal form under key, as
+// SetString would, without formatting it: it is kept as the number.
+func (x *Tx) SetInt(key []byte, v, exp int64) *Entry {
+	s, h := x.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
+	return x.storeInt(s, h, e, key, v, exp, isWide(e))
+}
+
+// SetIntOn is setInt for key's live string entry e, just looked up: it
+// spares the second lookup (CL.THROTTLE's write-back).
+func (x *Tx) SetIntOn(key []byte, e *Entry, v, exp int64) {
+	s := x.ks.shardOf(x.db, key)
+	e.SetStrEnc(EncAuto)
+	e.SetInt(v)
+	s.setExp(e, exp)
+	x.wroteInt(s, key, e, false)
+}
+
+// storeInt is setInt once key's entry e (nil: none) is looked up in s
+// by its keyHash h.
+func (x *Tx) storeInt(s *Shard, h uint32, e *Entry, key []byte, v, exp int64, wide bool) *Entry {
+	if e == nil {
+		e, _ = s.newEntry(h, key, 0)
+	} else {
+		e.SetStrEnc(EncAuto)
+	}
+	e.SetInt(v)
+	s.setExp(e, exp)
+	x.wroteInt(s, key, e, wide)
+	return e
+}
+
+// SetObject stores an aggregate value under key, replacing what it held.
+func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
+	s, h := x.ks.locate(x.db, key)
+	e := s.keys.getH(h, key)
+	wide := isWide(e)
+	if e == nil {
+		e, _ = s.newEntry(h, key, 0)
+	}
+	e.SetObj(obj)
+	s.setExp(e, exp)
+	x.wroteOver(s, key, wide)
+	return e
+}
+
+// SetExpire changes the expiry of a live entry (0 removes it).
+func (x *Tx) SetExpire(key []byte, e *Entry, exp int64) {
+	s := x.ks.shardOf(x.db, key)
+	s.setExp(e, exp)
+	x.wrote(s, key)
+}
+
+// Touched records an in-place change of key's value.
+func (x *Tx) Touched(key []byte) {
+	x.wrote(x.ks.shardOf(x.db, key), key)
+}
+
+// RemovedFrom ends a change that removed elements from key's aggregate
+// (a hash, list or sorted set), of which left remain: the key goes when
+// it is empty, as the keyspace never holds an empty aggregate; else it
+// changed in place if changed says so.
+func (x *Tx) RemovedFrom(key []byte, left int, changed bool) {
+	switch {
+	case left == 0:
+		x.Remove(key)
+	case changed:
+		x.Touched(key)
+	}
+}
+
+// Remove deletes key and reports whether it existed (expired keys do not
+// count, as in Redis).
+func (x *Tx) Remove(key []byte) bool {
+	e := x.Lookup(key)
+	if e == nil {
+		return false
+	}
+	s := x.ks.shardOf(x.db, key)
+	s.drop(string(key))
+	x.wroteOver(s, key, isWide(e))
+	return true
+}
+
+// Rename moves the live entry e of src, with its expiry, to dst, replacing
+// whatever dst held (RENAME keeps the source's TTL). Both keys' shards must
+// be locked; src and dst differ.
+func (x *Tx) Rename(src, dst []byte, e *Entry) {
+	ss := x.ks.shardOf(x.db, src)
+	ds := x.ks.shardOf(x.db, dst)
+	dstWide := isWide(ds.keys.get(dst))
+	ss.drop(string(src))
+	ds.drop(string(dst))
+	// The key lives in the entry's allocation: the value moves to a new
+	// entry made for dst.
+	ds.adopt(dst, e)
+	x.wroteOver(ss, src, isWide(e))
+	x.wroteOver(ds, dst, dstWide)
+}
+
+// wrote is the hook of a change in place (an expiry, INCR, ZADD into an
+// existing set); wroteOver of a replacement or a delete, wide when the
+// value replaced was stored as several records (persist.go). Every
+// mutation reaches one of them.
+func (x *Tx) wrote(s *Shard, key []byte) { x.changed(s, key, false, false) }
+
+func (x *Tx) wroteOver(s *Shard, key []byte, wide bool) { x.changed(s, key, wide, true) }
+
+// wroteInt is wroteOver for key's entry e, which now holds an int:
+// CL.THROTTLE's and SET's hot path. Its record is encoded at once rather
+// than noted (logInt), which spares the commit a lookup of the key.
+func (x *Tx) wroteInt(s *Shard, key []byte, e *Entry, wide bool) {
+	if wide || x.fx == nil {
+		x.wroteOver(s, key, wide)
+		return
+	}
+	x.counted(s, key)
+	x.fx.logInt(s, x.db, key, e)
+}
+
+// changed counts the write, breaks the key's WATCHes and notes it for
+// the effect log.
+func (x *Tx) changed(s *Shard, key []byte, wide, full bool) {
+	x.counted(s, key)
+	x.persistNote(s, key, wide, full)
+}
+
+// counted counts a write of key and breaks its WATCHes.
+func (x *Tx) counted(s *Shard, key []byte) {
+	s.dirty++
+	if len(s.watchers) != 0 {
+		s.touchWatchers(string(key))
+	}
+}
+
+// persistNote gives the change to the effect log, if there is one.
+func (x *Tx) persistNote(s *Shard, key []byte, wide, full bool) {
+	if x.fx != nil {
+		x.fx.noteDirty(s, x.db, key, wide, full)
+	}
+}
+
+// setExp keeps withTTL in step with the entry's expiry.
+func (s *Shard) setExp(e *Entry, exp int64) {
+	if e.Exp != 0 {
+		s.withTTL--
+	}
+	if exp != 0 {
+		s.withTTL++
+	}
+	e.Exp = exp
+}
+
+// drop deletes key from the shard's maps.
+func (s *Shard) drop(key string) {
+	if e := s.keys.removeS(key); e != nil && e.Exp != 0 {
+		s.withTTL--
+	}
+}
+
+// expire deletes an entry found expired, lazily or by the active cycle.
+func (ks *Keyspace) expire(s *Shard, key string, e *Entry) {
+	s.deleteGone(key)
+	s.expired++
+}
+
+// deleteGone deletes key, expired or evicted: like a write, it counts as a
+// change and breaks the key's WATCHes. The one deletion path of keys no
+// command deleted.
+func (s *Shard) deleteGone(key string) {
+	s.drop(key)
+	s.dirty++
+	if len(s.watchers) != 0 {
+		s.touchWatchers(key)
+	}
+}
+
+// touchWatchers fails the transactions of clients WATCHing key.
+func (s *Shard) touchWatchers(key string) {
+	for _, c := range s.watchers[key] {
+		c.Store(true)
+	}
+}
+
+// FlushDB deletes every key of db. Every shard of db must be locked. WATCHes
+// on keys that existed are broken, as Redis's FLUSHDB/FLUSHALL do.
+func (x *Tx) FlushDB(db int) {
+	if x.fx != nil {
+		x.fx.noteFlush(db)
+		x.ks.flushed[db].Store(true)
+	}
+	for i := range x.ks.dbs[db].shards {
+		s := &x.ks.dbs[db].shards[i]
+		if s.keys.len() == 0 {
+			continue
+		}
+		if len(s.watchers) != 0 {
+			for k := range s.watchers {
+				if s.keys.getS(k) != nil {
+					s.touchWatchers(k)
+				}
+			}
+		}
+		s.dirty += int64(s.keys.len())
+		s.keys.reset()
+		s.withTTL = 0
+	}
+}
+
+// Recording makes the execution record the members it changes in z, a
+// sorted set it may change in place, so that the effect log gets the
+// changes rather than the whole set (zset_persist.go).
+func (x *Tx) Recording(z *ZSet) {
+	if x.fx != nil {
+		x.fx.zrec.attach(z)
+	}
+}

@@ -1,0 +1,52 @@
+package cell
+
+import "github.com/cellserver/cellserver/cell/keyspace"
+
+// Lookup returns key's live entry or nil (keyspace.Tx.Lookup), counting
+// a hit or a miss for INFO as Redis's lookupKeyRead does: for commands
+// that do not write. Walks over the keyspace (SCAN) call x.Tx.Lookup and
+// count nothing, as in Redis.
+func (x *Ctx) Lookup(key []byte) *keyspace.Entry {
+	e := x.Tx.Lookup(key)
+	if x.cmd != nil && x.cmd.Flags&FlagWrite == 0 && x.cl != nil {
+		if e == nil {
+			x.cl.tally.misses++
+		} else {
+			x.cl.tally.hits++
+		}
+	}
+	return e
+}
+
+// Typed lookups: a handler asks for a key's value as the type its command
+// works on, and a key of another type is answered WRONGTYPE here, once.
+
+// lookupAs returns key's value as a T, or the zero T if the key is
+// missing. ok is false, with WRONGTYPE already replied, if the key holds
+// another type.
+func lookupAs[T *keyspace.Hash | *keyspace.List | *keyspace.ZSet](x *Ctx, key []byte) (v T, ok bool) {
+	e := x.Lookup(key)
+	if e == nil {
+		return v, true
+	}
+	if v, ok := e.Obj().(T); ok {
+		return v, true
+	}
+	x.Error(ErrWrongType)
+	return v, false
+}
+
+func (x *Ctx) lookupHash(key []byte) (*keyspace.Hash, bool) { return lookupAs[*keyspace.Hash](x, key) }
+func (x *Ctx) lookupList(key []byte) (*keyspace.List, bool) { return lookupAs[*keyspace.List](x, key) }
+func (x *Ctx) lookupZSet(key []byte) (*keyspace.ZSet, bool) { return lookupAs[*keyspace.ZSet](x, key) }
+
+// lookupString returns key's string entry, or nil if missing. ok is false,
+// with WRONGTYPE already replied, if the key holds another type.
+func (x *Ctx) lookupString(key []byte) (e *keyspace.Entry, ok bool) {
+	e = x.Lookup(key)
+	if e != nil && !e.IsString() {
+		x.Error(ErrWrongType)
+		return nil, false
+	}
+	return e, true
+}

@@ -1,0 +1,142 @@
+package cell
+
+import (
+	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/persist"
+)
+
+// checkpoint folds the effect log into the snapshot; one runs at a time.
+func (s *Server) checkpoint() error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	start := time.Now()
+	full := s.ckptFull
+	s.ckptFull = true // until this one ends well
+	from, err := s.store.BeginCheckpoint()
+	if err != nil {
+		return err
+	}
+	// After the log's position: a database flushed from here on is
+	// flushed again by replaying the log, and rewritten by the next
+	// checkpoint.
+	rewrite := s.ks.Flushed() || full || s.rewriteDue()
+	if s.ckptBatch == nil {
+		s.ckptBatch = s.store.NewBatch()
+	}
+	s.ckptBatch.Reset()
+	var base *persist.BaseWriter
+	if rewrite {
+		base, err = s.store.BeginRewrite()
+	}
+	var v keyspace.Visit
+	if err == nil {
+		v, err = s.ks.Visit(s.store, s.ckptBatch, base)
+	}
+	if err == nil {
+		if base != nil {
+			s.writeForeign(base)
+			base.Seal(s.ckptBatch)
+		}
+		err = s.store.WriteSnapshot(s.ckptBatch)
+	}
+	if err == nil {
+		err = s.saveKeyCounts()
+	}
+	if err == nil {
+		err = s.store.EndCheckpoint(from, base)
+	}
+	if err != nil {
+		return err
+	}
+	s.ckptFull = false
+	if rewrite {
+		s.overKeys = 0
+		s.rewrites.Add(1)
+		s.lastRewrite.Store(int64(time.Since(start) / time.Second))
+	}
+	s.overKeys += v.Records
+	s.ckptBase.Store(int64(s.store.SnapshotSize()))
+	if checkpointDone != nil {
+		checkpointDone(rewrite)
+	}
+	s.log.Debug("persistence: checkpoint", "keys_written", v.Written, "rewrite", rewrite, "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// rewriteShare is the share of the keys changed (1/rewriteShare) from
+// which a checkpoint rewrites: a base written whole costs about as much,
+// per key, as an eighth of a record of its own. A var for the tests, which
+// set 0 (never for that reason) or a huge one (always).
+var rewriteShare = 8
+
+// rewriteDue reports whether the next checkpoint is to rewrite the
+// keyspace: when rewriteShare says so, and when the key records over the
+// base, which a restart reads slowest, number half the keys. A store
+// without a base yet rewrites too.
+func (s *Server) rewriteDue() bool {
+	if !s.store.HasBase() {
+		return true
+	}
+	keys, changed := s.ks.ChangedKeys()
+	return changed*rewriteShare >= keys && rewriteShare > 0 || s.overKeys*2 >= int64(keys)
+}
+
+// checkpointDone, when set (by tests), is told of each checkpoint that
+// ended well and whether it rewrote.
+var checkpointDone func(rewrite bool)
+
+// checkpointDue reports whether the log has grown enough for a checkpoint.
+func (s *Server) checkpointDue() bool {
+	size := s.store.LogSize()
+	if size < s.live.ckptMinSize.Load() {
+		return false
+	}
+	pct := s.live.ckptPercent.Load()
+	if pct <= 0 {
+		return false
+	}
+	return size*100 >= s.ckptBase.Load()*pct
+}
+
+// checkpointLoop runs checkpoints when the log has grown enough, or when a
+// save rule's interval has passed with at least its count of changes, and
+// once after a start that replayed the log, so that a server that crashes
+// again does not replay it twice. After a start on a full disk it also
+// opens the store for writing once there is room (persist/full_disk.go).
+func (s *Server) checkpointLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	replayed := s.replayed > 0
+	for tick := 0; ; tick++ {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		if tick%10 == 0 && s.store.ReadOnly() {
+			// Started on a full disk (persist/full_disk.go): once a
+			// second, see whether it has room for writes again.
+			if err := s.store.Reopen(); err != nil {
+				s.log.Error("persistence: opening the store for writing", "err", err)
+			}
+		}
+		if s.store.Err() != nil || s.bgsave.Load() {
+			continue
+		}
+		if !replayed && !s.checkpointDue() && !s.saveRuleDue() {
+			continue
+		}
+		if !s.bgsave.CompareAndSwap(false, true) {
+			continue
+		}
+		err := s.saveNow()
+		s.bgsave.Store(false)
+		replayed = replayed && err != nil
+		if err != nil {
+			s.log.Error("persistence: checkpoint failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package cell
+
+import (
+	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/rdb"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// Values between the keyspace and Redis's formats (package rdb): what DUMP,
+// MIGRATE and SAVE write, and what RESTORE and loading an RDB file build.
+
+// entryValue describes e's value for rdb. Its slices alias the keyspace,
+// so it must be written out before the shard's lock is let go.
+func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
+	switch v := e.Obj().(type) {
+	case nil:
+		return rdb.Value{Type: rdb.TypeString, Str: e.Str()}, true
+	case *keyspace.List:
+		out := rdb.Value{Type: rdb.TypeList, Elems: make([][]byte, v.Len())}
+		for i := range out.Elems {
+			out.Elems[i] = v.At(i)
+		}
+		return out, true
+	case *keyspace.Hash:
+		out := rdb.Value{Type: rdb.TypeHash, Elems: make([][]byte, 0, 2*v.Len())}
+		for i := 0; i < v.Len(); i++ {
+			f, val := v.At(i)
+			out.Elems = append(out.Elems, []byte(f), val)
+		}
+		return out, true
+	case *keyspace.ZSet:
+		out := rdb.Value{Type: rdb.TypeZSet, Elems: make([][]byte, 0, v.Len()), Scores: make([]float64, 0, v.Len())}
+		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
+			out.Elems = append(out.Elems, m)
+			out.Scores = append(out.Scores, score)
+			return true
+		})
+		return out, true
+	}
+	return rdb.Value{}, false
+}
+
+// valueObject builds a keyspace value: a string (obj nil) or an object.
+// ok is false for what the keyspace cannot hold (sets, streams, module
+// values), an empty aggregate, or a hash field or set member twice, which
+// Redis's loader refuses too. zcfg is the sorted sets' thresholds.
+func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bool) {
+	switch v.Type {
+	case rdb.TypeString:
+		if v.Str == nil {
+			return []byte{}, nil, true
+		}
+		return v.Str, nil, true
+	case rdb.TypeList:
+		if len(v.Elems) == 0 {
+			return nil, nil, false
+		}
+		l := keyspace.NewList()
+		for _, e := range v.Elems {
+			l.PushBack(e)
+		}
+		return nil, l, true
+	case rdb.TypeHash:
+		if len(v.Elems) == 0 {
+			return nil, nil, false
+		}
+		h := keyspace.NewHash()
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			if !h.Set(v.Elems[i], v.Elems[i+1]) {
+				return nil, nil, false
+			}
+		}
+		return nil, h, true
+	case rdb.TypeZSet:
+		if len(v.Elems) == 0 {
+			return nil, nil, false
+		}
+		// Sized as Redis sizes a loaded set (zsetlite's Reserve), so a large
+		// set is large from its first member.
+		maxLen := 0
+		for _, m := range v.Elems {
+			maxLen = max(maxLen, len(m))
+		}
+		z := keyspace.NewZSet(zcfg)
+		z.Reserve(len(v.Elems), maxLen)
+		for i, m := range v.Elems {
+			if !z.Put(m, v.Scores[i]) {
+				return nil, nil, false
+			}
+		}
+		return nil, z, true
+	}
+	return nil, nil, false
+}

@@ -1,0 +1,290 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The compact encodings Redis stores as one string: ziplist, listpack,
+// intset and zipmap. Each decoder checks its header against the blob's
+// length and every entry against the end, so a corrupt blob is an error,
+// never an out-of-range read. Integer entries come back as decimal text;
+// string entries are sub-slices of the blob (the blob is ours).
+
+var errTruncatedBlob = errors.New("entry runs past the end of its blob")
+
+// ints collects integer entries' text in one buffer, each a capped slice.
+type ints []byte
+
+func (a *ints) add(v int64) []byte {
+	start := len(*a)
+	*a = strconv.AppendInt(*a, v, 10)
+	return (*a)[start:len(*a):len(*a)]
+}
+
+// ziplistEntries appends a ziplist's entries to out.
+//
+//	zlbytes u32 | zltail u32 | zllen u16 | entries | 0xff
+//	entry: prevlen (1 byte, or 0xfe + u32) | encoding | data
+func ziplistEntries(b []byte, out [][]byte) ([][]byte, error) {
+	if len(b) < 11 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
+		return nil, errors.New("bad ziplist header")
+	}
+	want := int(binary.LittleEndian.Uint16(b[8:]))
+	var nums ints
+	n := 0
+	p := 10
+	for b[p] != 0xff {
+		if b[p] == 0xfe {
+			p += 5
+		} else {
+			p++
+		}
+		if p >= len(b)-1 {
+			return nil, errTruncatedBlob
+		}
+		e := b[p]
+		var slen, hdr int
+		var num int64
+		isNum := true
+		switch {
+		case e>>6 == 0:
+			slen, hdr, isNum = int(e&0x3f), 1, false
+		case e>>6 == 1:
+			if p+2 > len(b) {
+				return nil, errTruncatedBlob
+			}
+			slen, hdr, isNum = int(e&0x3f)<<8|int(b[p+1]), 2, false
+		case e>>6 == 2:
+			if p+5 > len(b) {
+				return nil, errTruncatedBlob
+			}
+			slen, hdr, isNum = int(binary.BigEndian.Uint32(b[p+1:])), 5, false
+		case e == 0xc0, e == 0xd0, e == 0xe0, e == 0xf0, e == 0xfe:
+			size := ziplistIntSize(e)
+			if p+1+size > len(b) {
+				return nil, errTruncatedBlob
+			}
+			num = leInt(b[p+1 : p+1+size])
+			hdr = 1 + size
+		case e >= 0xf1 && e <= 0xfd:
+			num, hdr = int64(e&0x0f)-1, 1
+		default:
+			return nil, fmt.Errorf("bad ziplist entry encoding %#x", e)
+		}
+		if isNum {
+			out = append(out, nums.add(num))
+			p += hdr
+		} else {
+			if slen < 0 || p+hdr+slen > len(b)-1 {
+				return nil, errTruncatedBlob
+			}
+			out = append(out, b[p+hdr:p+hdr+slen:p+hdr+slen])
+			p += hdr + slen
+		}
+		if p > len(b)-1 {
+			return nil, errTruncatedBlob
+		}
+		n++
+	}
+	if p != len(b)-1 {
+		return nil, errors.New("ziplist end marker before its end")
+	}
+	if want != 0xffff && want != n {
+		return nil, errors.New("ziplist count does not match its entries")
+	}
+	return out, nil
+}
+
+// ziplistIntSize is the data size of a ziplist integer encoding.
+func ziplistIntSize(e byte) int {
+	switch e {
+	case 0xc0:
+		return 2
+	case 0xd0:
+		return 4
+	case 0xe0:
+		return 8
+	case 0xf0:
+		return 3
+	}
+	return 1
+}
+
+// leInt reads a little-endian signed integer of 1 to 8 bytes.
+func leInt(p []byte) int64 {
+	var u uint64
+	for i := len(p) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(p[i])
+	}
+	shift := 64 - 8*uint(len(p))
+	return int64(u<<shift) >> shift
+}
+
+// listpackEntries appends a listpack's entries to out.
+//
+//	total u32 | count u16 | entries | 0xff
+//	entry: encoding+data | backlen (1-5 bytes, the entry's length)
+func listpackEntries(b []byte, out [][]byte) ([][]byte, error) {
+	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
+		return nil, errors.New("bad listpack header")
+	}
+	want := int(binary.LittleEndian.Uint16(b[4:]))
+	var nums ints
+	n := 0
+	p := 6
+	end := len(b) - 1
+	for p < end {
+		e := b[p]
+		var slen, hdr, size int
+		isNum := true
+		switch {
+		case e&0x80 == 0:
+			out = append(out, nums.add(int64(e)))
+			hdr = 1
+		case e&0xc0 == 0x80:
+			slen, hdr, isNum = int(e&0x3f), 1, false
+		case e&0xe0 == 0xc0:
+			if p+2 > end {
+				return nil, errTruncatedBlob
+			}
+			v := int64(e&0x1f)<<8 | int64(b[p+1])
+			if v >= 1<<12 {
+				v -= 1 << 13
+			}
+			out = append(out, nums.add(v))
+			hdr = 2
+		case e&0xf0 == 0xe0:
+			if p+2 > end {
+				return nil, errTruncatedBlob
+			}
+			slen, hdr, isNum = int(e&0x0f)<<8|int(b[p+1]), 2, false
+		case e == 0xf0:
+			if p+5 > end {
+				return nil, errTruncatedBlob
+			}
+			slen, hdr, isNum = int(binary.LittleEndian.Uint32(b[p+1:])), 5, false
+		case e >= 0xf1 && e <= 0xf4:
+			size = [...]int{2, 3, 4, 8}[e-0xf1]
+			if p+1+size > end {
+				return nil, errTruncatedBlob
+			}
+			out = append(out, nums.add(leInt(b[p+1:p+1+size])))
+			hdr = 1 + size
+		default:
+			return nil, fmt.Errorf("bad listpack entry encoding %#x", e)
+		}
+		l := hdr
+		if !isNum {
+			if slen < 0 || p+hdr+slen > end {
+				return nil, errTruncatedBlob
+			}
+			out = append(out, b[p+hdr:p+hdr+slen:p+hdr+slen])
+			l += slen
+		}
+		p += l + backlenSize(l)
+		if p > end {
+			return nil, errTruncatedBlob
+		}
+		n++
+	}
+	if want != 0xffff && want != n {
+		return nil, errors.New("listpack count does not match its entries")
+	}
+	return out, nil
+}
+
+// backlenSize is how many bytes a listpack entry of length l uses to
+// store l at its end (lpEncodeBacklen's cut points).
+func backlenSize(l int) int {
+	switch {
+	case l <= 127:
+		return 1
+	case l < 16383:
+		return 2
+	case l < 2097151:
+		return 3
+	case l < 268435455:
+		return 4
+	}
+	return 5
+}
+
+// intsetEntries returns an intset's members as text.
+//
+//	encoding u32 (2, 4 or 8) | length u32 | length little-endian integers
+func intsetEntries(b []byte) ([][]byte, error) {
+	if len(b) < 8 {
+		return nil, errors.New("bad intset header")
+	}
+	size := int(binary.LittleEndian.Uint32(b))
+	n := uint64(binary.LittleEndian.Uint32(b[4:]))
+	if size != 2 && size != 4 && size != 8 || uint64(len(b)-8) != n*uint64(size) {
+		return nil, errors.New("bad intset header")
+	}
+	var nums ints
+	out := make([][]byte, 0, n)
+	for p := 8; p < len(b); p += size {
+		out = append(out, nums.add(leInt(b[p:p+size])))
+	}
+	return out, nil
+}
+
+// zipmapEntries returns a zipmap's fields and values alternating.
+//
+//	count u8 | (len key len free value free-bytes)* | 0xff
+//	len: one byte below 254, or 254 and a u32
+func zipmapEntries(b []byte) ([][]byte, error) {
+	if len(b) < 2 || b[len(b)-1] != 0xff {
+		return nil, errors.New("bad zipmap")
+	}
+	var out [][]byte
+	p := 1
+	end := len(b) - 1
+	field := func(free bool) ([]byte, error) {
+		if p >= end {
+			return nil, errTruncatedBlob
+		}
+		l := int(b[p])
+		switch {
+		case l == 254:
+			if p+5 > end {
+				return nil, errTruncatedBlob
+			}
+			l = int(binary.LittleEndian.Uint32(b[p+1:]))
+			p += 5
+		case l == 255:
+			return nil, errTruncatedBlob
+		default:
+			p++
+		}
+		f := 0
+		if free {
+			if p >= end {
+				return nil, errTruncatedBlob
+			}
+			f = int(b[p])
+			p++
+		}
+		if l < 0 || p+l+f > end {
+			return nil, errTruncatedBlob
+		}
+		v := b[p : p+l : p+l]
+		p += l + f
+		return v, nil
+	}
+	for p < end {
+		k, err := field(false)
+		if err != nil {
+			return nil, err
+		}
+		v, err := field(true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package rdb
+
+// Type is a value's kind, whatever its encoding in the file.
+type Type uint8
+
+const (
+	TypeString Type = iota + 1
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	// TypeStream and TypeModule values are read past, not decoded: Value
+	// carries only their type (and a module's name in Module).
+	TypeStream
+	TypeModule
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeList:
+		return "list"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	case TypeHash:
+		return "hash"
+	case TypeStream:
+		return "stream"
+	case TypeModule:
+		return "module"
+	}
+	return "unknown"
+}
+
+// Value is one decoded value. Slices are the caller's to keep.
+type Value struct {
+	Type Type
+	// Str is a string's bytes (an int-encoded string in decimal).
+	Str []byte
+	// Elems is a list's elements in order, a set's members, a sorted set's
+	// members (Scores[i] is Elems[i]'s score), or a hash's fields and values
+	// alternating: field, value, field, value.
+	Elems  [][]byte
+	Scores []float64
+	// Module is a module value's type name (9 characters, from its id).
+	Module string
+	// Encoding is the RDB object type byte it was read from (for example
+	// 18 for a quicklist of listpacks), so callers can tell encodings apart.
+	Encoding uint8
+}
+
+// Len is the number of elements (hash pairs count once); 1 for a string.
+func (v *Value) Len() int {
+	switch v.Type {
+	case TypeString:
+		return 1
+	case TypeHash:
+		return len(v.Elems) / 2
+	}
+	return len(v.Elems)
+}
