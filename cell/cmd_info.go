@@ -359,6 +359,13 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		field(b, "aof_buffer_length", "0")
 		field(b, "aof_pending_bio_fsync", "0")
 		field(b, "aof_delayed_fsync", "0")
+		// What the last start dropped as damaged (persist_damage.go).
+		d := s.loadDamage
+		field(b, "aof_last_load_corrupt_skipped", itoa(s.loadCorrupt))
+		field(b, "aof_last_load_damaged_stretches", itoa(int64(d.Stretches)))
+		field(b, "aof_last_load_damaged_records", itoa(d.Records))
+		field(b, "aof_last_load_damaged_bytes", itoa(d.Bytes))
+		field(b, "aof_last_load_damaged_keys", itoa(d.KeyCount))
 	}
 }
 
