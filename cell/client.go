@@ -65,9 +65,13 @@ type Client struct {
 	lastCmd    atomic.Pointer[Command]
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
-	tally      statsTally   // this client's stats not yet in ncmds and commandstats
-	killed     atomic.Bool
-	running    atomic.Bool // a command is executing: not idle (ops.go)
+	// INFO stats of this connection, written only by this client (the
+	// lookups from its tally), summed by INFO and the sampler
+	// (stats_sample.go): no cache line shared between clients per command.
+	netIn, netOut, hits, misses atomic.Int64
+	tally                       statsTally // this client's stats not yet in ncmds and commandstats
+	killed                      atomic.Bool
+	running                     atomic.Bool // a command is executing: not idle (ops.go)
 
 	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
 	shared    clientShared // what other connections may read
@@ -76,7 +80,11 @@ type Client struct {
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
 
-	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
+	// out is non-nil while other goroutines write to this client too
+	// (outsink.go): in MONITOR mode (monitoring) or while subscribed (ps).
+	out        *outSink
+	monitoring bool
+	ps         *clientSubs // channels and patterns (pubsub.go); nil until SUBSCRIBE
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -88,7 +96,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		created: time.Now(),
 		authed:  srv.live.requirePass.Load() == nil,
 	}
-	c.rd = resp.NewReader(nc, resp.Limits{
+	c.rd = resp.NewReader(countingReader{c}, resp.Limits{
 		MaxBulkLen:  srv.live.protoMaxBulkLen.Load(),
 		MaxQueryBuf: int(srv.live.clientQueryBufferLimit.Load()),
 	})
@@ -108,6 +116,18 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	c.ctx.Begin(srv.ks, c.effects(), 0, 0)
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
+}
+
+// countingReader reads the connection for the RESP reader and counts the
+// bytes (INFO total_net_input_bytes): one atomic add per read.
+type countingReader struct{ c *Client }
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.netIn.Add(int64(n))
+	}
+	return n, err
 }
 
 func addrString(a net.Addr) string {
@@ -173,6 +193,9 @@ func (c *Client) run(args [][]byte) {
 	mark := c.startReply()
 	c.dispatch(args)
 	c.endReply(mark)
+	if c.ps != nil {
+		c.settleSubs() // pubsub.go
+	}
 	c.publish()
 	c.running.Store(false)
 }
@@ -188,21 +211,30 @@ func (c *Client) endBatch() bool {
 func (c *Client) flush() bool {
 	c.tally.flush(c)
 	c.clock.idle()
-	if c.mon != nil {
-		return c.flushMonitor()
-	}
 	if c.srv.fsyncAlways.Load() && !c.waitDurable() {
 		c.w.Reset()
 		return false
 	}
+	if c.out != nil {
+		return c.flushSink()
+	}
+	c.netOut.Add(int64(c.w.Len()))
 	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
 	return ok
 }
 
+// closeWriteGrace is how long a closing client's last output may take.
+const closeWriteGrace = 5 * time.Second
+
 func (c *Client) close() {
 	c.tally.flush(c) // before removeClient takes ncmds
+	// What the sink holds goes out before the socket closes (QUIT's +OK),
+	// but a client that does not read cannot hold this goroutine.
+	c.nc.SetWriteDeadline(time.Now().Add(closeWriteGrace))
+	c.dropSubs()
 	c.stopMonitor()
+	c.releaseSink()
 	c.unwatchAll()
 	c.nc.Close()
 	if c.rd.Release() > returnAfter {

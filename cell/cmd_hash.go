@@ -166,12 +166,7 @@ func hdel(x *Ctx) {
 			}
 		}
 	}
-	switch {
-	case h.Len() == 0:
-		x.Remove(key)
-	case n > 0:
-		x.Touched(key)
-	}
+	x.RemovedFrom(key, h.Len(), n > 0)
 	x.W.Int(n)
 }
 

@@ -16,16 +16,16 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: del},
-		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: del},
+		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: delCmd},
+		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: delCmd},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: exists},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: typeCmd},
-		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keys},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keysCmd},
 		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB, Handler: scan},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly | flagWholeDB, Handler: randomkey},
-		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: rename},
+		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: renameCmd},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Handler: renamenx},
-		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expire},
+		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireCmd},
 		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpire},
 		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireat},
 		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpireat},
@@ -43,9 +43,9 @@ func init() {
 	)
 }
 
-// del is DEL and UNLINK: the number of keys that existed. Freeing is the
+// delCmd is DEL and UNLINK: the number of keys that existed. Freeing is the
 // collector's job either way.
-func del(x *Ctx) {
+func delCmd(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
 		if x.Remove(k) {
@@ -75,14 +75,14 @@ func typeCmd(x *Ctx) {
 	x.W.Status(e.Type())
 }
 
-// keys lists the live keys matching a glob pattern, in no particular
+// keysCmd is KEYS: it lists the live keys matching a glob pattern, in no particular
 // order. Expired keys are skipped, not deleted, as in Redis. It walks the
 // database scanStep keys per hold of a shard's lock, so that other
 // clients wait for one step at most, not for the whole listing. The
 // answer holds every key present from its start to its end, once
 // (keyspace.Scan); a key added or deleted meanwhile may or may not be in
 // it, as if Redis had run the command at some moment in between.
-func keys(x *Ctx) {
+func keysCmd(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
 	now := x.Now()
@@ -166,7 +166,7 @@ func scan(x *Ctx) {
 				continue
 			}
 			if e.Expired(now) {
-				x.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does
+				x.Tx.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does; no hit counted
 				continue
 			}
 			if useType && !strings.EqualFold(typ, e.Type()) {
@@ -237,8 +237,8 @@ func randomkey(x *Ctx) {
 	x.W.BulkString(k)
 }
 
-func rename(x *Ctx)   { renameKey(x, false) }
-func renamenx(x *Ctx) { renameKey(x, true) }
+func renameCmd(x *Ctx) { renameKey(x, false) }
+func renamenx(x *Ctx)  { renameKey(x, true) }
 
 // renameKey moves a key with its TTL. A missing source is an error even
 // when it equals the destination; renaming a key to itself changes
@@ -270,7 +270,7 @@ func renameKey(x *Ctx, nx bool) {
 	}
 }
 
-func expire(x *Ctx)    { expireGeneric(x, x.Now(), true) }
+func expireCmd(x *Ctx) { expireGeneric(x, x.Now(), true) }
 func pexpire(x *Ctx)   { expireGeneric(x, x.Now(), false) }
 func expireat(x *Ctx)  { expireGeneric(x, 0, true) }
 func pexpireat(x *Ctx) { expireGeneric(x, 0, false) }

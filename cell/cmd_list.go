@@ -35,16 +35,6 @@ func init() {
 	)
 }
 
-// afterRemoval records a change that removed elements: the key goes if
-// the list is empty.
-func (x *Ctx) afterRemoval(key []byte, l *keyspace.List) {
-	if l.Len() == 0 {
-		x.Remove(key)
-		return
-	}
-	x.Touched(key)
-}
-
 func lpush(x *Ctx)  { push(x, true, false) }
 func rpush(x *Ctx)  { push(x, false, false) }
 func lpushx(x *Ctx) { push(x, true, true) }
@@ -133,7 +123,7 @@ func pop(x *Ctx, front bool) {
 			x.W.Bulk(popOne())
 		}
 	}
-	x.afterRemoval(key, l)
+	x.RemovedFrom(key, l.Len(), true)
 }
 
 func llen(x *Ctx) {
@@ -282,7 +272,7 @@ func ltrim(x *Ctx) {
 	}
 	from, to := clampRange(start, stop, l.Len())
 	l.Trim(from, to)
-	x.afterRemoval(key, l)
+	x.RemovedFrom(key, l.Len(), true)
 	x.W.OK()
 }
 
@@ -317,7 +307,7 @@ func lrem(x *Ctx) {
 		return true
 	})
 	if removed > 0 {
-		x.afterRemoval(key, l)
+		x.RemovedFrom(key, l.Len(), true)
 	}
 	x.W.Int(int64(removed))
 }

@@ -53,6 +53,10 @@ const (
 	// flagScript commands run a script (EVAL and friends): with
 	// --lua-allow-undeclared-keys they lock the whole keyspace.
 	flagScript
+	// flagChannelKeys commands' keys are shard channels (SPUBLISH,
+	// SSUBSCRIBE): cluster mode routes them, but they are no keys of the
+	// keyspace, so nothing locks them and scripts need not declare them.
+	flagChannelKeys
 )
 
 // Handler runs one command. The shards holding the command's keys are
@@ -80,7 +84,10 @@ type Command struct {
 	KeySpecs []KeySpec
 	Doc      *CommandDoc
 
-	stats cmdStats
+	// id numbers the command for its Server's per-command statistics
+	// (Server.cmdStats): each Server counts its own. 0 for a command
+	// never registered.
+	id int
 }
 
 // cmdStats feeds INFO commandstats.
@@ -95,6 +102,9 @@ type cmdStats struct {
 // register calls at the top of each cmd_*.go file and read-only afterwards.
 var commands = map[string]*Command{}
 
+// registered is how many ids register has given out, 0 included.
+var registered = 1
+
 // register adds commands to the table. A name with '|' is a subcommand and
 // attaches to its container, which must be registered first.
 func register(cmds ...*Command) {
@@ -102,6 +112,8 @@ func register(cmds ...*Command) {
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1
 		}
+		c.id = registered
+		registered++
 		if parent, sub, ok := cutPipe(c.Name); ok {
 			p := commands[parent]
 			if p == nil {

@@ -8,6 +8,11 @@ import (
 
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
+//
+// Names say what a thing is: Err* constants and err*() functions are
+// reply texts (strings, for Ctx.Error), Msg* constants are reasons without
+// a code (configuration errors), and the few Go error values end in Error
+// (BadDirectiveError).
 const (
 	ErrWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	ErrSyntax        = "ERR syntax error"
@@ -184,6 +189,15 @@ func errFunctionArg(a string) string {
 	return "ERR Unknown argument " + a
 }
 
+// ErrSsubscribeDenyBlocking is SSUBSCRIBE inside EXEC.
+const ErrSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
+// errSubscribedContext refuses a command to a RESP2 client in pub/sub
+// mode; name is the full name ("client|id").
+func errSubscribedContext(name string) string {
+	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+}
+
 // errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
 // argument errors inside container commands (FUNCTION FLUSH a b).
 func errSubcommandSyntax(parent, sub []byte) string {
@@ -231,9 +245,9 @@ const (
 	msgNoKeyspaceEvents = "keyspace notifications are not supported (no pub/sub)"
 )
 
-// ErrBadDirective is CheckParam's error for a name that is no CONFIG
+// BadDirectiveError is CheckParam's error for a name that is no CONFIG
 // parameter.
-var ErrBadDirective = errors.New(MsgBadDirective)
+var BadDirectiveError = errors.New(MsgBadDirective)
 
 // Sorted sets.
 const (

@@ -164,6 +164,19 @@ func (x *Tx) Touched(key []byte) {
 	x.wrote(x.ks.shardOf(x.db, key), key)
 }
 
+// RemovedFrom ends a change that removed elements from key's aggregate
+// (a hash, list or sorted set), of which left remain: the key goes when
+// it is empty, as the keyspace never holds an empty aggregate; else it
+// changed in place if changed says so.
+func (x *Tx) RemovedFrom(key []byte, left int, changed bool) {
+	switch {
+	case left == 0:
+		x.Remove(key)
+	case changed:
+		x.Touched(key)
+	}
+}
+
 // Remove deletes key and reports whether it existed (expired keys do not
 // count, as in Redis).
 func (x *Tx) Remove(key []byte) bool {
