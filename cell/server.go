@@ -88,7 +88,12 @@ type Server struct {
 	bgsaveFailed  atomic.Bool       // the last one failed
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
-	bg            sync.WaitGroup    // background goroutines, done before the store closes
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
+	bg          sync.WaitGroup // background goroutines, done before the store closes
 
 	// Cluster mode (cluster.go): fixed at start, so the command path pays
 	// one predictable branch when it is off.
@@ -135,10 +140,11 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault,
+			SkipDamagedLog: s.loadDamaged() == LoadDamagedSkip})
 		if err != nil {
 			close(s.done) // stops what newServer started
-			return nil, err
+			return nil, explainDamage(err)
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
@@ -212,8 +218,9 @@ func newServer(cfg Config) *Server {
 // startBackground starts the active expiry and, with a store, the fsync
 // ticker and the checkpoints.
 func (s *Server) startBackground() {
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.activeExpiry()
+	go s.sampleStats() // stats_sample.go
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()
@@ -347,6 +354,10 @@ func (s *Server) removeClient(c *Client) {
 	if _, ok := s.clients[c.id]; ok {
 		delete(s.clients, c.id)
 		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.stats.closed.netIn.Add(c.netIn.Load())
+		s.stats.closed.netOut.Add(c.netOut.Load())
+		s.stats.closed.hits.Add(c.hits.Load())
+		s.stats.closed.misses.Add(c.misses.Load())
 		s.conns.Done()
 	}
 	s.mu.Unlock()
