@@ -36,13 +36,17 @@ func init() {
 }
 
 // afterRemoval records a change that removed elements: the key goes if
-// the list is empty.
-func (x *Ctx) afterRemoval(key []byte, l *keyspace.List) {
-	if l.Len() == 0 {
+// the list is empty. atEnds: only from the ends (pops, LTRIM), which the
+// effect log gives as the list's new span (keyspace/delta_persist.go).
+func (x *Ctx) afterRemoval(key []byte, l *keyspace.List, atEnds bool) {
+	switch {
+	case l.Len() == 0:
 		x.Remove(key)
-		return
+	case atEnds:
+		x.TouchedNoted(key)
+	default:
+		x.Touched(key)
 	}
-	x.Touched(key)
 }
 
 func lpush(x *Ctx)  { push(x, true, false) }
@@ -73,11 +77,14 @@ func push(x *Ctx, front, onlyExisting bool) {
 		} else {
 			l.PushBack(v)
 		}
+		if !created {
+			x.NoteListPush(l, front)
+		}
 	}
 	if created {
 		x.SetObject(key, l, 0)
 	} else {
-		x.Touched(key)
+		x.TouchedNoted(key)
 	}
 	x.W.Int(int64(l.Len()))
 }
@@ -133,7 +140,7 @@ func pop(x *Ctx, front bool) {
 			x.W.Bulk(popOne())
 		}
 	}
-	x.afterRemoval(key, l)
+	x.afterRemoval(key, l, true)
 }
 
 func llen(x *Ctx) {
@@ -206,7 +213,8 @@ func lset(x *Ctx) {
 		return
 	}
 	l.Set(i, x.Args[3])
-	x.Touched(key)
+	x.NoteListIndex(l, i)
+	x.TouchedNoted(key)
 	x.W.OK()
 }
 
@@ -282,7 +290,7 @@ func ltrim(x *Ctx) {
 	}
 	from, to := clampRange(start, stop, l.Len())
 	l.Trim(from, to)
-	x.afterRemoval(key, l)
+	x.afterRemoval(key, l, true)
 	x.W.OK()
 }
 
@@ -317,7 +325,7 @@ func lrem(x *Ctx) {
 		return true
 	})
 	if removed > 0 {
-		x.afterRemoval(key, l)
+		x.afterRemoval(key, l, false)
 	}
 	x.W.Int(int64(removed))
 }
@@ -349,8 +357,14 @@ func linsert(x *Ctx) {
 			if after {
 				i++
 			}
+			atEnd := i == 0 || i == l.Len()
 			l.Insert(i, x.Args[4])
-			x.Touched(key)
+			if atEnd { // a push, at the head or the tail
+				x.NoteListIndex(l, i)
+				x.TouchedNoted(key)
+			} else {
+				x.Touched(key)
+			}
 			x.W.Int(int64(l.Len()))
 			return
 		}
