@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPersistDeltas: strings, hashes and lists changed in place come back
@@ -143,4 +144,46 @@ func TestPersistBigAppendLogsLittle(t *testing.T) {
 			t.Errorf("%s: %d bytes of log a command, want at most %d", tt.cmd[0], per, tt.max)
 		}
 	}
+}
+
+// TestPersistDeltasOverExpiredSnapshot: a string, hash and list whose
+// snapshot copy has expired by the restart, but whose later changes in
+// place (the log's) gave them a longer life, come back whole: loading
+// keeps them aside until the log shows they lived on.
+func TestPersistDeltasOverExpiredSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := openServer(t, dir, nil)
+	c := dial(t, srv)
+	c.do("SET", "s", strings.Repeat("s", 100), "PX", "300")
+	c.do("RPUSH", "l", "a", "b", "c")
+	c.do("HSET", "h", "f", "1", "g", "2")
+	c.do("PEXPIRE", "l", "300")
+	c.do("PEXPIRE", "h", "300")
+	c.do("SET", "gone", strings.Repeat("g", 100), "PX", "300") // expires for good
+	if got := c.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	for _, cmd := range [][]string{
+		{"APPEND", "s", "x"}, {"PEXPIRE", "s", "3600000"},
+		{"LPUSH", "l", "z"}, {"RPOP", "l"}, {"PEXPIRE", "l", "3600000"},
+		{"HSET", "h", "f", "9"}, {"HDEL", "h", "g"}, {"PEXPIRE", "h", "3600000"},
+	} {
+		if got := c.do(cmd...); strings.HasPrefix(got, "-") {
+			t.Fatalf("%q: %q", cmd, got)
+		}
+	}
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	time.Sleep(400 * time.Millisecond) // past the snapshot's expiry
+	srv, _ = openServer(t, dir, nil)
+	var live []string
+	for _, k := range want {
+		if !strings.HasPrefix(k, `0/"gone"`) {
+			live = append(live, k)
+		}
+	}
+	if len(live) != 3 {
+		t.Fatalf("before the restart: %q", want)
+	}
+	sameKeys(t, dumpKeyspace(srv), live)
 }

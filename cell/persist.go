@@ -152,7 +152,11 @@ type dbKey struct {
 // (keyspace/delta_persist.go).
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
 	switch v.Kind {
-	case persist.KindZSet, persist.KindZSetInts, persist.KindString, persist.KindHash, persist.KindList:
+	case persist.KindZSet, persist.KindZSetInts, persist.KindHash, persist.KindList:
+	case persist.KindString:
+		if len(v.Str) < keyspace.PatchedMin {
+			return // no patch changes it: the many short ones cost nothing here
+		}
 	default:
 		return // Load gives a set stored member by member as a KindZSet
 	}

@@ -107,6 +107,10 @@ func (x *Tx) NoteStrRange(e *Entry, off, n int64) {
 // is logged as a patch of no bytes rather than the string.
 const patchMinLen = 64
 
+// PatchedMin is the shortest string the log may change with a patch: a
+// patch of one byte costs about 16 more (logString).
+const PatchedMin = 18
+
 // log adds to b the record of db's key, whose entry is e, as the changes
 // in place recorded for its value, and reports whether it did: false for
 // a value of another kind (an int, a sorted set) and where the whole
