@@ -172,18 +172,26 @@ func TestPersistDeltasOverExpiredSnapshot(t *testing.T) {
 			t.Fatalf("%q: %q", cmd, got)
 		}
 	}
+	live, srv := restartPastExpiry(t, srv, stop, dir)
+	if len(live) != 3 {
+		t.Fatalf("before the restart: %q", live)
+	}
+	sameKeys(t, dumpKeyspace(srv), live)
+}
+
+// restartPastExpiry stops srv as a crash would, waits past the 300 ms
+// expiry of its snapshot's keys, and starts a server on dir again. live
+// is what srv held but the key "gone" of db 0, which expired for good.
+func restartPastExpiry(t *testing.T, srv *Server, stop func(), dir string) (live []string, again *Server) {
+	t.Helper()
 	want := dumpKeyspace(srv)
 	crashStop(srv, stop)
-	time.Sleep(400 * time.Millisecond) // past the snapshot's expiry
-	srv, _ = openServer(t, dir, nil)
-	var live []string
+	time.Sleep(400 * time.Millisecond)
+	again, _ = openServer(t, dir, nil)
 	for _, k := range want {
 		if !strings.HasPrefix(k, `0/"gone"`) {
 			live = append(live, k)
 		}
 	}
-	if len(live) != 3 {
-		t.Fatalf("before the restart: %q", want)
-	}
-	sameKeys(t, dumpKeyspace(srv), live)
+	return live, again
 }
