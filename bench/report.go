@@ -15,6 +15,7 @@ type report struct {
 	Rows       []row        `json:"rows,omitempty"`
 	Mem        []memRow     `json:"memory,omitempty"`
 	Restart    []restartRow `json:"restart,omitempty"`
+	Scan       []scanRow    `json:"scan,omitempty"`
 	Benchmarks []string     `json:"redis_benchmark,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
 }
@@ -31,6 +32,9 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	case "restart":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeRestartTable(w, rep.Restart)
+	case "scan":
+		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
+		writeScanTable(w, rep.Scan)
 	default:
 		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s), random keys over %d; load average at start %s.\n"+
 			"Latency is %s. CPU is the server process's utime+stime from /proc per operation;\n"+

@@ -85,7 +85,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 	}
 	c.w.Error(msg)
 	c.srv.stats.countError(msg)
-	cmd.stats.rejected.Add(1)
+	c.srv.statsOf(cmd).rejected.Add(1)
 	return false
 }
 

@@ -179,12 +179,7 @@ func hdel(x *Ctx) {
 			x.NoteHashField(h, f)
 		}
 	}
-	switch {
-	case h.Len() == 0:
-		x.Remove(key)
-	case n > 0:
-		x.TouchedNoted(key)
-	}
+	x.RemovedFromNoted(key, h.Len(), n > 0)
 	x.W.Int(n)
 }
 

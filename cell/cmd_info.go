@@ -359,6 +359,13 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		field(b, "aof_buffer_length", "0")
 		field(b, "aof_pending_bio_fsync", "0")
 		field(b, "aof_delayed_fsync", "0")
+		// What the last start dropped as damaged (persist_damage.go).
+		d := s.loadDamage
+		field(b, "aof_last_load_corrupt_skipped", itoa(s.loadCorrupt))
+		field(b, "aof_last_load_damaged_stretches", itoa(int64(d.Stretches)))
+		field(b, "aof_last_load_damaged_records", itoa(d.Records))
+		field(b, "aof_last_load_damaged_bytes", itoa(d.Bytes))
+		field(b, "aof_last_load_damaged_keys", itoa(d.KeyCount))
 	}
 }
 
@@ -377,13 +384,17 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f := func(name, v string) { field(b, name, v) }
 	f("total_connections_received", itoa(s.stats.connections.Load()))
 	f("total_commands_processed", itoa(s.totalCommands()))
-	f("instantaneous_ops_per_sec", "0")
-	for _, n := range []string{"total_net_input_bytes", "total_net_output_bytes", "total_net_repl_input_bytes", "total_net_repl_output_bytes"} {
-		f(n, "0")
-	}
-	for _, n := range []string{"instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
-		f(n, "0.00")
-	}
+	cs := s.connStats() // stats_sample.go
+	inst := &s.stats.inst
+	f("instantaneous_ops_per_sec", itoa(int64(loadRate(&inst.ops))))
+	f("total_net_input_bytes", itoa(cs.netIn))
+	f("total_net_output_bytes", itoa(cs.netOut))
+	f("total_net_repl_input_bytes", "0")
+	f("total_net_repl_output_bytes", "0")
+	f("instantaneous_input_kbps", strconv.FormatFloat(loadRate(&inst.inKbps), 'f', 2, 64))
+	f("instantaneous_output_kbps", strconv.FormatFloat(loadRate(&inst.outKbps), 'f', 2, 64))
+	f("instantaneous_input_repl_kbps", "0.00")
+	f("instantaneous_output_repl_kbps", "0.00")
 	f("rejected_connections", itoa(s.stats.rejectedConns.Load()))
 	f("sync_full", "0")
 	f("sync_partial_ok", "0")
@@ -393,8 +404,12 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("expired_time_cap_reached_count", "0")
 	f("expire_cycle_cpu_milliseconds", "0")
 	f("evicted_keys", itoa(s.ops.mem.evicted.Load())) // maxmemory.go
-	zero = append(zero, "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
-		"keyspace_hits", "keyspace_misses", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
+	f("evicted_clients", "0")
+	f("total_eviction_exceeded_time", "0")
+	f("current_eviction_exceeded_time", "0")
+	f("keyspace_hits", itoa(cs.hits))
+	f("keyspace_misses", itoa(cs.misses))
+	zero = append(zero, "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
@@ -444,8 +459,9 @@ func infoCPU(s *Server, x *Ctx, b *strings.Builder) {
 // rejected or failed, sorted by name (Redis's order is its hash table's).
 func infoCommandStats(s *Server, x *Ctx, b *strings.Builder) {
 	for _, c := range allCommands() {
-		calls, usec := c.stats.calls.Load(), c.stats.usec.Load()
-		rej, failed := c.stats.rejected.Load(), c.stats.failed.Load()
+		cs := s.statsOf(c)
+		calls, usec := cs.calls.Load(), cs.usec.Load()
+		rej, failed := cs.rejected.Load(), cs.failed.Load()
 		if calls == 0 && rej == 0 && failed == 0 {
 			continue
 		}
@@ -472,14 +488,14 @@ func infoErrorStats(s *Server, x *Ctx, b *strings.Builder) {
 }
 
 // infoKeyspace lists the databases that hold keys. Like Redis, it counts
-// keys past their expiry that nobody has reaped yet; avg_ttl is not
-// tracked and reads 0.
+// keys past their expiry that nobody has reaped yet; avg_ttl is the
+// expiry cycle's running estimate, in ms, as Redis's.
 func infoKeyspace(s *Server, x *Ctx, b *strings.Builder) {
 	for d := range s.ks.DBs() {
 		c := s.ks.Counts(d, false)
 		keys, expires := c.Keys, c.Expires
 		if keys > 0 {
-			field(b, "db"+strconv.Itoa(d), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl=0")
+			field(b, "db"+strconv.Itoa(d), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl="+itoa(c.AvgTTL))
 		}
 	}
 }
@@ -497,12 +513,9 @@ func (s *Server) resetStats() {
 	st.commandsBase.Store(s.totalCommands())
 	_, expired := s.shardTotals()
 	st.expiredBase.Store(expired)
-	for _, n := range commandNames() {
-		c := commands[n]
-		c.stats.reset()
-		for _, sc := range c.Sub {
-			sc.stats.reset()
-		}
+	s.resetConnStats()
+	for i := range s.cmdStats {
+		s.cmdStats[i].reset()
 	}
 }
 

@@ -151,3 +151,30 @@ func TestLatencyHistogram(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandStatsPerServer: two servers in one process keep their own
+// INFO commandstats and latencystats.
+func TestCommandStatsPerServer(t *testing.T) {
+	a, b := startServer(t, nil), startServer(t, nil)
+	ca, cb := dial(t, a), dial(t, b)
+	for range 3 {
+		ca.do("set", "k", "v")
+	}
+	cb.do("get", "k")
+	for _, tc := range []struct {
+		c          *testConn
+		want, none string
+	}{
+		{ca, `(?m)^cmdstat_set:calls=3,`, `(?m)^cmdstat_get:`},
+		{cb, `(?m)^cmdstat_get:calls=1,`, `(?m)^cmdstat_set:`},
+	} {
+		got := infoBody(t, tc.c.do("info", "commandstats"))
+		if !regexp.MustCompile(tc.want).MatchString(got) || regexp.MustCompile(tc.none).MatchString(got) {
+			t.Errorf("commandstats: want %s and no %s: %q", tc.want, tc.none, got)
+		}
+		lat := infoBody(t, tc.c.do("info", "latencystats"))
+		if strings.Contains(lat, "latency_percentiles_usec_set:") != (tc.c == ca) {
+			t.Errorf("latencystats of the other server's SET: %q", lat)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
@@ -14,16 +16,16 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: del},
-		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: del},
+		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Handler: delCmd},
+		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Handler: delCmd},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Handler: exists},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: typeCmd},
-		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keys},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly | flagWholeDB, Handler: keysCmd},
 		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly | flagWholeDB, Handler: scan},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly | flagWholeDB, Handler: randomkey},
-		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: rename},
+		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Handler: renameCmd},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Handler: renamenx},
-		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expire},
+		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireCmd},
 		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpire},
 		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: expireat},
 		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Handler: pexpireat},
@@ -41,9 +43,9 @@ func init() {
 	)
 }
 
-// del is DEL and UNLINK: the number of keys that existed. Freeing is the
+// delCmd is DEL and UNLINK: the number of keys that existed. Freeing is the
 // collector's job either way.
-func del(x *Ctx) {
+func delCmd(x *Ctx) {
 	var n int64
 	for _, k := range x.Args[1:] {
 		if x.Remove(k) {
@@ -73,22 +75,44 @@ func typeCmd(x *Ctx) {
 	x.W.Status(e.Type())
 }
 
-// keys lists the live keys matching a glob pattern, in no particular
-// order. Expired keys are skipped, not deleted, as in Redis.
-func keys(x *Ctx) {
+// keysCmd is KEYS: it lists the live keys matching a glob pattern, in no particular
+// order. Expired keys are skipped, not deleted, as in Redis. It walks the
+// database scanStep keys per hold of a shard's lock, so that other
+// clients wait for one step at most, not for the whole listing. The
+// answer holds every key present from its start to its end, once
+// (keyspace.Scan); a key added or deleted meanwhile may or may not be in
+// it, as if Redis had run the command at some moment in between.
+func keysCmd(x *Ctx) {
 	pat := x.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
-	var match func(string) bool
-	if !all {
-		match = func(k string) bool { return globMatch(pat, []byte(k)) }
+	now := x.Now()
+	var out []string
+	take := func(k string, e *keyspace.Entry) {
+		if !e.Expired(now) && (all || globMatch(pat, bytesOf(k))) {
+			out = append(out, k)
+		}
 	}
-	out := x.srv.ks.Keys(x.DB(), x.Now(), match)
+	for sc := x.Keyspace().StartScan(x.DB(), 0); !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
+			return
+		}
+		sc.Step(scanStep, take)
+		x.unlockShard()
+	}
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
 	}
 }
 
+// scanStep is the most keys SCAN and KEYS take per hold of a shard's
+// lock: about 100 µs of work, however large COUNT or the database is.
+const scanStep = 1024
+
+// scan is SCAN: a call walks about COUNT keys from the cursor on (before
+// MATCH and TYPE filter them, as in Redis), a step per shard lock, and
+// returns the cursor where it stopped (keyspace.Scan says what the cursor
+// guarantees).
 func scan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
 	if !ok {
@@ -96,7 +120,8 @@ func scan(x *Ctx) {
 		return
 	}
 	count := int64(10)
-	var pat, typ []byte
+	var pat []byte
+	var typ string
 	usePat, useType := false, false
 	for i := 2; i < len(x.Args); i += 2 {
 		a, more := x.Args[i], i+1 < len(x.Args)
@@ -116,35 +141,53 @@ func scan(x *Ctx) {
 			pat = x.Args[i+1]
 			usePat = !(len(pat) == 1 && pat[0] == '*')
 		case optIs(a, "type") && more:
-			typ, useType = x.Args[i+1], true
+			typ, useType = cstring(x.Args[i+1]), true
 		default:
 			x.Error(ErrSyntax)
 			return
 		}
 	}
-	found, next := x.srv.ks.Scan(x.DB(), cursor, count)
-	out := found[:0]
-	for _, k := range found {
-		if usePat && !globMatch(pat, []byte(k)) {
-			continue
+	now := x.Now()
+	var out, step []string
+	var entries []*keyspace.Entry
+	collect := func(k string, e *keyspace.Entry) {
+		step, entries = append(step, k), append(entries, e)
+	}
+	sc := x.Keyspace().StartScan(x.DB(), cursor)
+	for left := count; left > 0 && !sc.Done(); {
+		if !x.lockShard(sc.Shard()) {
+			return
 		}
-		e := x.Lookup([]byte(k)) // deletes it if expired, as Redis's SCAN does
-		if e == nil {
-			continue
+		step, entries = step[:0], entries[:0]
+		left -= int64(sc.Step(int(min(left, scanStep)), collect))
+		for i, k := range step {
+			e := entries[i]
+			if usePat && !globMatch(pat, bytesOf(k)) {
+				continue
+			}
+			if e.Expired(now) {
+				x.Tx.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does; no hit counted
+				continue
+			}
+			if useType && !strings.EqualFold(typ, e.Type()) {
+				continue
+			}
+			out = append(out, k)
 		}
-		if useType && !bytes.EqualFold([]byte(cstring(typ)), []byte(e.Type())) {
-			continue
-		}
-		out = append(out, k)
+		x.unlockShard()
 	}
 	x.W.Array(2)
 	var buf [20]byte
-	x.W.Bulk(strconv.AppendUint(buf[:0], next, 10))
+	x.W.Bulk(strconv.AppendUint(buf[:0], sc.Cursor(), 10))
 	x.W.Array(len(out))
 	for _, k := range out {
 		x.W.BulkString(k)
 	}
 }
+
+// bytesOf is a key string as the byte slice lookups and globMatch take,
+// without copying it; neither writes to it.
+func bytesOf(k string) []byte { return unsafe.Slice(unsafe.StringData(k), len(k)) }
 
 // parseCursor reads a SCAN cursor as Redis does, with C's strtoul: an
 // optional sign (a negative value wraps), decimal digits, no leading
@@ -194,8 +237,8 @@ func randomkey(x *Ctx) {
 	x.W.BulkString(k)
 }
 
-func rename(x *Ctx)   { renameKey(x, false) }
-func renamenx(x *Ctx) { renameKey(x, true) }
+func renameCmd(x *Ctx) { renameKey(x, false) }
+func renamenx(x *Ctx)  { renameKey(x, true) }
 
 // renameKey moves a key with its TTL. A missing source is an error even
 // when it equals the destination; renaming a key to itself changes
@@ -227,7 +270,7 @@ func renameKey(x *Ctx, nx bool) {
 	}
 }
 
-func expire(x *Ctx)    { expireGeneric(x, x.Now(), true) }
+func expireCmd(x *Ctx) { expireGeneric(x, x.Now(), true) }
 func pexpire(x *Ctx)   { expireGeneric(x, x.Now(), false) }
 func expireat(x *Ctx)  { expireGeneric(x, 0, true) }
 func pexpireat(x *Ctx) { expireGeneric(x, 0, false) }

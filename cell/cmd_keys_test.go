@@ -5,7 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
@@ -53,8 +55,9 @@ func TestParseCursor(t *testing.T) {
 	}
 }
 
-// scanKeys runs a whole SCAN on c, calling between after each call.
-func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) map[string]int {
+// scanKeys runs a whole SCAN on c, calling between after each call with
+// the number of keys it returned.
+func scanKeys(t *testing.T, c *testConn, count string, between func(call, n int)) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
 	cursor := "0"
@@ -63,7 +66,7 @@ func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) m
 		// *2 $n cursor *m $k key ...
 		lines := strings.Split(reply, "\r\n")
 		cursor = lines[2]
-		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<keyspace.ScanCursorBits {
+		if v, err := strconv.ParseUint(cursor, 10, 64); err != nil || v >= 1<<53 {
 			t.Fatalf("cursor %q: not below 2^53", cursor)
 		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(lines[3], "*"))
@@ -71,7 +74,7 @@ func scanKeys(t *testing.T, c *testConn, count string, between func(call int)) m
 			seen[lines[5+2*i]]++
 		}
 		if between != nil {
-			between(call)
+			between(call, n)
 		}
 		if cursor == "0" {
 			return seen
@@ -92,7 +95,7 @@ func TestScanGuarantee(t *testing.T) {
 		c.do("SET", fmt.Sprintf("stay:%d", i), "v")
 	}
 	for _, count := range []string{"1", "3", "10", "100000"} {
-		seen := scanKeys(t, c, count, func(call int) {
+		seen := scanKeys(t, c, count, func(call, _ int) {
 			for j := range 20 {
 				other.do("SET", fmt.Sprintf("tmp:%d:%d", call, j), "v")
 				other.do("DEL", fmt.Sprintf("tmp:%d:%d", call-1, j))
@@ -117,7 +120,7 @@ func TestScanAcrossGrowth(t *testing.T) {
 		c.do("SET", fmt.Sprintf("stay:%d", i), "v")
 	}
 	added := 0
-	seen := scanKeys(t, c, "5", func(call int) {
+	seen := scanKeys(t, c, "5", func(call, _ int) {
 		switch {
 		case call < 20: // grow: 300 keys to about 40,000
 			args := []string{"MSET"}
@@ -147,9 +150,77 @@ func TestScanAcrossGrowth(t *testing.T) {
 	}
 }
 
-// TestScanLinear: a full scan of a big shard takes a bounded number of
-// calls per shard however small COUNT is, so it stays linear.
-func TestScanLinear(t *testing.T) {
+// TestScanConcurrentWriters: SCAN (COUNT below, at and above a step of
+// the walk) and KEYS return every key present throughout exactly once
+// while other connections insert and delete keys at the same time, growing
+// the shards' indexes many times over and shrinking them again. SCAN and
+// KEYS unlock a shard between steps, so the writers run inside them.
+func TestScanConcurrentWriters(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.Shards = 2 })
+	c := dial(t, srv)
+	const stay = 3000
+	args := []string{"MSET"}
+	for i := range stay {
+		args = append(args, "stay:"+strconv.Itoa(i), "v")
+	}
+	c.do(args...)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wc := dial(t, srv)
+		wg.Go(func() {
+			for round := 0; ; round++ {
+				// Grow by 20,000 keys in steps, then delete them and
+				// compact: every index doubles and shrinks again.
+				for b := 0; b < 20000; b += 500 {
+					args := []string{"MSET"}
+					for i := b; i < b+500; i++ {
+						args = append(args, fmt.Sprintf("tmp:%d:%d:%d", w, round, i), "v")
+					}
+					wc.do(args...)
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+				for b := 0; b < 20000; b += 500 {
+					args := []string{"DEL"}
+					for i := b; i < b+500; i++ {
+						args = append(args, fmt.Sprintf("tmp:%d:%d:%d", w, round, i))
+					}
+					wc.do(args...)
+				}
+				srv.ks.Compact(0)
+			}
+		})
+	}
+	check := func(what string, seen map[string]int) {
+		t.Helper()
+		for i := range stay {
+			if n := seen["stay:"+strconv.Itoa(i)]; n != 1 {
+				t.Errorf("%s: stay:%d returned %d times", what, i, n)
+				return
+			}
+		}
+	}
+	for _, count := range []string{"1", "100", "5000"} {
+		check("SCAN COUNT "+count, scanKeys(t, c, count, nil))
+		reply := c.do("KEYS", "*")
+		seen := map[string]int{}
+		lines := strings.Split(reply, "\r\n")
+		for i := 2; i < len(lines); i += 2 {
+			seen[lines[i]]++
+		}
+		check("KEYS", seen)
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// TestScanCount: a call returns about COUNT keys, never fewer unless the
+// scan ends, whatever the size of the shards.
+func TestScanCount(t *testing.T) {
 	srv := startServer(t, func(c *Config) { c.Shards = 2 })
 	c := dial(t, srv)
 	args := []string{"MSET"}
@@ -157,13 +228,21 @@ func TestScanLinear(t *testing.T) {
 		args = append(args, "k"+strconv.Itoa(i), "v")
 	}
 	c.do(args...)
-	calls := 0
-	seen := scanKeys(t, c, "1", func(int) { calls++ })
-	if len(seen) != 20000 {
-		t.Fatalf("saw %d keys", len(seen))
-	}
-	if calls > 2*keyspace.ScanSlices+2 {
-		t.Errorf("%d calls for 2 shards", calls)
+	for _, count := range []int{1, 10, 100, 3000} {
+		var calls []int
+		seen := scanKeys(t, c, strconv.Itoa(count), func(_, n int) { calls = append(calls, n) })
+		if len(seen) != 20000 {
+			t.Fatalf("COUNT %d: saw %d keys", count, len(seen))
+		}
+		for i, n := range calls[:len(calls)-1] {
+			if n < count {
+				t.Fatalf("COUNT %d: call %d returned %d keys before the end", count, i, n)
+			}
+		}
+		if avg := 20000 / float64(len(calls)); avg > 2*float64(count)+8 {
+			t.Errorf("COUNT %d: %.1f keys a call over %d calls", count, avg, len(calls))
+		}
+		t.Logf("COUNT %d: %d calls, %.1f keys a call", count, len(calls), 20000/float64(len(calls)))
 	}
 }
 
@@ -255,6 +334,44 @@ func TestEncodingOf(t *testing.T) {
 			if got := encodingOf(e); got != tc.want {
 				t.Errorf("encodingOf(int %q, %d) = %s, want %s", tc.val, tc.enc, got, tc.want)
 			}
+		}
+	}
+}
+
+// TestScanKeysLocking: SCAN and KEYS lock shard by shard themselves, so a
+// script holding a shard past busy-reply-threshold makes them answer BUSY
+// (counted as rejected, as dispatch's own refusals are); inside MULTI,
+// where EXEC holds the whole database, they run as usual.
+func TestScanKeysLocking(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.BusyReplyThreshold = 50 * time.Millisecond })
+	a, _ := keysOnShards(srv)
+	c, runner := dial(t, srv), dial(t, srv)
+	runSteps(t, c, []step{
+		{cmd("SET", a, "1"), "+OK\r\n"},
+		{cmd("CONFIG", "RESETSTAT"), "+OK\r\n"}, // commandstats are the process's
+		{cmd("MULTI"), "+OK\r\n"},
+		{cmd("SCAN", "0", "COUNT", "100"), "+QUEUED\r\n"},
+		{cmd("KEYS", "*"), "+QUEUED\r\n"},
+		{cmd("EXEC"), "*2\r\n*2\r\n$1\r\n0\r\n*1\r\n$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n*1\r\n$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n"},
+	})
+	runner.nc.Write(encode("EVAL", "while true do end", "1", a))
+	time.Sleep(100 * time.Millisecond)
+	for _, args := range [][]string{{"SCAN", "0", "COUNT", "1000"}, {"KEYS", "*"}} {
+		if got := c.do(args...); got != "-"+ErrBusy+"\r\n" {
+			t.Errorf("%s while a script holds a shard: %q", args[0], got)
+		}
+	}
+	if got := c.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	runner.read()
+	stats := c.do("INFO", "commandstats")
+	for _, name := range []string{"scan", "keys"} {
+		// One call, the one in EXEC; one rejected, the BUSY one.
+		_, line, _ := strings.Cut(stats, "cmdstat_"+name+":")
+		line, _, _ = strings.Cut(line, "\r\n")
+		if !strings.HasPrefix(line, "calls=1,") || !strings.Contains(line, ",rejected_calls=1,") {
+			t.Errorf("commandstats of %s: %q", name, line)
 		}
 	}
 }

@@ -357,7 +357,7 @@ func latencyHistogram(x *Ctx) {
 	}
 	var out []entry
 	for _, c := range cmds {
-		h := c.stats.latency.Load()
+		h := x.srv.statsOf(c).latency.Load()
 		if h == nil {
 			continue
 		}

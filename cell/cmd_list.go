@@ -35,20 +35,6 @@ func init() {
 	)
 }
 
-// afterRemoval records a change that removed elements: the key goes if
-// the list is empty. atEnds: only from the ends (pops, LTRIM), which the
-// effect log gives as the list's new span (keyspace/delta_persist.go).
-func (x *Ctx) afterRemoval(key []byte, l *keyspace.List, atEnds bool) {
-	switch {
-	case l.Len() == 0:
-		x.Remove(key)
-	case atEnds:
-		x.TouchedNoted(key)
-	default:
-		x.Touched(key)
-	}
-}
-
 func lpush(x *Ctx)  { push(x, true, false) }
 func rpush(x *Ctx)  { push(x, false, false) }
 func lpushx(x *Ctx) { push(x, true, true) }
@@ -140,7 +126,7 @@ func pop(x *Ctx, front bool) {
 			x.W.Bulk(popOne())
 		}
 	}
-	x.afterRemoval(key, l, true)
+	x.RemovedFromNoted(key, l.Len(), true)
 }
 
 func llen(x *Ctx) {
@@ -290,7 +276,7 @@ func ltrim(x *Ctx) {
 	}
 	from, to := clampRange(start, stop, l.Len())
 	l.Trim(from, to)
-	x.afterRemoval(key, l, true)
+	x.RemovedFromNoted(key, l.Len(), true)
 	x.W.OK()
 }
 
@@ -325,7 +311,7 @@ func lrem(x *Ctx) {
 		return true
 	})
 	if removed > 0 {
-		x.afterRemoval(key, l, false)
+		x.RemovedFrom(key, l.Len(), true)
 	}
 	x.W.Int(int64(removed))
 }

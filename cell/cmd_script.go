@@ -242,7 +242,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		w.Error(msg)
 		x.srv.stats.countError(msg)
 		if cmd != nil {
-			cmd.stats.rejected.Add(1)
+			x.srv.statsOf(cmd).rejected.Add(1)
 		}
 	}
 	cmd := lookupCommand(commands, args[0])
@@ -329,33 +329,15 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
 	}
 	d := time.Since(r.start) - began
-	cmd.stats.calls.Add(1)
-	cmd.stats.usec.Add(int64(d / time.Microsecond))
-	cmd.stats.recordLatency(d)
+	cs := x.srv.statsOf(cmd)
+	cs.calls.Add(1)
+	cs.usec.Add(int64(d / time.Microsecond))
+	cs.recordLatency(d)
 	if sub.failed {
-		cmd.stats.failed.Add(1)
+		cs.failed.Add(1)
 	}
 	if int64(d) >= x.srv.obs.gate.Load() {
-		r.observe(cmd, args, d)
-	}
-}
-
-// observe is Client.observe for a command of the script: the latency
-// monitor, and the slow log under Redis's Lua client ("?:0", no name).
-func (r *scriptRun) observe(cmd *Command, args [][]byte, d time.Duration) {
-	o := &r.x.srv.obs
-	us := int64(d / time.Microsecond)
-	if t := o.latencyThreshold.Load(); t > 0 && us/1000 >= t {
-		event := "command"
-		if cmd.Flags&FlagFast != 0 {
-			event = "fast-command"
-		}
-		o.latency.add(event, us/1000)
-	}
-	if cmd.Flags&FlagSkipSlowlog == 0 {
-		if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
-			o.slowlog.pushFrom("?:0", "", cmd, args, us, o.slowlogMaxLen.Load())
-		}
+		x.srv.obs.observe(nil, cmd, args, d) // MONITOR was fed above
 	}
 }
 

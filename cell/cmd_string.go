@@ -14,8 +14,8 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: get},
-		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: set},
+		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: getCmd},
+		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setCmd},
 		&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Handler: setnx},
 		&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setex},
 		&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: psetex},
@@ -162,16 +162,16 @@ func replyValue(x *Ctx, e *keyspace.Entry) {
 	x.W.Bulk(e.StrTo(&buf))
 }
 
-func get(x *Ctx) {
+func getCmd(x *Ctx) {
 	if e, ok := x.lookupString(x.Args[1]); ok {
 		replyValue(x, e)
 	}
 }
 
-// set is SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]. The
+// setCmd is SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]. The
 // expiry is checked before anything is read; with GET the old value is
 // replied (or WRONGTYPE, and nothing is set) before the NX/XX condition.
-func set(x *Ctx) {
+func setCmd(x *Ctx) {
 	o, ok := parseStrOpts(x, 3, false)
 	if !ok {
 		return

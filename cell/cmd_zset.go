@@ -152,17 +152,6 @@ func (x *Ctx) lookupZSetW(key []byte) (z *keyspace.ZSet, ok bool) {
 	return z, ok
 }
 
-// afterZRemoval records a removal of n members from key's set z: the key
-// goes when the set is empty, and nothing is signalled when n is 0.
-func (x *Ctx) afterZRemoval(key []byte, z *keyspace.ZSet, n int) {
-	switch {
-	case z.Len() == 0:
-		x.Remove(key)
-	case n > 0:
-		x.Touched(key)
-	}
-}
-
 // zaddOpts are ZADD's option words.
 type zaddOpts struct {
 	flags zsetlite.AddFlags
@@ -317,7 +306,7 @@ func zrem(x *Ctx) {
 			}
 		}
 	}
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 	x.W.Int(int64(n))
 }
 
@@ -694,7 +683,7 @@ func zremrange(x *Ctx, del func(z *keyspace.ZSet) int) {
 		return
 	}
 	n := del(z)
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 	x.W.Int(int64(n))
 }
 
@@ -750,7 +739,7 @@ func zpop(x *Ctx, max bool) {
 	} else {
 		z.PopMin(n, emit)
 	}
-	x.afterZRemoval(key, z, n)
+	x.RemovedFrom(key, z.Len(), n > 0)
 }
 
 // zmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (7.0): it
@@ -818,7 +807,7 @@ func zmpop(x *Ctx) {
 		} else {
 			z.PopMin(n, emit)
 		}
-		x.afterZRemoval(key, z, n)
+		x.RemovedFrom(key, z.Len(), n > 0)
 		return
 	}
 	x.W.NullArray()

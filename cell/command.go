@@ -39,6 +39,12 @@ const (
 	// flagWholeDB commands read or write every key of the selected database
 	// (KEYS, SCAN, DBSIZE, FLUSHDB): dispatch locks all its shards.
 	flagWholeDB
+	// flagShardAtATime commands (KEYS, SCAN) walk the database and lock
+	// its shards themselves, one at a time and a bounded number of keys
+	// per hold (Ctx.lockShard), so that other clients get in between the
+	// steps: callAt takes no lock for them. Under EXEC and in scripts,
+	// which hold every shard (flagWholeDB), they lock nothing.
+	flagShardAtATime
 	// flagAllDBs commands touch every database (FLUSHALL).
 	flagAllDBs
 	// flagTxn commands drive a transaction and are never queued
@@ -74,7 +80,10 @@ type Command struct {
 	KeySpecs []KeySpec
 	Doc      *CommandDoc
 
-	stats cmdStats
+	// id numbers the command for its Server's per-command statistics
+	// (Server.cmdStats): each Server counts its own. 0 for a command
+	// never registered.
+	id int
 }
 
 // cmdStats feeds INFO commandstats.
@@ -89,6 +98,9 @@ type cmdStats struct {
 // register calls at the top of each cmd_*.go file and read-only afterwards.
 var commands = map[string]*Command{}
 
+// registered is how many ids register has given out, 0 included.
+var registered = 1
+
 // register adds commands to the table. A name with '|' is a subcommand and
 // attaches to its container, which must be registered first.
 func register(cmds ...*Command) {
@@ -96,6 +108,8 @@ func register(cmds ...*Command) {
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1
 		}
+		c.id = registered
+		registered++
 		if parent, sub, ok := cutPipe(c.Name); ok {
 			p := commands[parent]
 			if p == nil {

@@ -20,6 +20,9 @@ type Ctx struct {
 	Args   [][]byte
 	W      *resp.Writer
 	failed bool // the reply was an error (INFO commandstats failed_calls)
+	// stepping: the command locks shards one at a time itself
+	// (flagShardAtATime); busy: a script held one, so callAt answers BUSY.
+	stepping, busy bool
 	// wallNs is the wall clock in Unix ns when the command started, read
 	// by dispatch or EXEC for each command; 0 in scripts, whose commands
 	// read the clock themselves (wallNow).

@@ -118,13 +118,13 @@ func (c *Client) reject(cmd *Command, msg string) {
 		c.unwatchAll()
 		// Redis quotes its own ERR texts without the code, others with it.
 		c.w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 		return
 	}
 	c.w.Error(msg)
 	c.srv.stats.countError(msg)
 	if cmd != nil {
-		cmd.stats.rejected.Add(1)
+		c.srv.statsOf(cmd).rejected.Add(1)
 	}
 	if c.multi != nil {
 		c.multi.dirty = true
@@ -148,15 +148,50 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	x.SetDB(c.db)
 	x.SetNow(wall / int64(time.Millisecond))
 	x.wallNs = wall
-	c.lockFor(&c.locks, cmd, args, c.db)
-	if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
+	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
+	if !x.stepping {
+		c.lockFor(&c.locks, cmd, args, c.db)
+		if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
+			c.reject(cmd, ErrBusy)
+			return
+		}
+	}
+	cmd.Handler(x)
+	if x.busy {
 		c.reject(cmd, ErrBusy)
 		return
 	}
-	cmd.Handler(x)
 	c.commitEffects(&c.locks)
 	c.locks.Unlock()
 	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
+}
+
+// lockShard locks s for a flagShardAtATime command, which callAt left
+// unlocked, for one step of its walk; under EXEC or in a script, which
+// hold the whole database, it does nothing. It returns false when a
+// script has held s past busy-reply-threshold: the handler returns
+// without replying, and callAt answers BUSY.
+func (x *Ctx) lockShard(s *keyspace.Shard) bool {
+	if !x.stepping {
+		return true
+	}
+	l := &x.cl.locks
+	l.Add(s)
+	if !l.Lock(false) {
+		x.busy = true
+		return false
+	}
+	return true
+}
+
+// unlockShard ends a step that lockShard began: what it changed (expired
+// keys it deleted) is committed, as callAt commits a command's, and the
+// shard unlocked.
+func (x *Ctx) unlockShard() {
+	if x.stepping {
+		x.cl.commitEffects(&x.cl.locks)
+		x.cl.locks.Unlock()
+	}
 }
 
 // lockFor adds to l the shards cmd needs when run in db.

@@ -8,6 +8,11 @@ import (
 
 // Redis's error replies, defined once. Texts carry their code and no CRLF;
 // resp.Writer.Error adds the '-' and the line end.
+//
+// Names say what a thing is: Err* constants and err*() functions are
+// reply texts (strings, for Ctx.Error), Msg* constants are reasons without
+// a code (configuration errors), and the few Go error values end in Error
+// (BadDirectiveError).
 const (
 	ErrWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	ErrSyntax        = "ERR syntax error"
@@ -231,9 +236,9 @@ const (
 	msgNoKeyspaceEvents = "keyspace notifications are not supported (no pub/sub)"
 )
 
-// ErrBadDirective is CheckParam's error for a name that is no CONFIG
+// BadDirectiveError is CheckParam's error for a name that is no CONFIG
 // parameter.
-var ErrBadDirective = errors.New(MsgBadDirective)
+var BadDirectiveError = errors.New(MsgBadDirective)
 
 // Sorted sets.
 const (

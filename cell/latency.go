@@ -115,7 +115,7 @@ func infoLatencyStats(s *Server, x *Ctx, b *strings.Builder) {
 		}
 	}
 	for _, c := range allCommands() {
-		h := c.stats.latency.Load()
+		h := s.statsOf(c).latency.Load()
 		if h == nil {
 			continue
 		}

@@ -192,7 +192,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		{"cellserver_commands_rejected_total", "Commands refused before running (arity, NOAUTH, MULTI rules), per command.", func(cs *cmdStats) int64 { return cs.rejected.Load() }},
 	} {
 		for _, c := range cmds {
-			if v := f.get(&c.stats); v > 0 {
+			if v := f.get(s.statsOf(c)); v > 0 {
 				m.family(f.name, "counter", f.help)
 				m.sample(f.name, float64(v), "cmd", c.Name)
 			}
@@ -201,7 +201,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 
 	const hist = "cellserver_command_duration_seconds"
 	for _, c := range cmds {
-		h := c.stats.latency.Load()
+		h := s.statsOf(c).latency.Load()
 		if h == nil {
 			continue
 		}

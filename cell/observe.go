@@ -76,6 +76,18 @@ func scaleCapped(n, unit int64) int64 {
 // Redis's order (call() in server.c).
 func (c *Client) observe(cmd *Command, args [][]byte, d time.Duration) {
 	o := &c.srv.obs
+	o.observe(c, cmd, args, d)
+	if o.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+		c.feedMonitors(cmd, args)
+	}
+}
+
+// observe feeds the latency monitor and the slow log with a command that
+// ran for d, past the gate (record and scripts check it, the one gate of
+// every observer). c is the client that ran it; nil for a script's
+// command, which the slow log shows as Redis's Lua client ("?:0", no
+// name).
+func (o *observer) observe(c *Client, cmd *Command, args [][]byte, d time.Duration) {
 	us := int64(d / time.Microsecond)
 	if t := o.latencyThreshold.Load(); t > 0 && us/1000 >= t {
 		event := "command"
@@ -84,13 +96,15 @@ func (c *Client) observe(cmd *Command, args [][]byte, d time.Duration) {
 		}
 		o.latency.add(event, us/1000)
 	}
-	if cmd.Flags&FlagSkipSlowlog == 0 {
-		if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
+	if cmd.Flags&FlagSkipSlowlog != 0 {
+		return
+	}
+	if t := o.slowlogThreshold.Load(); t >= 0 && us >= t {
+		if c == nil {
+			o.slowlog.pushFrom("?:0", "", cmd, args, us, o.slowlogMaxLen.Load())
+		} else {
 			o.slowlog.push(c, cmd, args, us, o.slowlogMaxLen.Load())
 		}
-	}
-	if o.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
-		c.feedMonitors(cmd, args)
 	}
 }
 

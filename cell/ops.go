@@ -70,7 +70,7 @@ func (s *Server) startOps() {
 func CheckParam(name string, args []string) (string, error) {
 	p := configParamByName(name)
 	if p == nil {
-		return "", ErrBadDirective
+		return "", BadDirectiveError
 	}
 	if len(args) == 0 {
 		if p.kind != kindSave {

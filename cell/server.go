@@ -24,10 +24,13 @@ type Server struct {
 	ks    *keyspace.Keyspace
 	log   *slog.Logger
 	stats serverStats
-	start time.Time
-	conf  configStore // CONFIG SET values without a live setting (cmd_config.go)
-	ops   opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
-	obs   observer    // slow log, MONITOR, latency monitor (observe.go)
+	// cmdStats are the per-command statistics, indexed by Command.id
+	// (statsOf).
+	cmdStats []cmdStats
+	start    time.Time
+	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
+	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
+	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -81,7 +84,12 @@ type Server struct {
 	bgsaveFailed  atomic.Bool       // the last one failed
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
-	bg            sync.WaitGroup    // background goroutines, done before the store closes
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
+	bg          sync.WaitGroup // background goroutines, done before the store closes
 
 	// Cluster mode (cluster.go): fixed at start, so the command path pays
 	// one predictable branch when it is off.
@@ -127,10 +135,11 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault,
+			SkipDamagedLog: s.loadDamaged() == LoadDamagedSkip})
 		if err != nil {
 			close(s.done) // stops what newServer started
-			return nil, err
+			return nil, explainDamage(err)
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
@@ -139,6 +148,13 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
+	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
 	}
 	s.startBackground()
 	return s, nil
@@ -164,12 +180,13 @@ func newServer(cfg Config) *Server {
 		cfg.Version = DefaultConfig().Version
 	}
 	s := &Server{
-		cfg:     &cfg,
-		ks:      keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
-		log:     cfg.Logger,
-		start:   time.Now(),
-		clients: map[int64]*Client{},
-		done:    make(chan struct{}),
+		cmdStats: make([]cmdStats, registered),
+		cfg:      &cfg,
+		ks:       keyspace.NewKeyspace(cfg.Databases, cfg.Shards),
+		log:      cfg.Logger,
+		start:    time.Now(),
+		clients:  map[int64]*Client{},
+		done:     make(chan struct{}),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
@@ -196,8 +213,9 @@ func newServer(cfg Config) *Server {
 // startBackground starts the active expiry and, with a store, the fsync
 // ticker and the checkpoints.
 func (s *Server) startBackground() {
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.activeExpiry()
+	go s.sampleStats() // stats_sample.go
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()
@@ -331,6 +349,10 @@ func (s *Server) removeClient(c *Client) {
 	if _, ok := s.clients[c.id]; ok {
 		delete(s.clients, c.id)
 		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.stats.closed.netIn.Add(c.netIn.Load())
+		s.stats.closed.netOut.Add(c.netOut.Load())
+		s.stats.closed.hits.Add(c.hits.Load())
+		s.stats.closed.misses.Add(c.misses.Load())
 		s.conns.Done()
 	}
 	s.mu.Unlock()
@@ -420,3 +442,6 @@ func (s *Server) saveAndClose() {
 
 // Keyspace exposes the data for tests and persistence.
 func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// statsOf is cmd's statistics on s.
+func (s *Server) statsOf(cmd *Command) *cmdStats { return &s.cmdStats[cmd.id] }

@@ -22,6 +22,9 @@ type statsTally struct {
 	// (countThrottle), published with the rest.
 	throttle  [2][3]int64
 	throttled bool // throttle holds counts
+	// hits and misses count key lookups of read commands (INFO
+	// keyspace_hits, keyspace_misses; Ctx.Lookup), published with the rest.
+	hits, misses int64
 	// last is the last command run, for CLIENT LIST's cmd= (lastCmd):
 	// in a MULTI block every command differs from the one before, and
 	// an atomic store per command showed in W1's profile.
@@ -77,7 +80,7 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 		}
 	}
 	if ct.nlat == len(ct.lat) {
-		ct.flushLatency()
+		ct.flushLatency(c.srv.statsOf(ct.cmd))
 	}
 	ct.lat[ct.nlat] = latencyCount{b, 1}
 	ct.nlat++
@@ -101,19 +104,27 @@ func (t *statsTally) flush(c *Client) {
 		}
 		t.throttle, t.throttled = [2][3]int64{}, false
 	}
+	if t.hits != 0 {
+		c.hits.Add(t.hits)
+		t.hits = 0
+	}
+	if t.misses != 0 {
+		c.misses.Add(t.misses)
+		t.misses = 0
+	}
 	if t.n == 0 {
 		return
 	}
 	calls := int64(0)
 	for i := range t.cmds[:t.n] {
 		ct := &t.cmds[i]
-		cs := &ct.cmd.stats
+		cs := c.srv.statsOf(ct.cmd)
 		cs.calls.Add(ct.calls)
 		cs.usec.Add(ct.usec)
 		if ct.fail != 0 {
 			cs.failed.Add(ct.fail)
 		}
-		ct.flushLatency()
+		ct.flushLatency(cs)
 		calls += ct.calls
 		*ct = cmdTally{}
 	}
@@ -121,11 +132,12 @@ func (t *statsTally) flush(c *Client) {
 	c.ncmds.Add(calls)
 }
 
-func (ct *cmdTally) flushLatency() {
+// flushLatency adds the latency counts to cs, the command's statistics.
+func (ct *cmdTally) flushLatency(cs *cmdStats) {
 	if ct.nlat == 0 {
 		return
 	}
-	h := ct.cmd.stats.histogram()
+	h := cs.histogram()
 	for _, l := range ct.lat[:ct.nlat] {
 		h.counts[l.bucket].Add(int64(l.n))
 	}

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 	"unsafe"
 )
 
@@ -19,16 +20,22 @@ import (
 // slots whose tag matches: one entry miss per hit, almost none per miss.
 //
 // Invariants: tags[i] == 0 exactly when slots[i] == nil; a present key
-// sits in the run of occupied slots that starts at its home slot
-// (hash & mask), so a probe stops at the first empty slot. Deletion
-// shifts the rest of the run back (no tombstones), which keeps that true.
-// The load stays at most 4/5: the table doubles before it would pass it.
-// Iteration order is slot order and means nothing; SCAN does not depend
-// on it (its cursor is a position in the key hash, cmd_keys.go).
+// sits in the run of occupied slots that starts at its home slot, so a
+// probe stops at the first empty slot. Deletion shifts the rest of the
+// run back (no tombstones), which keeps that true. The load stays at most
+// 4/5: the table doubles before it would pass it.
+//
+// A key's home is the top bits of its hash (hash >> shift), not the low
+// ones: the table is then in hash order but for the few keys a run
+// displaced, and the keys of a range of hashes are found by walking the
+// slots of that range, which is what SCAN's cursor needs (scan below).
+// The tag is the hash's low byte, the part the home does not use.
 type keyIndex struct {
 	tags  []uint8
 	slots []*Entry
 	n     int
+	// shift is 32 - log2(len(slots)): a hash's home slot is hash>>shift.
+	shift uint8
 	// A checkpoint visits the table in slot order a part at a time, and
 	// unlocks the shard between parts (checkpoint.go). mark is the slot
 	// it stopped at. moved records that an entry escaped the visit: a
@@ -39,9 +46,9 @@ type keyIndex struct {
 }
 
 // keySeed seeds every key hash: the shard a key belongs to (its low bits,
-// outside cluster mode), its SCAN position (its top bits) and the hash
-// its Entry keeps for the index (its top 32 bits), so that one hash of
-// the key serves a whole lookup. One seed for the process.
+// outside cluster mode) and the hash its Entry keeps for the index and
+// SCAN's cursor (its top 32 bits), so that one hash of the key serves a
+// whole lookup. One seed for the process.
 var keySeed = maphash.MakeSeed()
 
 // minIndexSize is the smallest table an index with keys has.
@@ -57,7 +64,11 @@ func keyHash(key []byte) uint32 { return indexHash(keyHash64(key)) }
 func indexHash(h uint64) uint32 { return uint32(h >> 32) }
 
 // tagOf is the tag byte of hash: never 0, which marks an empty slot.
-func tagOf(h uint32) uint8 { return uint8(h>>24) | 1 }
+func tagOf(h uint32) uint8 { return uint8(h) | 1 }
+
+// home is the slot where a probe for hash starts. The table must not be
+// empty.
+func (ix *keyIndex) home(h uint32) uint32 { return h >> ix.shift }
 
 // len is the number of keys.
 func (ix *keyIndex) len() int { return ix.n }
@@ -90,7 +101,7 @@ func (ix *keyIndex) getS(key string) *Entry {
 func (ix *keyIndex) find(h uint32, key []byte) int {
 	mask := uint32(len(ix.tags) - 1)
 	t := tagOf(h)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := ix.home(h); ; i = (i + 1) & mask {
 		switch ix.tags[i] {
 		case 0:
 			return -1
@@ -114,7 +125,7 @@ func (ix *keyIndex) insert(e *Entry) {
 // place puts e in the first free slot of its run.
 func (ix *keyIndex) place(e *Entry) {
 	mask := uint32(len(ix.tags) - 1)
-	i := e.hash & mask
+	i := ix.home(e.hash)
 	for ix.tags[i] != 0 {
 		i = (i + 1) & mask
 	}
@@ -146,7 +157,7 @@ func (ix *keyIndex) removeAt(i uint32) {
 	mask := uint32(len(ix.tags) - 1)
 	hole := i
 	for j := (i + 1) & mask; ix.tags[j] != 0; j = (j + 1) & mask {
-		home := ix.slots[j].hash & mask
+		home := ix.home(ix.slots[j].hash)
 		// j's entry may fill the hole unless its home lies in (hole, j]
 		// cyclically: then it would sit before its home.
 		if (j-home)&mask >= (j-hole)&mask {
@@ -165,6 +176,7 @@ func (ix *keyIndex) removeAt(i uint32) {
 func (ix *keyIndex) resize(size int) {
 	old := ix.slots
 	ix.tags, ix.slots = make([]uint8, size), make([]*Entry, size)
+	ix.shift = uint8(32 - bits.TrailingZeros(uint(size)))
 	ix.moved = true
 	for _, e := range old {
 		if e != nil {
@@ -238,4 +250,56 @@ func (ix *keyIndex) from(start uint64) iter.Seq2[string, *Entry] {
 			}
 		}
 	}
+}
+
+// hashEnd is one past the largest key hash: the end of every scan.
+const hashEnd = 1 << 32
+
+// scan calls yield with every entry whose hash is in [from, next), and
+// returns next: past at least want entries, or hashEnd once it has met
+// every entry at or above from. It looks at about want slots whatever
+// the table's size. yield must not change the index.
+//
+// Why it meets every entry of its range: an entry's home is the top bits
+// of its hash, so the entries with a hash in [from, i<<shift) are those
+// with a home in [home(from), i), and each sits between its home and the
+// first empty slot after it (a run has no gap). A walk from home(from)
+// that stops at an empty slot i therefore meets all of them. On the way
+// it also meets entries of lower hashes that a run pushed past
+// home(from) (left out by their hash), and entries of the last homes
+// that a run wrapped around to the first slots (left out where they sit,
+// met by the walk that ends the table).
+//
+// Because next is a hash, not a slot, it means the same after the table
+// grows, shrinks or shifts entries back: in a sequence of calls, each
+// from the last one's next, every entry present for the whole sequence is
+// yielded exactly once, whatever is inserted or deleted between the calls.
+// Redis's reverse-binary cursor gives "at least once" for the same reason
+// (a position that means the same set of keys in any table size).
+func (ix *keyIndex) scan(from uint64, want int, yield func(*Entry)) (next uint64) {
+	if ix.n == 0 || from >= hashEnd {
+		return hashEnd
+	}
+	size, n := len(ix.slots), 0
+	for i := int(from >> ix.shift); i < size; i++ {
+		e := ix.slots[i]
+		if e == nil {
+			if n >= want {
+				return uint64(i) << ix.shift
+			}
+			continue
+		}
+		if uint64(e.hash) >= from && int(ix.home(e.hash)) <= i {
+			yield(e)
+			n++
+		}
+	}
+	// The run that wraps past the last slot: its entries whose home is
+	// after their slot. The load bound leaves an empty slot to stop at.
+	for i := 0; ix.slots[i] != nil; i++ {
+		if e := ix.slots[i]; int(ix.home(e.hash)) > i && uint64(e.hash) >= from {
+			yield(e)
+		}
+	}
+	return hashEnd
 }

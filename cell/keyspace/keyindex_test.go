@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -33,9 +34,9 @@ func checkIndex(t *testing.T, ix *keyIndex, model map[string]*Entry) {
 			t.Fatalf("slot %d: tag %d, want %d", i, ix.tags[i], tagOf(e.hash))
 		}
 		// Every slot from the entry's home to it is occupied.
-		for j := e.hash & mask; j != uint32(i); j = (j + 1) & mask {
+		for j := ix.home(e.hash); j != uint32(i); j = (j + 1) & mask {
 			if ix.tags[j] == 0 {
-				t.Fatalf("slot %d: gap at %d after home %d", i, j, e.hash&mask)
+				t.Fatalf("slot %d: gap at %d after home %d", i, j, ix.home(e.hash))
 			}
 		}
 	}
@@ -128,9 +129,9 @@ func TestKeyIndexCollisions(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			k := "c" + strconv.Itoa(i)
 			e, _ := allocEntry(keyHash([]byte(k)), []byte(k), 0)
-			e.hash = home | uint32(i)<<25 // same home, different tags
+			e.hash = home<<ix.shift | uint32(i)<<1 // same home, different tags
 			if i == 4 {
-				e.hash = home // same tag too: only the key bytes differ
+				e.hash = home << ix.shift // same tag too: only the key bytes differ
 			}
 			ix.place(e)
 			ix.n++
@@ -263,5 +264,117 @@ func TestKeyIndexMoved(t *testing.T) {
 		if !ix.moved || ix.mark != 3 {
 			t.Fatalf("after a rebuild: moved %v, mark %d", ix.moved, ix.mark)
 		}
+	}
+}
+
+// TestKeyIndexScan: each scan call yields exactly the entries whose hash
+// lies in [from, next), at least want of them unless it reached the end,
+// and a sequence of calls with inserts, deletes, growth and shrinking
+// between them yields every entry present throughout exactly once. Hashes
+// are drawn in clusters, some at the top of the hash space, so that runs
+// are long and wrap past the end of the table.
+func TestKeyIndexScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	hashOf := func() uint32 {
+		switch r.IntN(4) {
+		case 0:
+			return r.Uint32()
+		case 1:
+			return math.MaxUint32 - uint32(r.IntN(1<<12)) // the last homes: runs wrap
+		case 2:
+			return uint32(r.IntN(1 << 10)) // the first homes
+		}
+		return 1<<31 + uint32(r.IntN(1<<16))
+	}
+	wrapped := 0
+	for round := range 300 {
+		var ix keyIndex
+		live := map[*Entry]bool{}
+		next := 0
+		add := func() {
+			k := "k" + strconv.Itoa(next)
+			next++
+			e, _ := allocEntry(0, []byte(k), 0)
+			e.hash = hashOf()
+			ix.insert(e)
+			live[e] = true
+		}
+		del := func() {
+			for e := range live {
+				ix.removeAt(uint32(ix.find(e.hash, []byte(e.Key()))))
+				delete(live, e)
+				return
+			}
+		}
+		for range r.IntN(400) {
+			add()
+		}
+		throughout := map[*Entry]bool{}
+		for e := range live {
+			throughout[e] = true
+		}
+		seen := map[*Entry]int{}
+		from := uint64(0)
+		for calls := 0; from < hashEnd; calls++ {
+			if calls > 10000 {
+				t.Fatalf("round %d: scan does not end", round)
+			}
+			for i, e := range ix.slots {
+				if e != nil && int(ix.home(e.hash)) > i {
+					wrapped++
+				}
+			}
+			want := 1 + r.IntN(50)
+			got := map[*Entry]bool{}
+			n := ix.scan(from, want, func(e *Entry) {
+				if got[e] {
+					t.Fatalf("round %d: %q yielded twice in one call", round, e.Key())
+				}
+				got[e] = true
+				seen[e]++
+			})
+			if n <= from {
+				t.Fatalf("round %d: next %d not past from %d", round, n, from)
+			}
+			if n < hashEnd && len(got) < want {
+				t.Fatalf("round %d: %d entries before %d, want %d", round, len(got), n, want)
+			}
+			for e := range live {
+				if in := uint64(e.hash) >= from && uint64(e.hash) < n; in != got[e] {
+					t.Fatalf("round %d: hash %x in [%x, %x): %v, yielded: %v", round, e.hash, from, n, in, got[e])
+				}
+			}
+			from = n
+			// Between the calls: keys come and go, the table grows and shrinks.
+			switch r.IntN(4) {
+			case 0:
+				for range r.IntN(300) {
+					add()
+				}
+			case 1:
+				for range r.IntN(len(live) + 1) {
+					del()
+				}
+				ix.compact()
+			default:
+				for range r.IntN(5) {
+					add()
+					del()
+				}
+			}
+			for e := range throughout {
+				if !live[e] {
+					delete(throughout, e)
+				}
+			}
+		}
+		for e := range throughout {
+			if seen[e] != 1 {
+				t.Fatalf("round %d: %q (hash %x) present throughout, yielded %d times", round, e.Key(), e.hash, seen[e])
+			}
+		}
+	}
+	if wrapped == 0 {
+		t.Fatal("no run wrapped past the end of a table: the test misses that case")
 	}
 }

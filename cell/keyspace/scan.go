@@ -1,124 +1,68 @@
 package keyspace
 
-import (
-	"cmp"
-	"hash/maphash"
-	"math/bits"
-	"slices"
-)
+import "math/bits"
 
-// SCAN's cursor is a position in the keyspace's 64-bit key hash, the hash
-// that also places keys in shards (by its low bits; in cluster mode the
-// slot places them, and nothing below depends on which). With S = 2^b shards, a
-// cursor c names shard c&(S-1) and a threshold c>>b; a key's position is
-// the top 53-b bits of its hash. The keys of that shard at or above the
-// threshold are still to come. A call returns keys of a shard in increasing
-// position order, always including every key that shares the last position
-// it returns, and the next cursor starts just above that position, or at
-// the next shard. A key's hash never changes while the server runs, so a
-// key present from the first call to the last is returned exactly once,
-// whatever is added, deleted or grown meanwhile (keys added or deleted
-// during the scan may or may not appear, as in Redis). Cursor 0 starts and
-// ends a scan. Cursors stay below 2^53, so clients and scripts that keep
-// them as doubles (JavaScript, Lua) do not corrupt them.
+// SCAN's cursor is a position in a database: a shard, and a key hash
+// within that shard's index (keyIndex.scan). With S = 2^b shards, cursor
+// c names shard c&(S-1) and hash c>>b: the keys of that shard whose index
+// hash is at or above it are still to come, then every key of the shards
+// after it. A walk takes keys in that order and stops at a hash boundary,
+// where the next one starts. A key's hash never changes while the server
+// runs, so a key present from the first step to the last is met exactly
+// once, whatever is added, deleted, grown or shrunk meanwhile, also
+// between steps (keys added or deleted during the walk may or may not be
+// met, as in Redis, whose reverse-binary cursor promises at least once).
+// Cursor 0 starts and ends a walk. Index hashes have 32 bits, so cursors
+// stay below 2^(32+b): below 2^53 for up to 2^21 shards a database, so
+// clients and scripts that keep them as doubles (JavaScript, Lua) do not
+// corrupt them.
 //
-// Each call costs a pass over one or more shards. So that a full scan stays
-// linear in the number of keys, a call takes at least 1/ScanSlices of a
-// shard, which may return more keys than COUNT (Redis may too).
-const ScanSlices = 64
+// A step costs about the keys it yields, whatever the shard's size, and
+// needs only its own shard locked: SCAN and KEYS lock one shard per step,
+// so that other clients get in between steps.
 
-// ScanCursorBits is the width of every cursor.
-const ScanCursorBits = 53
-
-// Scan collects keys of db from cursor on, about count of them, and
-// returns them with the next cursor (see the cursor scheme above). Expired
-// keys are among them: the caller looks each up. db's shards must be locked.
-func (ks *Keyspace) Scan(db int, cursor uint64, count int64) ([]string, uint64) {
-	shards := ks.dbs[db].shards
-	mask := ks.mask
-	shardBits := uint(bits.OnesCount64(mask))
-	posBits := ScanCursorBits - shardBits
-	endPos := uint64(1) << posBits // positions are below this
-	var out []string
-	var cands []keyPos
-	shard, thr := cursor&mask, cursor>>shardBits
-	for int64(len(out)) < count {
-		s := &shards[shard]
-		cands = cands[:0]
-		for k := range s.keys.all() {
-			if pos := maphash.String(keySeed, k) >> (64 - posBits); pos >= thr {
-				cands = append(cands, keyPos{pos, k})
-			}
-		}
-		want := max(int(count)-len(out), s.keys.len()/ScanSlices, 1)
-		if len(cands) > want {
-			smallestFirst(cands, want)
-			last := cands[0].pos
-			for _, c := range cands[:want] {
-				out = append(out, c.k)
-				last = max(last, c.pos)
-			}
-			for _, c := range cands[want:] {
-				if c.pos == last { // keys sharing the last position go together
-					out = append(out, c.k)
-				}
-			}
-			if last+1 < endPos {
-				return out, (last+1)<<shardBits | shard
-			}
-		} else {
-			for _, c := range cands {
-				out = append(out, c.k)
-			}
-		}
-		// This shard is done: on to the next one, or the end.
-		shard, thr = shard+1, 0
-		if shard > mask {
-			return out, 0
-		}
-	}
-	return out, shard
+// Scan is a walk over a database's keys in cursor order, a step at a time.
+type Scan struct {
+	ks    *Keyspace
+	db    int
+	shard uint64 // the shard the next step walks; past the last: done
+	from  uint64 // the hash it starts from
+	bits  uint   // b: log2 of the shards a database
 }
 
-// keyPos is a key and its SCAN position.
-type keyPos struct {
-	pos uint64
-	k   string
+// StartScan starts a walk of db at cursor (0: the beginning).
+func (ks *Keyspace) StartScan(db int, cursor uint64) Scan {
+	b := uint(bits.OnesCount64(ks.mask))
+	return Scan{ks: ks, db: db, shard: cursor & ks.mask, from: cursor >> b, bits: b}
 }
 
-// smallestFirst reorders c so that its k smallest positions come first, in
-// no particular order: quickselect, linear on average, where sorting every
-// call would make a full scan of a big shard cost n log n per call.
-func smallestFirst(c []keyPos, k int) {
-	lo, hi := 0, len(c)-1
-	for lo < hi {
-		if hi-lo < 16 {
-			slices.SortFunc(c[lo:hi+1], func(a, b keyPos) int { return cmp.Compare(a.pos, b.pos) })
-			return
-		}
-		// Positions are hash bits, so the middle element is a random pivot.
-		p := c[lo+(hi-lo)/2].pos
-		i, j := lo, hi
-		for i <= j {
-			for c[i].pos < p {
-				i++
-			}
-			for c[j].pos > p {
-				j--
-			}
-			if i <= j {
-				c[i], c[j] = c[j], c[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
+// Done reports whether the walk has met every shard.
+func (sc *Scan) Done() bool { return sc.shard > sc.ks.mask }
+
+// Shard is the shard the next step walks: lock it around Step.
+func (sc *Scan) Shard() *Shard { return &sc.ks.dbs[sc.db].shards[sc.shard] }
+
+// Step yields the keys of the next stretch of the walk, about want of
+// them (at least want, unless the walk ends; a few more where the index
+// has no empty slot to stop at), expired ones included, and returns how
+// many it yielded. Only Shard() need be locked; yield must not change
+// the keyspace.
+func (sc *Scan) Step(want int, yield func(key string, e *Entry)) int {
+	n := 0
+	sc.from = sc.Shard().keys.scan(sc.from, want, func(e *Entry) {
+		yield(e.Key(), e)
+		n++
+	})
+	if sc.from >= hashEnd { // this shard is done: on to the next one, or the end
+		sc.shard, sc.from = sc.shard+1, 0
 	}
+	return n
+}
+
+// Cursor is the cursor that resumes the walk: 0 once it is done.
+func (sc *Scan) Cursor() uint64 {
+	if sc.Done() {
+		return 0
+	}
+	return sc.from<<sc.bits | sc.shard
 }

@@ -159,6 +159,27 @@ func (x *Tx) TouchedNoted(key []byte) {
 	x.changed(x.ks.shardOf(x.db, key), key, false, false, false)
 }
 
+// RemovedFrom ends a change that removed elements from key's aggregate
+// (a hash, list or sorted set), of which left remain: the key goes when
+// it is empty, as the keyspace never holds an empty aggregate; else it
+// changed in place if changed says so.
+func (x *Tx) RemovedFrom(key []byte, left int, changed bool) { x.removedFrom(key, left, changed, false) }
+
+// RemovedFromNoted is RemovedFrom for a change the handler gave the delta
+// recorder, as TouchedNoted is Touched's (HDEL, pops, LTRIM).
+func (x *Tx) RemovedFromNoted(key []byte, left int, changed bool) {
+	x.removedFrom(key, left, changed, true)
+}
+
+func (x *Tx) removedFrom(key []byte, left int, changed, noted bool) {
+	switch {
+	case left == 0:
+		x.Remove(key)
+	case changed:
+		x.changed(x.ks.shardOf(x.db, key), key, false, false, !noted)
+	}
+}
+
 // Remove deletes key and reports whether it existed (expired keys do not
 // count, as in Redis).
 func (x *Tx) Remove(key []byte) bool {

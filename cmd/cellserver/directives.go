@@ -191,7 +191,7 @@ func applyDirectives(fs *flag.FlagSet, cfg *cell.Config, ds []directive) error {
 func applyDirective(fs *flag.FlagSet, cfg *cell.Config, d directive) error {
 	switch d.name {
 	case "help", "h", "version", "v", "include":
-		return cell.ErrBadDirective
+		return cell.BadDirectiveError
 	}
 	f := fs.Lookup(d.name)
 	if f == nil {
@@ -256,5 +256,5 @@ func absPath(p string) string {
 // configParamKnown reports whether name is a CONFIG parameter.
 func configParamKnown(name string) bool {
 	_, err := cell.CheckParam(name, []string{""})
-	return !errors.Is(err, cell.ErrBadDirective)
+	return !errors.Is(err, cell.BadDirectiveError)
 }
