@@ -163,7 +163,9 @@ func (x *Tx) TouchedNoted(key []byte) {
 // (a hash, list or sorted set), of which left remain: the key goes when
 // it is empty, as the keyspace never holds an empty aggregate; else it
 // changed in place if changed says so.
-func (x *Tx) RemovedFrom(key []byte, left int, changed bool) { x.removedFrom(key, left, changed, false) }
+func (x *Tx) RemovedFrom(key []byte, left int, changed bool) {
+	x.removedFrom(key, left, changed, false)
+}
 
 // RemovedFromNoted is RemovedFrom for a change the handler gave the delta
 // recorder, as TouchedNoted is Touched's (HDEL, pops, LTRIM).
