@@ -148,9 +148,17 @@ type dbKey struct {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set. It keeps the
 // set's encoding, not the set: after a long stop every window has
-// expired, and few, if any, are taken back.
+// expired, and few, if any, are taken back. The same holds for the
+// strings, hashes and lists the log changes in place
+// (keyspace/delta_persist.go).
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
-	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
+	switch v.Kind {
+	case persist.KindZSet, persist.KindZSetInts, persist.KindHash, persist.KindList:
+	case persist.KindString:
+		if len(v.Str) < keyspace.PatchedMin {
+			return // no patch changes it: the many short ones cost nothing here
+		}
+	default:
 		return // Load gives a set stored member by member as a KindZSet
 	}
 	if s.expiredSets == nil {

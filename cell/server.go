@@ -31,6 +31,9 @@ type Server struct {
 	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
 	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
 	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
+	// pubsub is who subscribes to which channel and pattern, spubsub to
+	// which shard channel (pubsub.go).
+	pubsub, spubsub *pubsubRegistry
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -187,6 +190,8 @@ func newServer(cfg Config) *Server {
 		start:    time.Now(),
 		clients:  map[int64]*Client{},
 		done:     make(chan struct{}),
+		pubsub:   newPubsubRegistry(false),
+		spubsub:  newPubsubRegistry(true),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
