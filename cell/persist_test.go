@@ -372,23 +372,32 @@ func testPersistExpiredNotLogged(t *testing.T) {
 	}
 }
 
-// TestPersistOffTouchesNoDisk: appendonly no (and New) create no file.
+// TestPersistOffTouchesNoDisk: appendonly no creates no file but the RDB
+// file SAVE and BGSAVE write, as Redis without its AOF; a server made by
+// New has no files and refuses both.
 func TestPersistOffTouchesNoDisk(t *testing.T) {
 	dir := t.TempDir()
 	srv, _ := openServer(t, dir, func(c *Config) { c.AppendOnly = false })
 	setKey(srv, 0, "k", "v", 0)
 	c := dial(t, srv)
-	if r := c.do("SAVE"); r != "-"+ErrNoPersistence+"\r\n" {
-		t.Fatalf("SAVE: %q", r)
-	}
-	if r := c.do("BGSAVE"); r != "-"+ErrNoPersistence+"\r\n" {
-		t.Fatalf("BGSAVE: %q", r)
-	}
 	if srv.store != nil {
 		t.Fatal("a store with appendonly no")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("files in --dir: %v", ents)
+		t.Fatalf("files in --dir before SAVE: %v", ents)
+	}
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", r)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "dump.rdb" {
+		t.Fatalf("files in --dir after SAVE: %v", ents)
+	}
+	mem := dial(t, startServer(t, nil))
+	if r := mem.do("SAVE"); r != "-"+ErrNoPersistence+"\r\n" {
+		t.Fatalf("SAVE on a server made in memory: %q", r)
+	}
+	if r := mem.do("BGSAVE"); r != "-"+ErrNoPersistence+"\r\n" {
+		t.Fatalf("BGSAVE on a server made in memory: %q", r)
 	}
 }
 

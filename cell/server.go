@@ -56,8 +56,12 @@ type Server struct {
 	// began; replayed the log records replayed at start; ckptBatch the
 	// batch checkpoints gather what they write in, kept from one to the
 	// next so that its few megabytes are not garbage each time.
-	ckptMu    sync.Mutex
-	ckptFull  bool
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
@@ -122,6 +126,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	s.memOnly = true
 	s.startBackground()
 	return s
 }
