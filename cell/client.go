@@ -65,9 +65,13 @@ type Client struct {
 	lastCmd    atomic.Pointer[Command]
 	lastActive atomic.Int64 // Unix ms
 	ncmds      atomic.Int64 // commands processed; written only by this client
-	tally      statsTally   // this client's stats not yet in ncmds and commandstats
-	killed     atomic.Bool
-	running    atomic.Bool // a command is executing: not idle (ops.go)
+	// INFO stats of this connection, written only by this client (the
+	// lookups from its tally), summed by INFO and the sampler
+	// (stats_sample.go): no cache line shared between clients per command.
+	netIn, netOut, hits, misses atomic.Int64
+	tally                       statsTally // this client's stats not yet in ncmds and commandstats
+	killed                      atomic.Bool
+	running                     atomic.Bool // a command is executing: not idle (ops.go)
 
 	// CLIENT LIST / KILL / REPLY state (cmd_client.go).
 	shared    clientShared // what other connections may read
@@ -88,7 +92,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		created: time.Now(),
 		authed:  srv.live.requirePass.Load() == nil,
 	}
-	c.rd = resp.NewReader(nc, resp.Limits{
+	c.rd = resp.NewReader(countingReader{c}, resp.Limits{
 		MaxBulkLen:  srv.live.protoMaxBulkLen.Load(),
 		MaxQueryBuf: int(srv.live.clientQueryBufferLimit.Load()),
 	})
@@ -108,6 +112,18 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	c.ctx.Begin(srv.ks, c.effects(), 0, 0)
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
+}
+
+// countingReader reads the connection for the RESP reader and counts the
+// bytes (INFO total_net_input_bytes): one atomic add per read.
+type countingReader struct{ c *Client }
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	if n > 0 {
+		r.c.netIn.Add(int64(n))
+	}
+	return n, err
 }
 
 func addrString(a net.Addr) string {
@@ -195,6 +211,7 @@ func (c *Client) flush() bool {
 		c.w.Reset()
 		return false
 	}
+	c.netOut.Add(int64(c.w.Len()))
 	ok := c.flushOps() // output buffer limits (ops.go)
 	c.w.Reset()
 	return ok

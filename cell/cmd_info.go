@@ -377,13 +377,17 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f := func(name, v string) { field(b, name, v) }
 	f("total_connections_received", itoa(s.stats.connections.Load()))
 	f("total_commands_processed", itoa(s.totalCommands()))
-	f("instantaneous_ops_per_sec", "0")
-	for _, n := range []string{"total_net_input_bytes", "total_net_output_bytes", "total_net_repl_input_bytes", "total_net_repl_output_bytes"} {
-		f(n, "0")
-	}
-	for _, n := range []string{"instantaneous_input_kbps", "instantaneous_output_kbps", "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
-		f(n, "0.00")
-	}
+	cs := s.connStats() // stats_sample.go
+	inst := &s.stats.inst
+	f("instantaneous_ops_per_sec", itoa(int64(loadRate(&inst.ops))))
+	f("total_net_input_bytes", itoa(cs.netIn))
+	f("total_net_output_bytes", itoa(cs.netOut))
+	f("total_net_repl_input_bytes", "0")
+	f("total_net_repl_output_bytes", "0")
+	f("instantaneous_input_kbps", strconv.FormatFloat(loadRate(&inst.inKbps), 'f', 2, 64))
+	f("instantaneous_output_kbps", strconv.FormatFloat(loadRate(&inst.outKbps), 'f', 2, 64))
+	f("instantaneous_input_repl_kbps", "0.00")
+	f("instantaneous_output_repl_kbps", "0.00")
 	f("rejected_connections", itoa(s.stats.rejectedConns.Load()))
 	f("sync_full", "0")
 	f("sync_partial_ok", "0")
@@ -393,8 +397,12 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("expired_time_cap_reached_count", "0")
 	f("expire_cycle_cpu_milliseconds", "0")
 	f("evicted_keys", itoa(s.ops.mem.evicted.Load())) // maxmemory.go
-	zero = append(zero, "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time",
-		"keyspace_hits", "keyspace_misses", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
+	f("evicted_clients", "0")
+	f("total_eviction_exceeded_time", "0")
+	f("current_eviction_exceeded_time", "0")
+	f("keyspace_hits", itoa(cs.hits))
+	f("keyspace_misses", itoa(cs.misses))
+	zero = append(zero, "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
@@ -473,14 +481,14 @@ func infoErrorStats(s *Server, x *Ctx, b *strings.Builder) {
 }
 
 // infoKeyspace lists the databases that hold keys. Like Redis, it counts
-// keys past their expiry that nobody has reaped yet; avg_ttl is not
-// tracked and reads 0.
+// keys past their expiry that nobody has reaped yet; avg_ttl is the
+// expiry cycle's running estimate, in ms, as Redis's.
 func infoKeyspace(s *Server, x *Ctx, b *strings.Builder) {
 	for d := range s.ks.DBs() {
 		c := s.ks.Counts(d, false)
 		keys, expires := c.Keys, c.Expires
 		if keys > 0 {
-			field(b, "db"+strconv.Itoa(d), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl=0")
+			field(b, "db"+strconv.Itoa(d), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+",avg_ttl="+itoa(c.AvgTTL))
 		}
 	}
 }
@@ -498,6 +506,7 @@ func (s *Server) resetStats() {
 	st.commandsBase.Store(s.totalCommands())
 	_, expired := s.shardTotals()
 	st.expiredBase.Store(expired)
+	s.resetConnStats()
 	for i := range s.cmdStats {
 		s.cmdStats[i].reset()
 	}

@@ -166,7 +166,7 @@ func scan(x *Ctx) {
 				continue
 			}
 			if e.Expired(now) {
-				x.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does
+				x.Tx.Lookup(bytesOf(k)) // deletes it, as Redis's SCAN does; no hit counted
 				continue
 			}
 			if useType && !strings.EqualFold(typ, e.Type()) {

@@ -2,6 +2,22 @@ package cell
 
 import "github.com/cellserver/cellserver/cell/keyspace"
 
+// Lookup returns key's live entry or nil (keyspace.Tx.Lookup), counting
+// a hit or a miss for INFO as Redis's lookupKeyRead does: for commands
+// that do not write. Walks over the keyspace (SCAN) call x.Tx.Lookup and
+// count nothing, as in Redis.
+func (x *Ctx) Lookup(key []byte) *keyspace.Entry {
+	e := x.Tx.Lookup(key)
+	if x.cmd != nil && x.cmd.Flags&FlagWrite == 0 && x.cl != nil {
+		if e == nil {
+			x.cl.tally.misses++
+		} else {
+			x.cl.tally.hits++
+		}
+	}
+	return e
+}
+
 // Typed lookups: a handler asks for a key's value as the type its command
 // works on, and a key of another type is answered WRONGTYPE here, once.
 

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"runtime"
 	"runtime/metrics"
 	"time"
 )
@@ -93,7 +94,7 @@ const scriptMemoryLimit = 1 << 30
 // watchScripts checks the running scripts until none runs.
 func (srv *Server) watchScripts() {
 	var runs []*scriptRun
-	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := []metrics.Sample{{Name: heapMetric}}
 	for {
 		threshold := time.Duration(srv.live.busyReplyThresholdMs.Load()) * time.Millisecond
 		time.Sleep(watchInterval(threshold))
@@ -145,6 +146,54 @@ func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
 		srv.log.Warn("script stopped: memory limit", "heap", heap)
 	}
 }
+
+// Reserve is script.MemoryGuard: a builtin about to allocate n bytes at
+// once asks first, since the watcher only samples the heap now and then.
+// The heap counts garbage not yet collected, so a refusal is only made
+// after a collection has shown it real.
+func (r *scriptRun) Reserve(n int64) bool {
+	if n > scriptMemoryLimit {
+		return r.refuseMemory()
+	}
+	for attempt := 0; ; attempt++ {
+		heap := heapObjectBytes()
+		r.mu.Lock()
+		if r.memBase == 0 {
+			r.memBase = heap
+		}
+		fits := heap+uint64(n) <= r.memBase+scriptMemoryLimit
+		r.mu.Unlock()
+		if fits {
+			return true
+		}
+		if attempt == 1 {
+			return r.refuseMemory()
+		}
+		runtime.GC()
+	}
+}
+
+func (r *scriptRun) refuseMemory() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.killed {
+		r.killed = true
+		r.haltLocked(scriptError(ErrScriptMemory))
+	}
+	return false
+}
+
+// heapObjectBytes is the Go heap's size in objects, live or not yet swept.
+func heapObjectBytes() uint64 {
+	s := [1]metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // pastThreshold reports that r has run past busy-reply-threshold.
 func (r *scriptRun) pastThreshold() bool { return r.mark.IsBusy() }

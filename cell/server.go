@@ -100,6 +100,13 @@ func Open(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
 		}
 	}
+	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
+		if s.store != nil {
+			s.store.Close()
+		}
+		close(s.done)
+		return nil, err
+	}
 	s.startBackground()
 	return s, nil
 }
@@ -157,8 +164,9 @@ func newServer(cfg Config) *Server {
 // startBackground starts the active expiry and, with a store, the fsync
 // ticker and the checkpoints.
 func (s *Server) startBackground() {
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.activeExpiry()
+	go s.sampleStats() // stats_sample.go
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()
@@ -292,6 +300,10 @@ func (s *Server) removeClient(c *Client) {
 	if _, ok := s.clients[c.id]; ok {
 		delete(s.clients, c.id)
 		s.stats.closedCommands.Add(c.ncmds.Load())
+		s.stats.closed.netIn.Add(c.netIn.Load())
+		s.stats.closed.netOut.Add(c.netOut.Load())
+		s.stats.closed.hits.Add(c.hits.Load())
+		s.stats.closed.misses.Add(c.misses.Load())
 		s.conns.Done()
 	}
 	s.mu.Unlock()

@@ -18,6 +18,11 @@ type serverStats struct {
 	commandsBase atomic.Int64
 	// expiredBase is the shards' expired-key total at the last RESETSTAT.
 	expiredBase atomic.Int64
+	// closed: the net and lookup counts of clients that have gone; base:
+	// all clients' totals at the last RESETSTAT (stats_sample.go).
+	closed, base connCounts
+	// inst: the instantaneous_* rates the sampler computed.
+	inst instantRates
 
 	mu     sync.Mutex
 	errors map[string]int64 // errorstat_<CODE>

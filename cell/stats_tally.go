@@ -22,6 +22,9 @@ type statsTally struct {
 	// (countThrottle), published with the rest.
 	throttle  [2][3]int64
 	throttled bool // throttle holds counts
+	// hits and misses count key lookups of read commands (INFO
+	// keyspace_hits, keyspace_misses; Ctx.Lookup), published with the rest.
+	hits, misses int64
 	// last is the last command run, for CLIENT LIST's cmd= (lastCmd):
 	// in a MULTI block every command differs from the one before, and
 	// an atomic store per command showed in W1's profile.
@@ -100,6 +103,14 @@ func (t *statsTally) flush(c *Client) {
 			}
 		}
 		t.throttle, t.throttled = [2][3]int64{}, false
+	}
+	if t.hits != 0 {
+		c.hits.Add(t.hits)
+		t.hits = 0
+	}
+	if t.misses != 0 {
+		c.misses.Add(t.misses)
+		t.misses = 0
 	}
 	if t.n == 0 {
 		return

@@ -1,11 +1,18 @@
 package integration_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Redis's data formats across the two servers: a DUMP of either RESTOREs
@@ -227,5 +234,138 @@ func TestThrottleStateMigrates(t *testing.T) {
 	}
 	if r := mustDo(t, c.cell, "CL.THROTTLE", "fresh", "4", "1", "60"); !strings.HasPrefix(r, "*5\r\n:0\r\n") {
 		t.Errorf("a fresh key refused: %q", r)
+	}
+}
+
+// redisSavedFile has a fresh redis-server build rdbKeyspace (and keys
+// cellserver skips or drops), SAVE, and returns its file's bytes.
+func redisSavedFile(t *testing.T) []byte {
+	t.Helper()
+	s := startServers(t, serverOptions{})
+	r := mustDial(t, s.redis)
+	for _, cmd := range rdbKeyspace {
+		mustDo(t, r, cmd...)
+	}
+	mustDo(t, r, "SELECT", "2")
+	mustDo(t, r, "SET", "in-db-2", "two")
+	mustDo(t, r, "SADD", "a-set", "x", "y") // a type cellserver does not hold
+	mustDo(t, r, "SET", "gone", "soon", "PX", "1")
+	if got := mustDo(t, r, "SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	b, err := os.ReadFile(filepath.Join(s.redis.Cmd.Dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sameReads requires the same replies from a and b to rdbReads and to the
+// expiry and database reads around them.
+func sameReads(t *testing.T, what string, a, b *respConn) {
+	t.Helper()
+	reads := append(rdbReads(""), []string{"PEXPIRETIME", "s"}, []string{"PEXPIRETIME", "n"},
+		[]string{"SELECT", "2"}, []string{"GET", "in-db-2"}, []string{"EXISTS", "gone"}, []string{"SELECT", "0"}, []string{"DBSIZE"})
+	for _, read := range reads {
+		ra, rb := mustDo(t, a, read...), mustDo(t, b, read...)
+		if ra != rb {
+			t.Errorf("%s: %s: %q, want %q", what, formatCommand(read), rb, ra)
+		}
+	}
+}
+
+// TestLoadRedisRDBAtStart: cellserver started on a directory holding
+// redis-server's dump (under --dbfilename) serves its keys, keeps them
+// durable without the file, and never loads the file again over its store.
+func TestLoadRedisRDBAtStart(t *testing.T) {
+	file := redisSavedFile(t)
+	ref := startServers(t, serverOptions{})
+	rc := mustDial(t, ref.redis)
+	for _, cmd := range rdbKeyspace {
+		mustDo(t, rc, cmd...)
+	}
+	mustDo(t, rc, "SELECT", "2")
+	mustDo(t, rc, "SET", "in-db-2", "two")
+	mustDo(t, rc, "SELECT", "0")
+	// The reference's TTL differs from the file's: read it from the file's side.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "from-redis.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := cellOnDir(t, dir, "--dbfilename", "from-redis.rdb")
+	c := mustDial(t, p)
+	mustDo(t, rc, "PEXPIREAT", "s", strings.TrimSuffix(strings.TrimPrefix(mustDo(t, c, "PEXPIRETIME", "s"), ":"), "\r\n"))
+	sameReads(t, "after loading redis-server's file", rc, c)
+	log := p.LogTail(50)
+	for _, want := range []string{"rdb: loaded", "from-redis.rdb", "db0=", "db2=1", "skipping a key of a type cellserver does not hold", "key=a-set"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	// Durable in the store: without the file, the keys are still there.
+	mustDo(t, c, "SET", "n", "changed")
+	p.Stop()
+	if err := os.Remove(filepath.Join(dir, "from-redis.rdb")); err != nil {
+		t.Fatal(err)
+	}
+	p2 := cellOnDir(t, dir, "--dbfilename", "from-redis.rdb")
+	c2 := mustDial(t, p2)
+	mustDo(t, rc, "SET", "n", "changed")
+	sameReads(t, "after a restart without the file", rc, c2)
+	// The file back: the store holds data, so the file is not loaded.
+	p2.Stop()
+	if err := os.WriteFile(filepath.Join(dir, "from-redis.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p3 := cellOnDir(t, dir, "--dbfilename", "from-redis.rdb")
+	if got := mustDo(t, mustDial(t, p3), "GET", "n"); got != "$7\r\nchanged\r\n" {
+		t.Errorf("the file was loaded over the store: GET n = %q", got)
+	}
+}
+
+// TestBadRDBAtStart: a damaged file stops the start (exit 1) with a log
+// line naming the file and the offset, and leaves nothing behind: a
+// start without the file finds an empty keyspace.
+func TestBadRDBAtStart(t *testing.T) {
+	file := redisSavedFile(t)
+	for name, bad := range map[string][]byte{
+		"truncated":  file[:len(file)/2],
+		"bad crc":    append(append([]byte(nil), file[:len(file)-1]...), file[len(file)-1]^1),
+		"bad header": append([]byte("REDIS0099"), file[9:]...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "dump.rdb")
+			if err := os.WriteFile(path, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			port, err := serverproc.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := serverproc.Start(harness.binary, []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, t.TempDir(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-sp.Exited():
+			case <-time.After(startTimeout):
+				sp.Stop()
+				t.Fatal("cellserver did not exit on a bad RDB file")
+			}
+			var ee *exec.ExitError
+			if !errors.As(sp.Err(), &ee) || ee.ExitCode() != 1 {
+				t.Errorf("exit: %v, want status 1", sp.Err())
+			}
+			log := sp.LogTail(10)
+			if !strings.Contains(log, path) || !strings.Contains(log, "offset") {
+				t.Errorf("log does not name the file and offset:\n%s", log)
+			}
+			os.Remove(path)
+			p := cellOnDir(t, dir)
+			if got := mustDo(t, mustDial(t, p), "DBSIZE"); got != ":0\r\n" {
+				t.Errorf("after the failed start, DBSIZE = %q", got)
+			}
+		})
 	}
 }

@@ -45,6 +45,7 @@ func (ks *Keyspace) ExpireCycle(deadline time.Time, persisted bool) (reaped int)
 				sh.mu.Lock()
 			}
 			if sh.withTTL == 0 {
+				sh.avgTTL = 0
 				sh.shrink()
 				sh.mu.Unlock()
 				break
@@ -91,6 +92,7 @@ func (sh *Shard) shrink() {
 // locked.
 func (ks *Keyspace) expireSample(sh *Shard, now int64, want int, persisted bool) (sampled, expired int) {
 	seen := 0
+	var ttlSum, ttlN int64
 	for k, e := range sh.keys.from(rand.Uint64()) {
 		seen++
 		if e.Exp != 0 {
@@ -101,10 +103,22 @@ func (ks *Keyspace) expireSample(sh *Shard, now int64, want int, persisted bool)
 				}
 				ks.expire(sh, k, e)
 				expired++
+			} else {
+				ttlSum += e.Exp - now
+				ttlN++
 			}
 		}
 		if sampled >= want || seen >= expireScanLimit {
 			break
+		}
+	}
+	if ttlN > 0 {
+		// Redis's running average: each sample weighs a fiftieth.
+		avg := ttlSum / ttlN
+		if sh.avgTTL == 0 {
+			sh.avgTTL = avg
+		} else {
+			sh.avgTTL = sh.avgTTL/50*49 + avg/50
 		}
 	}
 	return sampled, expired

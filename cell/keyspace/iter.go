@@ -41,12 +41,16 @@ type Counts struct {
 	Expires int   // keys with an expiry
 	Dirty   int64 // writes since start (Redis's server.dirty)
 	Expired int64 // keys expired since start
+	// AvgTTL is the expiry cycle's estimate of the remaining TTL of the
+	// keys with one, in ms (INFO keyspace's avg_ttl; 0: none sampled).
+	AvgTTL int64
 }
 
 // Counts sums db's figures. lock: take each shard's lock in turn; else
 // the caller holds them.
 func (ks *Keyspace) Counts(db int, lock bool) Counts {
 	var c Counts
+	var ttlSum, ttlKeys float64
 	for i := range ks.dbs[db].shards {
 		sh := &ks.dbs[db].shards[i]
 		if lock {
@@ -56,9 +60,16 @@ func (ks *Keyspace) Counts(db int, lock bool) Counts {
 		c.Expires += sh.withTTL
 		c.Dirty += sh.dirty
 		c.Expired += sh.expired
+		if sh.avgTTL > 0 {
+			ttlSum += float64(sh.avgTTL) * float64(sh.withTTL)
+			ttlKeys += float64(sh.withTTL)
+		}
 		if lock {
 			sh.mu.Unlock()
 		}
+	}
+	if ttlKeys > 0 {
+		c.AvgTTL = int64(ttlSum / ttlKeys)
 	}
 	return c
 }

@@ -87,12 +87,16 @@ func (e *Entry) Expired(now int64) bool { return e.Exp != 0 && now > e.Exp }
 // Shard is a slice of one database's keys behind one mutex. Every access
 // to keys, withTTL and watchers happens with mu held.
 type Shard struct {
-	mu       sync.Mutex
-	id       int                       // global lock order: db*shards + index
-	keys     keyIndex                  // keyindex.go
-	withTTL  int                       // keys with an expiry, for INFO keyspace
-	dirty    int64                     // writes, for rdb_changes_since_last_save
-	expired  int64                     // keys expired, for INFO expired_keys
+	mu      sync.Mutex
+	id      int      // global lock order: db*shards + index
+	keys    keyIndex // keyindex.go
+	withTTL int      // keys with an expiry, for INFO keyspace
+	dirty   int64    // writes, for rdb_changes_since_last_save
+	expired int64    // keys expired, for INFO expired_keys
+	// avgTTL estimates the remaining TTL of the shard's keys with one,
+	// in ms, as Redis's db->avg_ttl: the expiry cycle's samples folded
+	// into a running average (expireSample); 0 when it has none.
+	avgTTL   int64
 	watchers map[string][]*atomic.Bool // WATCHed keys of this shard: each watcher's dirty flag
 	peak     int                       // most keys seen by the expiry cycle, for shrink
 	// lastCommit is the store's number for the last batch that changed

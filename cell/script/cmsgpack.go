@@ -19,12 +19,14 @@ func (st *state) cmsgpackLib() *lua.LTable {
 	L := st.L
 	t := L.CreateTable(0, 16)
 	t.RawSetString("pack", L.NewFunction(msgpackPack))
-	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return msgpackUnpack(L, 0, 0, true) }))
+	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int { return st.msgpackUnpack(L, "unpack", 0, 0, L.GetTop()) }))
+	// unpack_one and unpack_limit drop all but their first argument
+	// before decoding.
 	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
-		return msgpackUnpack(L, 1, L.OptInt(2, 0), false)
+		return st.msgpackUnpack(L, "unpack_one", 1, optInteger(L, 2, "unpack_one", 0), 1)
 	}))
 	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
-		return msgpackUnpack(L, L.CheckInt(2), L.OptInt(3, 0), false)
+		return st.msgpackUnpack(L, "unpack_limit", checkInteger(L, 2, "unpack_limit"), optInteger(L, 3, "unpack_limit", 0), 1)
 	}))
 	t.RawSetString("_NAME", lua.LString("cmsgpack"))
 	t.RawSetString("_VERSION", lua.LString("lua-cmsgpack 0.4.0"))
@@ -160,10 +162,23 @@ func msgpackArrayLen(t *lua.LTable) (int, bool) {
 	return count, max == count
 }
 
+// msgpackCursor decodes from b at pos. It counts the Lua stack slots that
+// lua_cmsgpack would hold (each value, each table being filled and the key
+// or index beside it), so that a decode fails where Redis's runs out of C
+// stack, with its message.
 type msgpackCursor struct {
-	L   *lua.LState
-	b   string
-	pos int
+	st    *state
+	L     *lua.LState
+	b     string
+	pos   int
+	steps int
+}
+
+// slot checks that one more value fits above top stack slots.
+func (c *msgpackCursor) slot(top int, msg string) {
+	if top+1 > luaMaxCStack {
+		c.L.RaiseError("%s", msg)
+	}
 }
 
 func (c *msgpackCursor) need(n int) {
@@ -184,10 +199,14 @@ func (c *msgpackCursor) u16() uint64 { return uint64(binary.BigEndian.Uint16([]b
 func (c *msgpackCursor) u32() uint64 { return uint64(binary.BigEndian.Uint32([]byte(c.take(4)))) }
 func (c *msgpackCursor) u64() uint64 { return binary.BigEndian.Uint64([]byte(c.take(8))) }
 
-func (c *msgpackCursor) decode(depth int) lua.LValue {
+// decode reads one value whose slot would be above top stack slots.
+func (c *msgpackCursor) decode(top int) lua.LValue {
 	L := c.L
-	if depth > 1000 {
-		L.RaiseError("Bad data format in input.")
+	c.need(1)
+	c.slot(top, msgMsgpackTooMany)
+	c.steps++
+	if c.steps%patternCheckSteps == 0 {
+		c.st.checkStop(L)
 	}
 	t := byte(c.u8())
 	switch {
@@ -198,9 +217,9 @@ func (c *msgpackCursor) decode(depth int) lua.LValue {
 	case t&0xe0 == 0xa0:
 		return lua.LString(c.take(int(t & 0x1f)))
 	case t&0xf0 == 0x90:
-		return c.array(int(t&0x0f), depth)
+		return c.array(int(t&0x0f), top)
 	case t&0xf0 == 0x80:
-		return c.mapOf(int(t&0x0f), depth)
+		return c.mapOf(int(t&0x0f), top)
 	}
 	switch t {
 	case 0xc0:
@@ -236,33 +255,36 @@ func (c *msgpackCursor) decode(depth int) lua.LValue {
 	case 0xdb, 0xc6:
 		return lua.LString(c.take(int(c.u32())))
 	case 0xdc:
-		return c.array(int(c.u16()), depth)
+		return c.array(int(c.u16()), top)
 	case 0xdd:
-		return c.array(int(c.u32()), depth)
+		return c.array(int(c.u32()), top)
 	case 0xde:
-		return c.mapOf(int(c.u16()), depth)
+		return c.mapOf(int(c.u16()), top)
 	case 0xdf:
-		return c.mapOf(int(c.u32()), depth)
+		return c.mapOf(int(c.u32()), top)
 	}
 	L.RaiseError("Bad data format in input.")
 	return lua.LNil
 }
 
-func (c *msgpackCursor) array(n int, depth int) lua.LValue {
-	c.need(n) // every element takes at least one byte
-	t := c.L.CreateTable(n, 0)
+// array decodes n elements into a table in slot top+1, each beside its
+// index.
+func (c *msgpackCursor) array(n int, top int) lua.LValue {
+	c.slot(top+1, msgMsgpackArray)
+	t := c.L.CreateTable(min(n, len(c.b)-c.pos), 0) // every element takes a byte
 	for i := 1; i <= n; i++ {
-		t.RawSetInt(i, c.decode(depth+1))
+		t.RawSetInt(i, c.decode(top+2))
 	}
 	return t
 }
 
-func (c *msgpackCursor) mapOf(n int, depth int) lua.LValue {
-	c.need(2 * n)
-	t := c.L.CreateTable(0, n)
+// mapOf decodes n pairs into a table in slot top+1, each value beside its
+// key.
+func (c *msgpackCursor) mapOf(n int, top int) lua.LValue {
+	t := c.L.CreateTable(0, min(n, (len(c.b)-c.pos)/2))
 	for i := 0; i < n; i++ {
-		k := c.decode(depth + 1)
-		v := c.decode(depth + 1)
+		k := c.decode(top + 1)
+		v := c.decode(top + 2)
 		if k != lua.LNil {
 			c.L.RawSet(t, k, v)
 		}
@@ -270,20 +292,29 @@ func (c *msgpackCursor) mapOf(n int, depth int) lua.LValue {
 	return t
 }
 
-// msgpackUnpack decodes up to limit objects (0: all) from offset. unpack
-// returns the objects; unpack_one and unpack_limit first return the
-// offset of the next object, or -1 when the input is used up.
-func msgpackUnpack(L *lua.LState, limit, offset int, all bool) int {
-	s := L.CheckString(1)
-	if offset < 0 || offset > len(s) {
-		L.ArgError(2, "Start offset greater than input length.")
+// msgpackUnpack is mp_unpack_full: it decodes up to limit objects from
+// offset, all of them when both are 0 (unpack). Unless decoding all, the
+// offset of the next object comes first (-1 when the input is used up).
+// top is the stack slots the C function holds before its results.
+func (st *state) msgpackUnpack(L *lua.LState, name string, limit, offset int64, top int) int {
+	s := checkStr(L, 1, name)
+	all := limit == 0 && offset == 0
+	if offset < 0 || limit < 0 {
+		L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", int32(offset), int32(len(s)))
 	}
-	c := &msgpackCursor{L: L, b: s, pos: offset}
+	if offset > int64(len(s)) {
+		L.RaiseError("Start offset %d greater than input length %d.", int32(offset), int32(len(s)))
+	}
+	if all {
+		limit = math.MaxInt64
+	}
+	c := &msgpackCursor{st: st, L: L, b: s, pos: int(offset)}
 	var vals []lua.LValue
-	for c.pos < len(s) && (limit == 0 || len(vals) < limit) {
-		vals = append(vals, c.decode(0))
+	for c.pos < len(s) && int64(len(vals)) < limit {
+		vals = append(vals, c.decode(top+len(vals)))
 	}
 	if !all {
+		c.slot(top+len(vals), msgMsgpackUnpackAll)
 		next := c.pos
 		if next >= len(s) {
 			next = -1

@@ -176,6 +176,7 @@ func (st *state) patchBase() {
 		L.Error(lua.LString(msgReadonlyTable), 0)
 	}
 	set := func(name string, fn lua.LGFunction) { G.RawSetString(name, L.NewFunction(fn)) }
+	set("unpack", luaUnpack)
 	set("tostring", func(L *lua.LState) int {
 		v := L.CheckAny(1)
 		if n, ok := v.(lua.LNumber); ok {
@@ -442,13 +443,17 @@ func (st *state) patchLibs() {
 		// Guard memory before gopher-lua allocates: a Go allocation
 		// failure cannot be recovered.
 		if n > 0 && int64(len(s))*int64(n) > maxStringLen {
-			L.RaiseError("resulting string too large")
+			L.RaiseError(msgStringTooLarge)
+		}
+		if size := len(s) * max(n, 0); size >= reserveFrom {
+			st.reserve(L, size)
 		}
 		return origRep.GFunction(L)
 	}))
 	str.RawSetString("format", L.NewFunction(st.strFormat))
+	st.patchPatterns(str)
 	tbl := G.RawGetString("table").(*lua.LTable)
-	tbl.RawSetString("concat", L.NewFunction(tableConcat))
+	tbl.RawSetString("concat", L.NewFunction(st.tableConcat))
 	tbl.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("'setn' is obsolete")
 		return 0
@@ -695,28 +700,58 @@ func numberSubject(fn *lua.LFunction) lua.LGFunction {
 	}
 }
 
-// tableConcat is table.concat with Lua's number formatting.
-func tableConcat(L *lua.LState) int {
+// tableConcat is table.concat with Lua's number formatting. The size is
+// added up first, so that the result is reserved and allocated once.
+func (st *state) tableConcat(L *lua.LState) int {
 	t := L.CheckTable(1)
-	sep := L.OptString(2, "")
-	i := L.OptInt(3, 1)
-	j := L.OptInt(4, t.Len())
-	var b strings.Builder
+	sep := checkOptStr(L, 2, "concat", "")
+	i := int64(1)
+	if L.Get(3) != lua.LNil {
+		i = int64(checkInt(L, 3, "concat"))
+	}
+	j := int64(t.Len())
+	if L.Get(4) != lua.LNil {
+		j = int64(checkInt(L, 4, "concat"))
+	}
+	size := 0
 	for k := i; k <= j; k++ {
-		s, ok := concatText(t.RawGetInt(k))
+		s, ok := concatText(t.RawGetInt(int(k)))
 		if !ok {
-			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", t.RawGetInt(k).Type().String(), k)
+			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", t.RawGetInt(int(k)).Type().String(), k)
 		}
+		size += len(s)
+		if k < j {
+			size += len(sep)
+		}
+		if size > maxStringLen {
+			L.RaiseError(msgStringTooLarge)
+		}
+		if k%patternCheckSteps == 0 {
+			st.checkStop(L)
+		}
+	}
+	if size >= reserveFrom {
+		st.reserve(L, size)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for k := i; k <= j; k++ {
+		s, _ := concatText(t.RawGetInt(int(k)))
 		b.WriteString(s)
 		if k < j {
 			b.WriteString(sep)
 		}
-		if b.Len() > maxStringLen {
-			L.RaiseError("resulting string too large")
-		}
 	}
 	L.Push(lua.LString(b.String()))
 	return 1
+}
+
+// checkOptStr is luaL_optstring.
+func checkOptStr(L *lua.LState, n int, fn, def string) string {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return checkStr(L, n, fn)
 }
 
 // isOverflow recognises gopher-lua's call stack overflow, which is a Go

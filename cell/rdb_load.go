@@ -1,0 +1,175 @@
+package cell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/rdb"
+	"github.com/cellserver/cellserver/resp"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// Loading a Redis RDB file at start: how a keyspace comes over from Redis.
+// When the server starts with an empty store (one never written: no base,
+// no log) or with no store at all, and <dir>/<dbfilename> exists, it is
+// loaded before the server serves; with a store, a checkpoint that
+// rewrites the keyspace then makes every loaded key durable, so the file
+// is never loaded again over what the store holds. A store that has data
+// wins over the file, as Redis's AOF wins over its RDB.
+//
+// The file streams through (rdb.Reader): one key at a time is decoded and
+// put. A bad file fails the start with its name and the offset, and since
+// nothing is served or made durable before the whole file has loaded, no
+// half-loaded keyspace is ever served as complete.
+
+// rdbPath is <dir>/<dbfilename>.
+func (s *Server) rdbPath() string {
+	return filepath.Join(s.cfg.Dir, configParamByName("dbfilename").value(s))
+}
+
+// rdbLoadStats is what a load found, for its log line.
+type rdbLoadStats struct {
+	perDB                              map[int]int
+	expired, unsupported, beyondDBs    int
+	functions, moduleAux, emptySkipped int
+}
+
+// loadRDBAtStart loads the RDB file when the store is empty or absent.
+func (s *Server) loadRDBAtStart() error {
+	path := s.rdbPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("RDB file %s: %w", path, err)
+	}
+	defer f.Close()
+	if s.store != nil && (s.store.HasBase() || s.store.LogSize() != 0 || s.loadedKeys != 0) {
+		s.log.Info("rdb: not loading the RDB file: the store holds the data", "file", path)
+		return nil
+	}
+	start := time.Now()
+	st, err := loadRDBFile(s, f, path)
+	if err != nil {
+		return err
+	}
+	total := 0
+	attrs := []any{"file", path}
+	for db := 0; db < s.ks.DBs(); db++ {
+		if n := st.perDB[db]; n > 0 {
+			total += n
+			attrs = append(attrs, fmt.Sprintf("db%d", db), n)
+		}
+	}
+	attrs = append(attrs, "keys", total, "ms", time.Since(start).Milliseconds())
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"expired_skipped", st.expired}, {"unsupported_type_skipped", st.unsupported}, {"beyond_databases_skipped", st.beyondDBs},
+		{"empty_skipped", st.emptySkipped}, {"functions_skipped", st.functions}, {"module_aux_skipped", st.moduleAux}} {
+		if c.n > 0 {
+			attrs = append(attrs, c.name, c.n)
+		}
+	}
+	if s.store != nil && total > 0 {
+		s.ckptFull = true
+		if err := s.checkpoint(); err != nil {
+			return fmt.Errorf("RDB file %s: loaded, but making it durable failed: %w", path, err)
+		}
+		attrs = append(attrs, "durable_ms", time.Since(start).Milliseconds())
+	}
+	s.log.Info("rdb: loaded", attrs...)
+	return nil
+}
+
+// loadRDBFile puts every key of the file in the keyspace.
+func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
+	st := rdbLoadStats{perDB: map[int]int{}}
+	// As loadStore: what a load allocates stays live, so the collector
+	// would find little to free.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var size int64 = -1
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	r, err := rdb.NewReader(f, size)
+	if err != nil {
+		return st, fmt.Errorf("RDB file %s: %w", path, err)
+	}
+	now := time.Now().UnixMilli()
+	zcfg := s.zsetConfig()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return st, fmt.Errorf("RDB file %s: %w", path, err)
+		}
+		switch rec.Kind {
+		case rdb.KindResizeDB:
+			if rec.DB < s.ks.DBs() && rec.Size > 0 {
+				s.ks.Reserve(rec.DB, int(min(rec.Size, 1<<28)))
+			}
+		case rdb.KindFunction:
+			st.functions++
+			s.log.Warn("rdb: skipping a function library (cellserver does not keep functions in RDB files)", "file", path, "offset", rec.Offset)
+		case rdb.KindModuleAux:
+			st.moduleAux++
+			s.log.Warn("rdb: skipping a module's AUX data", "file", path, "module", rec.Value.Module, "offset", rec.Offset)
+		case rdb.KindKey:
+			if err := putRDBKey(s, &rec, now, zcfg, &st, path); err != nil {
+				return st, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// putRDBKey stores one key, or skips it (and says why) when it expired,
+// lies beyond --databases, or is of a type the keyspace cannot hold.
+func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *rdbLoadStats, path string) error {
+	if rec.Expire != 0 && rec.Expire <= now {
+		st.expired++ // as a Redis master loading: gone already
+		return nil
+	}
+	if rec.DB >= s.ks.DBs() {
+		st.beyondDBs++
+		s.log.Warn("rdb: skipping a key of a database beyond --databases", "file", path, "db", rec.DB, "key", string(rec.Key))
+		return nil
+	}
+	e := &keyspace.Entry{Exp: rec.Expire}
+	if rec.Value.Type == rdb.TypeString {
+		if n, ok := resp.ParseInt(rec.Value.Str); ok {
+			e.SetInt(n)
+		} else {
+			e.SetStr(rec.Value.Str)
+		}
+	} else {
+		_, obj, ok := valueObject(&rec.Value, zcfg)
+		if !ok {
+			if rec.Value.Type != rdb.TypeSet && rec.Value.Type != rdb.TypeStream && rec.Value.Type != rdb.TypeModule && rec.Value.Len() == 0 {
+				st.emptySkipped++ // Redis skips empty keys too
+				return nil
+			}
+			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet {
+				return fmt.Errorf("RDB file %s: %s %q with a duplicate field at offset %d", path, rec.Value.Type, rec.Key, rec.Offset)
+			}
+			st.unsupported++
+			s.log.Warn("rdb: skipping a key of a type cellserver does not hold", "file", path, "db", rec.DB,
+				"key", string(rec.Key), "type", rec.Value.Type.String(), "offset", rec.Offset)
+			return nil
+		}
+		e.SetObj(obj)
+	}
+	s.ks.Put(rec.DB, rec.Key, e)
+	st.perDB[rec.DB]++
+	return nil
+}
