@@ -189,6 +189,15 @@ func errFunctionArg(a string) string {
 	return "ERR Unknown argument " + a
 }
 
+// ErrSsubscribeDenyBlocking is SSUBSCRIBE inside EXEC.
+const ErrSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
+// errSubscribedContext refuses a command to a RESP2 client in pub/sub
+// mode; name is the full name ("client|id").
+func errSubscribedContext(name string) string {
+	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+}
+
 // errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
 // argument errors inside container commands (FUNCTION FLUSH a b).
 func errSubcommandSyntax(parent, sub []byte) string {

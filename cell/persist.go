@@ -90,6 +90,11 @@ type persistState struct {
 	bgsaveFailed  atomic.Bool       // the last one failed
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
 }
 
 // Fsync policies, as appendfsync spells them.
@@ -163,13 +168,14 @@ func (s *Server) loadStore() error {
 		// all that was loaded, can then wait until the server serves.
 		debug.SetGCPercent(gcPercent)
 	}
-	records, err := s.replayLog()
+	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
 		return err
 	}
 	s.replayed = records
 	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
+	s.noteLoadDamage(bad + logBad)
 	if skipped > 0 {
 		s.log.Warn("persistence: keys of unknown types skipped", "count", skipped)
 	}
@@ -177,7 +183,7 @@ func (s *Server) loadStore() error {
 		s.log.Warn("persistence: keys of databases beyond --databases are kept on disk, not served", "count", len(s.foreign))
 	}
 	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
-		"expired_dropped", expired, "corrupt_skipped", bad, "log_records_replayed", records,
+		"expired_dropped", expired, "corrupt_skipped", s.loadCorrupt, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil
 }

@@ -109,7 +109,9 @@ func (s *Server) checkpointLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	replayed := s.replayed > 0
+	// After a start that skipped a damaged log too: the checkpoint drops
+	// the damaged segments, whose loss the start reported.
+	replayed := s.replayed > 0 || s.loadDamage.Damaged()
 	for tick := 0; ; tick++ {
 		select {
 		case <-s.done:

@@ -15,11 +15,12 @@ import (
 // (checkpoint.go), so that the checkpoint the server runs after a replay
 // folds it into the snapshot and the log can be dropped.
 
-// replayLog applies the effect log and reports how many records it read.
-func (s *Server) replayLog() (records int, err error) {
+// replayLog applies the effect log and reports how many records it read,
+// and how many it skipped as corrupt.
+func (s *Server) replayLog() (records, bad int, err error) {
 	var skipped int
 	var sets []replayedSet // sorted sets the current record changed
-	records, bad, err := s.store.Replay(func(e *persist.Effect) error {
+	records, bad, err = s.store.Replay(func(e *persist.Effect) error {
 		if e.Kind == persist.EffectEnd {
 			s.dropEmptySets(sets)
 			sets = sets[:0]
@@ -48,7 +49,7 @@ func (s *Server) replayLog() (records int, err error) {
 		s.log.Warn("persistence: log effects skipped (unknown types or corrupt records)",
 			"effects", skipped, "records", bad)
 	}
-	return records, err
+	return records, bad, err
 }
 
 // replayForeign applies an effect on a database beyond --databases to

@@ -31,6 +31,9 @@ type Server struct {
 	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
 	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
 	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
+	// pubsub is who subscribes to which channel and pattern, spubsub to
+	// which shard channel (pubsub.go).
+	pubsub, spubsub *pubsubRegistry
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -87,10 +90,11 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault,
+			SkipDamagedLog: s.loadDamaged() == LoadDamagedSkip})
 		if err != nil {
 			close(s.done) // stops what newServer started
-			return nil, err
+			return nil, explainDamage(err)
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
@@ -138,6 +142,8 @@ func newServer(cfg Config) *Server {
 		start:    time.Now(),
 		clients:  map[int64]*Client{},
 		done:     make(chan struct{}),
+		pubsub:   newPubsubRegistry(false),
+		spubsub:  newPubsubRegistry(true),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
