@@ -59,8 +59,12 @@ type persistState struct {
 	// start; ckptBatch the
 	// batch checkpoints gather what they write in, kept from one to the
 	// next so that its few megabytes are not garbage each time.
-	ckptMu    sync.Mutex
-	ckptFull  bool
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
@@ -88,6 +92,9 @@ type persistState struct {
 	bgsaveStart   atomic.Int64      // Unix s it started
 	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
 	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
@@ -201,9 +208,17 @@ type dbKey struct {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set. It keeps the
 // set's encoding, not the set: after a long stop every window has
-// expired, and few, if any, are taken back.
+// expired, and few, if any, are taken back. The same holds for the
+// strings, hashes and lists the log changes in place
+// (keyspace/delta_persist.go).
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
-	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
+	switch v.Kind {
+	case persist.KindZSet, persist.KindZSetInts, persist.KindHash, persist.KindList:
+	case persist.KindString:
+		if len(v.Str) < keyspace.PatchedMin {
+			return // no patch changes it: the many short ones cost nothing here
+		}
+	default:
 		return // Load gives a set stored member by member as a KindZSet
 	}
 	if s.expiredSets == nil {
@@ -311,6 +326,8 @@ func (s *Server) fsyncLoop() {
 				// SyncAll trims the log's mapping too.
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
+				} else if err == nil {
+					s.lastFsync.Store(time.Now().UnixNano())
 				}
 				continue
 			}
@@ -366,6 +383,7 @@ func (s *Server) saveNow() error {
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
+	s.lastFsync.Store(time.Now().UnixNano())
 	if err := s.checkpoint(); err != nil {
 		return err
 	}

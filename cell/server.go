@@ -74,6 +74,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	s.memOnly = true
 	s.startBackground()
 	return s
 }
@@ -387,14 +388,21 @@ func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
-	if !s.ExitMode().NoSave {
-		if err := s.saveNow(); err != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", err)
-		}
+	start := time.Now()
+	if s.ExitMode().NoSave {
+		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
+			"log_bytes", s.store.LogSize())
+	} else if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	} else {
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)
+		return
 	}
+	s.log.Info("persistence: store closed, the log is synced")
 }
 
 // Keyspace exposes the data for tests and persistence.
