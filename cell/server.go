@@ -45,6 +45,7 @@ type Server struct {
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
+	memReturn       memReturn // bigargs.go
 
 	persistState                // the store, its checkpoints and saves (persist.go)
 	bg           sync.WaitGroup // background goroutines, done before the store closes
