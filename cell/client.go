@@ -85,6 +85,12 @@ type Client struct {
 	out        *outSink
 	monitoring bool
 	ps         *clientSubs // channels and patterns (pubsub.go); nil until SUBSCRIBE
+
+	// repl is what REPLCONF announced, and the replica this connection
+	// became (repl_master.go); jr notes the changes of its executions for
+	// the replication stream once there is one.
+	repl *replicaState
+	jr   keyspace.Journal
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -233,6 +239,7 @@ func (c *Client) close() {
 	// but a client that does not read cannot hold this goroutine.
 	c.nc.SetWriteDeadline(time.Now().Add(closeWriteGrace))
 	c.dropSubs()
+	c.srv.dropReplica(c)
 	c.stopMonitor()
 	c.releaseSink()
 	c.unwatchAll()

@@ -247,6 +247,11 @@ var configParams = []*configParam{
 	{name: "io-threads", kind: kindInt, def: "1", immutable: true},
 	{name: "replica-read-only", alias: "slave-read-only", kind: kindBool, def: "yes"},
 	{name: "repl-backlog-size", kind: kindMemory, def: "1048576", min: 1, max: math.MaxInt64},
+	{name: "repl-diskless-sync", kind: kindBool, def: "yes"}, // repl_master.go
+	{name: "repl-diskless-sync-delay", kind: kindInt, def: "5", min: 0, max: intMax},
+	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: kindInt, def: "10", min: 1, max: intMax},
+	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: kindBool, def: "yes"},
+	{name: "replica-priority", alias: "slave-priority", kind: kindInt, def: "100", min: 0, max: intMax},
 	{name: "lazyfree-lazy-eviction", kind: kindBool, def: "no"},
 	{name: "lazyfree-lazy-expire", kind: kindBool, def: "no"},
 	{name: "lazyfree-lazy-server-del", kind: kindBool, def: "no"},

@@ -396,9 +396,9 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("instantaneous_input_repl_kbps", "0.00")
 	f("instantaneous_output_repl_kbps", "0.00")
 	f("rejected_connections", itoa(s.stats.rejectedConns.Load()))
-	f("sync_full", "0")
-	f("sync_partial_ok", "0")
-	f("sync_partial_err", "0")
+	f("sync_full", itoa(s.repl.syncFull.Load())) // repl_master.go
+	f("sync_partial_ok", itoa(s.repl.partialOK.Load()))
+	f("sync_partial_err", itoa(s.repl.partialErr.Load()))
 	f("expired_keys", itoa(expired-s.stats.expiredBase.Load()))
 	f("expired_stale_perc", "0.00")
 	f("expired_time_cap_reached_count", "0")
@@ -427,20 +427,6 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	for _, n := range []string{"io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks", "reply_buffer_expands"} {
 		f(n, "0")
 	}
-}
-
-func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
-	field(b, "role", "master")
-	field(b, "connected_slaves", "0")
-	field(b, "master_failover_state", "no-failover")
-	field(b, "master_replid", s.identity().replID)
-	field(b, "master_replid2", strings.Repeat("0", 40))
-	field(b, "master_repl_offset", "0")
-	field(b, "second_repl_offset", "-1")
-	field(b, "repl_backlog_active", "0")
-	field(b, "repl_backlog_size", configParamByName("repl-backlog-size").value(s))
-	field(b, "repl_backlog_first_byte_offset", "0")
-	field(b, "repl_backlog_histlen", "0")
 }
 
 // infoCPU reports getrusage. Go runs on many threads, so the "main thread"

@@ -151,6 +151,9 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		c.tally.flush(c)
 	}
 	x := &c.ctx
+	if c.srv.repl.on.Load() && c.fx.Journal() == nil {
+		c.startJournal() // repl_master.go
+	}
 	x.cmd, x.Args, x.failed = cmd, args, false
 	x.SetDB(c.db)
 	x.SetNow(wall / int64(time.Millisecond))

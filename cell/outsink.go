@@ -28,6 +28,7 @@ type outSink struct {
 	dead    bool  // over the limit or the socket failed: drop everything
 	softAt  int64 // Unix s the unsent bytes went above the soft limit; 0: below
 	proto   atomic.Int32
+	noLimit bool          // a replica's: the stream is bounded by the backlog's resync instead
 	wake    chan struct{} // capacity 1: "buf has data"
 	quit    chan struct{}
 	done    chan struct{}
@@ -111,6 +112,9 @@ func (s *outSink) push(a, b []byte) {
 // overLimit checks the unsent bytes against the client's class: pubsub
 // while subscribed, else a monitor's fixed limit. s.mu is held.
 func (s *outSink) overLimit() bool {
+	if s.noLimit {
+		return false
+	}
 	l := classLimits{hard: monitorOutputLimit}
 	if clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0 {
 		l = s.c.srv.ops.outLimit.Load().pubsub

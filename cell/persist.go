@@ -341,7 +341,13 @@ func (s *Server) fsyncLoop() {
 // locked. Under appendfsync always it also notes which record the
 // replies must wait for.
 func (c *Client) commitEffects(l *keyspace.LockSet) {
+	if c.fx.Journal() != nil {
+		c.srv.propagate(&c.jr) // repl_master.go
+	}
 	if c.srv.store == nil {
+		if c.fx.Journal() != nil {
+			c.fx.Commit(l) // resets what the effects noted
+		}
 		return
 	}
 	if err := c.fx.Commit(l); err != nil {

@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -112,44 +111,4 @@ func (s *Server) encodeRDB(out io.Writer) (keys int, err error) {
 		err = cerr
 	}
 	return keys, err
-}
-
-func init() {
-	register(
-		&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Handler: syncRDB},
-		&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Handler: replconf},
-	)
-}
-
-// syncRDB is SYNC as a replica's first step, and so as `redis-cli --rdb`
-// uses it: the keyspace in RDB format, sent as Redis sends it ($<len>,
-// then the bytes, no CRLF). Replication itself is not served: the
-// connection closes after the file.
-func syncRDB(x *Ctx) {
-	var buf bytes.Buffer
-	if _, err := x.srv.encodeRDB(&buf); err != nil {
-		x.Error("ERR " + err.Error())
-		return
-	}
-	x.W.Raw([]byte("$" + strconv.Itoa(buf.Len()) + "\r\n"))
-	x.W.Raw(buf.Bytes())
-	x.cl.closeAfter = true
-}
-
-// replconf accepts the options a replica (or redis-cli --rdb) announces
-// before SYNC, as Redis checks them: in pairs, of known names.
-func replconf(x *Ctx) {
-	if len(x.Args)%2 == 0 {
-		x.Error(ErrSyntax)
-		return
-	}
-	for i := 1; i < len(x.Args); i += 2 {
-		switch opt := string(bytes.ToLower(x.Args[i])); opt {
-		case "listening-port", "ip-address", "capa", "rdb-only", "rdb-filter-only", "ack", "getack":
-		default:
-			x.Error(errReplconfOption(string(x.Args[i])))
-			return
-		}
-	}
-	x.W.OK()
 }

@@ -23,6 +23,7 @@ type Effects struct {
 	zrec     zsetRec  // sorted-set members changed in place (zset_persist.go)
 	drec     deltaRec // strings, hashes and lists changed in place (delta_persist.go)
 	batch    *persist.Batch
+	jr       *Journal // replication (journal.go); nil: none
 }
 
 // NewEffects returns the effects of executions logged to st.
@@ -117,6 +118,12 @@ func isWide(e *Entry) bool {
 // noteDirty records that key of db, in shard s, changed: in place (plain
 // if not through the delta recorder), or replaced or deleted (full).
 func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full, plain bool) {
+	if c.jr != nil {
+		c.jr.note(db, key)
+	}
+	if c.store == nil {
+		return
+	}
 	if n := len(c.dirty); n > 0 {
 		last := &c.dirty[n-1]
 		if last.db == db && string(c.dirtyBuf[last.off:last.off+last.n]) == string(key) {
@@ -138,6 +145,12 @@ func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full, plain bool
 // noteFlush records that db was emptied: at once, so that the records
 // logInt encoded before it stay before it, and those after it after it.
 func (c *Effects) noteFlush(db int) {
+	if c.jr != nil {
+		c.jr.flush(db)
+	}
+	if c.store == nil {
+		return
+	}
 	c.effects().DeleteDB(db)
 }
 
@@ -148,6 +161,12 @@ func (c *Effects) noteFlush(db int) {
 // (commit), so the log still ends each execution with each key's final
 // state.
 func (c *Effects) logInt(s *Shard, db int, key []byte, e *Entry) {
+	if c.jr != nil {
+		c.jr.note(db, key)
+	}
+	if c.store == nil {
+		return
+	}
 	s.noteChanged(key, e, false)
 	v, _ := e.IntVal()
 	c.effects().PutInt(db, key, e.Exp, v)
@@ -165,7 +184,7 @@ func (c *Effects) effects() *persist.Batch {
 // log. l is the execution's lock set, still locked. The error is the
 // store's: the record may be lost, the execution's effects stay in memory.
 func (c *Effects) Commit(l *LockSet) (err error) {
-	if len(c.dirty) != 0 || c.batch != nil && !c.batch.Empty() {
+	if c.store != nil && (len(c.dirty) != 0 || c.batch != nil && !c.batch.Empty()) {
 		err = c.commit(c.store, l)
 	}
 	if len(c.zrec.attached) != 0 {
@@ -300,6 +319,18 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool) {
 		b.DeleteKey(db, key)
 	}
 	putWhole(b, db, key, e)
+}
+
+// expired notes that key's entry e, in s, expired and is being deleted
+// by the execution: for the snapshot (noteExpired) and, as Redis
+// propagates an expired key, for replication as a delete.
+func (c *Effects) expired(s *Shard, db int, key []byte, e *Entry) {
+	if c.jr != nil {
+		c.jr.note(db, key)
+	}
+	if c.store != nil {
+		s.noteExpired(key, e)
+	}
 }
 
 // persistEviction commits the deletion of db's key, evicted under

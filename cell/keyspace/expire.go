@@ -50,7 +50,7 @@ func (ks *Keyspace) ExpireCycle(deadline time.Time, persisted bool) (reaped int)
 				sh.mu.Unlock()
 				break
 			}
-			sampled, expired := ks.expireSample(sh, time.Now().UnixMilli(), want, persisted)
+			sampled, expired := ks.expireSample(sh, idx/ks.Shards(), time.Now().UnixMilli(), want, persisted)
 			if expired*10 <= sampled {
 				sh.shrink()
 			}
@@ -90,7 +90,8 @@ func (sh *Shard) shrink() {
 // random slot of the shard's index, and deletes the expired ones, noting
 // them for the snapshot when persisted (noteExpired). The shard must be
 // locked.
-func (ks *Keyspace) expireSample(sh *Shard, now int64, want int, persisted bool) (sampled, expired int) {
+func (ks *Keyspace) expireSample(sh *Shard, db int, now int64, want int, persisted bool) (sampled, expired int) {
+	hook := ks.expiredHook()
 	seen := 0
 	var ttlSum, ttlN int64
 	for k, e := range sh.keys.from(rand.Uint64()) {
@@ -102,6 +103,9 @@ func (ks *Keyspace) expireSample(sh *Shard, now int64, want int, persisted bool)
 					sh.noteExpired([]byte(k), e)
 				}
 				ks.expire(sh, k, e)
+				if hook != nil {
+					hook(db, []byte(k))
+				}
 				expired++
 			} else {
 				ttlSum += e.Exp - now

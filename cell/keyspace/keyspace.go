@@ -132,6 +132,8 @@ type Keyspace struct {
 	// expireNext is the shard the next expiry cycle starts at; the
 	// expiry goroutine's only.
 	expireNext int
+	// onExpired is told of the keys active expiry deletes (journal.go).
+	onExpired atomic.Pointer[ExpiredHook]
 }
 
 // NewKeyspace makes databases x shards; shards is rounded up to a power of two.

@@ -54,7 +54,7 @@ func (x *Tx) Lookup(key []byte) *Entry {
 	}
 	if e.Expired(x.now) {
 		if x.fx != nil {
-			s.noteExpired(key, e)
+			x.fx.expired(s, x.db, key, e)
 		}
 		x.ks.expire(s, string(key), e)
 		return nil
@@ -316,7 +316,9 @@ func (s *Shard) touchWatchers(key string) {
 func (x *Tx) FlushDB(db int) {
 	if x.fx != nil {
 		x.fx.noteFlush(db)
-		x.ks.flushed[db].Store(true)
+		if x.fx.store != nil {
+			x.ks.flushed[db].Store(true)
+		}
 	}
 	for i := range x.ks.dbs[db].shards {
 		s := &x.ks.dbs[db].shards[i]

@@ -1,0 +1,81 @@
+package keyspace
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestJournal: each key once, in the order of its first change; a flush
+// of a database drops the earlier changes of that database only.
+func TestJournal(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  func(j *Journal)
+		want string
+	}{
+		{"order and once", func(j *Journal) {
+			j.note(0, []byte("a"))
+			j.note(0, []byte("b"))
+			j.note(0, []byte("a"))
+		}, "0:a 0:b"},
+		{"same key other db", func(j *Journal) {
+			j.note(0, []byte("a"))
+			j.note(1, []byte("a"))
+		}, "0:a 1:a"},
+		{"flush", func(j *Journal) {
+			j.note(0, []byte("a"))
+			j.note(1, []byte("b"))
+			j.flush(0)
+			j.note(0, []byte("a"))
+		}, "1:b 0:FLUSH 0:a"},
+	}
+	for _, tc := range tests {
+		var j Journal
+		tc.ops(&j)
+		got := ""
+		for i, e := range j.Entries() {
+			if i > 0 {
+				got += " "
+			}
+			if e.Flush {
+				got += fmt.Sprintf("%d:FLUSH", e.DB)
+			} else {
+				got += fmt.Sprintf("%d:%s", e.DB, j.Key(e))
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		j.Reset()
+		if len(j.Entries()) != 0 {
+			t.Errorf("%s: Reset left %d entries", tc.name, len(j.Entries()))
+		}
+	}
+}
+
+// TestJournalWithoutStore: a Tx whose Effects has no store notes its
+// changes, expired keys included, for the stream.
+func TestJournalWithoutStore(t *testing.T) {
+	ks := NewKeyspace(2, 4)
+	var fx Effects
+	var j Journal
+	fx.SetJournal(&j)
+	var x Tx
+	x.Begin(ks, &fx, 0, 1000)
+	var l LockSet
+	l.AddDB(ks, 0)
+	l.Lock(false)
+	x.SetString([]byte("s"), []byte("v"), 0)
+	x.SetInt([]byte("n"), 5, 1500)
+	x.SetNow(2000)
+	if x.Lookup([]byte("n")) != nil {
+		t.Fatal("n should have expired")
+	}
+	if err := fx.Commit(&l); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if n := len(j.Entries()); n != 2 || string(j.Key(j.Entries()[0])) != "s" || string(j.Key(j.Entries()[1])) != "n" {
+		t.Fatalf("journal: %d entries", n)
+	}
+}

@@ -1,0 +1,350 @@
+package cell
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cellserver/cellserver/cell/keyspace"
+)
+
+// The master side of replication: replicas that sent SYNC or PSYNC, the
+// stream (repl_stream.go) pushed to them and kept in a backlog of
+// repl-backlog-size bytes for partial resyncs, their acknowledged offsets
+// (WAIT, INFO replication). Offsets count the bytes of the stream, as
+// Redis counts them; the stream starts with the first replica.
+type replMaster struct {
+	// on: a replica has attached, so executions note what they change
+	// (keyspace.Journal) and commitEffects streams it.
+	on atomic.Bool
+	mu sync.Mutex
+	// off is master_repl_offset; backlog holds the stream's last bytes,
+	// its first at offset off-len(backlog)+1.
+	off      int64
+	backlog  []byte
+	db       int // the database the stream has selected; -1: none
+	replicas []*replica
+	scratch  []byte
+	pinger   bool
+
+	syncFull, partialOK, partialErr atomic.Int64
+}
+
+// replica is one attached replica connection.
+type replica struct {
+	c          *Client
+	sink       *outSink
+	ip         string
+	port       int
+	online     bool   // the snapshot is sent; until then the stream waits in pending
+	pending    []byte // the stream since the snapshot began
+	ackOff     atomic.Int64
+	ackTime    atomic.Int64 // Unix ms of the last ACK
+	capaEOF    bool
+	listenPort int
+}
+
+// replicaState is what REPLCONF announced on a connection before its
+// SYNC/PSYNC.
+type replicaState struct {
+	port    int
+	ip      string
+	capaEOF bool
+	rep     *replica // set once the connection is a replica
+}
+
+// replID is this server's replication ID (master_replid).
+func (s *Server) replID() string { return s.identity().replID }
+
+// propagate streams what c's execution changed, noted in its journal; its
+// shards are still locked, so the stream follows the order in which
+// executions on the same keys ran.
+func (s *Server) propagate(j *keyspace.Journal) {
+	if len(j.Entries()) == 0 {
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	b := r.scratch[:0]
+	body, n := streamJournal(nil, s.ks, j, &r.db)
+	if n > 1 {
+		b = append(b, multiCmd...)
+		b = append(b, body...)
+		b = append(b, execCmd...)
+	} else {
+		b = append(b, body...)
+	}
+	r.feed(b)
+	r.scratch = b[:0]
+	r.mu.Unlock()
+	j.Reset()
+}
+
+// propagateRaw streams b, whole commands (PING, REPLCONF GETACK, a DEL of
+// a key active expiry deleted in db; db -1: none needed).
+func (s *Server) propagateRaw(db int, b []byte) {
+	r := &s.repl
+	r.mu.Lock()
+	if db >= 0 && db != r.db {
+		r.feed(replCmd(nil, []byte("SELECT"), []byte(strconv.Itoa(db))))
+		r.db = db
+	}
+	r.feed(b)
+	r.mu.Unlock()
+}
+
+// feed appends b to the backlog and sends it to the replicas. r.mu is held.
+func (r *replMaster) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	r.off += int64(len(b))
+	r.backlog = append(r.backlog, b...)
+	if size := r.backlogSize(); len(r.backlog) > size+size/4 {
+		r.backlog = append(r.backlog[:0:0], r.backlog[len(r.backlog)-size:]...)
+	}
+	for _, rp := range r.replicas {
+		if rp.online {
+			rp.sink.push(b, nil)
+		} else {
+			rp.pending = append(rp.pending, b...)
+		}
+	}
+}
+
+// backlogSize is repl-backlog-size, read when the backlog is trimmed.
+var backlogSizeOf func() int
+
+func (r *replMaster) backlogSize() int {
+	if backlogSizeOf != nil {
+		return backlogSizeOf()
+	}
+	return 1 << 20
+}
+
+// firstByte is repl_backlog_first_byte_offset. r.mu is held.
+func (r *replMaster) firstByte() int64 { return r.off - int64(len(r.backlog)) + 1 }
+
+// start turns the stream on, with the pinger, at the first replica.
+func (s *Server) startRepl() {
+	r := &s.repl
+	if r.on.Load() {
+		return
+	}
+	backlogSizeOf = func() int {
+		n, _ := strconv.Atoi(configParamByName("repl-backlog-size").value(s))
+		return max(n, 16<<10)
+	}
+	r.db = -1
+	s.ks.SetExpiredHook(func(db int, key []byte) {
+		s.propagateRaw(db, replCmd(nil, []byte("DEL"), key))
+	})
+	r.on.Store(true)
+	if !r.pinger {
+		r.pinger = true
+		s.bg.Add(1)
+		go s.pingReplicas()
+	}
+}
+
+// pingReplicas sends PING into the stream every repl-ping-replica-period
+// while there are replicas, as Redis does, so that they see a live link.
+func (s *Server) pingReplicas() {
+	defer s.bg.Done()
+	ping := replCmd(nil, []byte("PING"))
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for tick := 1; ; tick++ {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		period, _ := strconv.Atoi(configParamByName("repl-ping-replica-period").value(s))
+		if period < 1 || tick%period != 0 {
+			continue
+		}
+		s.repl.mu.Lock()
+		n := len(s.repl.replicas)
+		s.repl.mu.Unlock()
+		if n > 0 {
+			s.propagateRaw(-1, ping)
+		}
+	}
+}
+
+// attachReplica makes c a replica: full resync when psync is false or
+// the replid/offset asked cannot be served from the backlog, else
+// partial.
+func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) {
+	c := x.cl
+	st := c.replState()
+	s.startRepl()
+	r := &s.repl
+	rp := &replica{c: c, ip: st.ip, port: st.port, capaEOF: st.capaEOF}
+	if rp.ip == "" {
+		rp.ip = c.addr[:max(0, strings.LastIndexByte(c.addr, ':'))]
+	}
+	rp.sink = c.attachSink()
+	rp.sink.noLimit = true
+	st.rep = rp
+	r.mu.Lock()
+	if psync && replid == s.replID() && offset >= r.firstByte() && offset <= r.off+1 {
+		rp.online = true
+		rp.ackOff.Store(offset - 1)
+		rp.ackTime.Store(time.Now().UnixMilli())
+		rp.sink.push([]byte("+CONTINUE "+s.replID()+"\r\n"), r.backlog[len(r.backlog)-int(r.off-offset+1):])
+		r.replicas = append(r.replicas, rp)
+		r.mu.Unlock()
+		r.partialOK.Add(1)
+		s.log.Info("Partial resynchronization request accepted", "replica", c.addr, "offset", offset)
+		return
+	}
+	if psync && replid != "?" {
+		r.partialErr.Add(1)
+	}
+	r.syncFull.Add(1)
+	start := r.off
+	r.db = -1 // the replica starts from db 0 after loading: SELECT again
+	if psync {
+		rp.sink.push([]byte("+FULLRESYNC "+s.replID()+" "+strconv.FormatInt(start, 10)+"\r\n"), nil)
+	}
+	r.replicas = append(r.replicas, rp)
+	r.mu.Unlock()
+
+	var buf bytes.Buffer
+	if _, err := s.encodeRDB(&buf); err != nil {
+		s.log.Error("replication: snapshot failed", "err", err)
+		c.nc.Close()
+		return
+	}
+	if rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes" {
+		mark := []byte(randomHex(20))
+		rp.sink.push([]byte("$EOF:"+string(mark)+"\r\n"), buf.Bytes())
+		rp.sink.push(mark, nil)
+	} else {
+		rp.sink.push([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
+	}
+	r.mu.Lock()
+	rp.sink.push(rp.pending, nil)
+	rp.pending, rp.online = nil, true
+	rp.ackOff.Store(start)
+	rp.ackTime.Store(time.Now().UnixMilli())
+	r.mu.Unlock()
+	s.log.Info("Synchronization with replica succeeded", "replica", c.addr)
+}
+
+// dropReplica forgets c if it was a replica (its connection closed).
+func (s *Server) dropReplica(c *Client) {
+	if c.repl == nil || c.repl.rep == nil {
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	for i, rp := range r.replicas {
+		if rp == c.repl.rep {
+			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
+			break
+		}
+	}
+	r.mu.Unlock()
+}
+
+// replState is c's REPLCONF state, made at its first REPLCONF.
+func (c *Client) replState() *replicaState {
+	if c.repl == nil {
+		c.repl = &replicaState{}
+	}
+	return c.repl
+}
+
+// ackedReplicas counts the online replicas that acknowledged off.
+func (s *Server) ackedReplicas(off int64) int {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rp := range r.replicas {
+		if rp.online && rp.ackOff.Load() >= off {
+			n++
+		}
+	}
+	return n
+}
+
+// replicaInfo is one replica as INFO and ROLE show it.
+type replicaInfo struct {
+	ip          string
+	port        int
+	online      bool
+	off, lagSec int64
+}
+
+func (s *Server) replicaList() []replicaInfo {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now().UnixMilli()
+	out := make([]replicaInfo, 0, len(r.replicas))
+	for _, rp := range r.replicas {
+		out = append(out, replicaInfo{ip: rp.ip, port: rp.port, online: rp.online,
+			off: rp.ackOff.Load(), lagSec: (now - rp.ackTime.Load()) / 1000})
+	}
+	return out
+}
+
+// masterOffsets are master_repl_offset and the backlog's first byte and
+// length.
+func (s *Server) masterOffsets() (off, first, histlen int64) {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.backlog) == 0 && !r.on.Load() {
+		return r.off, 0, 0
+	}
+	return r.off, r.firstByte(), int64(len(r.backlog))
+}
+
+// startJournal makes c's executions note their changes for the stream,
+// from its next command on.
+func (c *Client) startJournal() {
+	c.fx.SetJournal(&c.jr)
+	c.ctx.SetEffects(&c.fx)
+	c.execCtx.SetEffects(&c.fx)
+}
+
+// infoReplication is INFO's replication section, as Redis prints it.
+func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
+	if s.isReplica() {
+		s.infoReplicaFields(b)
+	} else {
+		field(b, "role", "master")
+	}
+	reps := s.replicaList()
+	field(b, "connected_slaves", strconv.Itoa(len(reps)))
+	for i, r := range reps {
+		state := "wait_bgsave"
+		if r.online {
+			state = "online"
+		}
+		field(b, "slave"+strconv.Itoa(i), "ip="+r.ip+",port="+strconv.Itoa(r.port)+",state="+state+
+			",offset="+strconv.FormatInt(r.off, 10)+",lag="+strconv.FormatInt(r.lagSec, 10))
+	}
+	off, first, hist := s.masterOffsets()
+	active := "0"
+	if s.repl.on.Load() {
+		active = "1"
+	}
+	field(b, "master_failover_state", "no-failover")
+	field(b, "master_replid", s.replID())
+	field(b, "master_replid2", strings.Repeat("0", 40))
+	field(b, "master_repl_offset", strconv.FormatInt(off, 10))
+	field(b, "second_repl_offset", "-1")
+	field(b, "repl_backlog_active", active)
+	field(b, "repl_backlog_size", configParamByName("repl-backlog-size").value(s))
+	field(b, "repl_backlog_first_byte_offset", strconv.FormatInt(first, 10))
+	field(b, "repl_backlog_histlen", strconv.FormatInt(hist, 10))
+}

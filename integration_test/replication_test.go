@@ -1,0 +1,233 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Replication against real programs: a master and a replica, each
+// cellserver or redis-server 7.0.15, the rate-limiting workloads on the
+// master, then WAIT and every key compared on both (type, value,
+// PEXPIRETIME); a dropped link must resume by partial resync.
+
+// replNode is one server of a replication pair.
+type replNode struct {
+	p    *process
+	rdb  *redis.Client
+	port string
+}
+
+func startReplNode(t *testing.T, program string, args ...string) *replNode {
+	t.Helper()
+	bin := requirePeer(t, "redis-server")
+	mk := redisArgs
+	name := "redis-server"
+	if program == "cellserver" {
+		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
+	}
+	p, err := startProcess(name, bin, func(port int, dir string) []string {
+		return append(mk(port, dir, serverOptions{}), args...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	_, port, _ := net.SplitHostPort(p.addr)
+	c := newGoRedis(t, p.addr, 2, nil)
+	return &replNode{p: p, rdb: c, port: port}
+}
+
+// waitLinkUp waits until replica reports master_link_status:up.
+func waitLinkUp(t *testing.T, replica *replNode) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		info, _ := replica.rdb.Info(ctx, "replication").Result()
+		if strings.Contains(info, "master_link_status:up") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	info, _ := replica.rdb.Info(ctx, "replication").Result()
+	t.Fatalf("replica link never came up:\n%s\n%s", info, replica.p.LogTail(20))
+}
+
+// replWorkloads runs W1, W2, W3, W4 (when throttle), W6 and W7 on the
+// master, over a few users and rounds, as a limiter's clients run them.
+func replWorkloads(t *testing.T, m *redis.Client, round int, throttle bool) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UnixMilli()
+	for u := 0; u < 4; u++ {
+		user := fmt.Sprintf("u%d", u)
+		// W1: the sliding window log in MULTI.
+		_, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			k := "w1:" + user
+			p.ZAdd(ctx, k, redis.Z{Score: float64(now + int64(round)), Member: fmt.Sprintf("%d-%d", now, round)})
+			p.ZRemRangeByScore(ctx, k, "-inf", strconv.FormatInt(now-60000, 10))
+			p.ZCard(ctx, k)
+			p.Expire(ctx, k, time.Minute)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("W1: %v", err)
+		}
+		// W3: the fixed window counter.
+		if _, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			k := "w3:" + user
+			p.Incr(ctx, k)
+			p.ExpireNX(ctx, k, time.Minute)
+			return nil
+		}); err != nil {
+			t.Fatalf("W3: %v", err)
+		}
+		// W2: a counter in a script (more than one effect).
+		if err := m.Eval(ctx, `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], 60000)
+redis.call('SET', KEYS[2], n)
+return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
+			t.Fatalf("W2: %v", err)
+		}
+		if throttle {
+			if err := m.Do(ctx, "CL.THROTTLE", "w4:"+user, 5, 10, 60, 1).Err(); err != nil {
+				t.Fatalf("W4: %v", err)
+			}
+		}
+		// W6: a ring of slots in a list.
+		k6 := "w6:" + user
+		if n, _ := m.Exists(ctx, k6).Result(); n == 0 {
+			m.RPush(ctx, k6, 0, 0, 0, 0, 0, 0)
+		}
+		m.LSet(ctx, k6, int64(round%6), round)
+		m.Expire(ctx, k6, 2*time.Minute)
+		// W7: a leaky bucket in a hash.
+		k7 := "w7:" + user
+		if _, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, k7, "level", round, "ts", now)
+			p.HIncrBy(ctx, k7, "n", 1)
+			p.PExpire(ctx, k7, 90*time.Second)
+			return nil
+		}); err != nil {
+			t.Fatalf("W7: %v", err)
+		}
+	}
+	// A key that goes, and one that expires.
+	m.Set(ctx, "gone", "x", 0)
+	m.Del(ctx, "gone")
+	m.Set(ctx, "brief", "x", time.Millisecond)
+}
+
+// keyState is one key as compared: type, value as read type-wise, expiry.
+func keyState(t *testing.T, c *redis.Client, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	typ := c.Type(ctx, key).Val()
+	var v any
+	switch typ {
+	case "string":
+		v = c.Get(ctx, key).Val()
+	case "hash":
+		h := c.HGetAll(ctx, key).Val()
+		ks := make([]string, 0, len(h))
+		for f, x := range h {
+			ks = append(ks, f+"="+x)
+		}
+		slices.Sort(ks)
+		v = ks
+	case "list":
+		v = c.LRange(ctx, key, 0, -1).Val()
+	case "zset":
+		v = c.ZRangeWithScores(ctx, key, 0, -1).Val()
+	}
+	exp := c.Do(ctx, "PEXPIRETIME", key).Val()
+	return fmt.Sprintf("%s %v exp=%v", typ, v, exp)
+}
+
+// compareKeyspaces fails t unless master and replica hold the same keys
+// with the same values and expiry times.
+func compareKeyspaces(t *testing.T, master, replica *replNode) int {
+	t.Helper()
+	ctx := context.Background()
+	mk := master.rdb.Keys(ctx, "*").Val()
+	rk := replica.rdb.Keys(ctx, "*").Val()
+	slices.Sort(mk)
+	slices.Sort(rk)
+	if !slices.Equal(mk, rk) {
+		t.Fatalf("keys differ:\nmaster  %v\nreplica %v", mk, rk)
+	}
+	for _, k := range mk {
+		if a, b := keyState(t, master.rdb, k), keyState(t, replica.rdb, k); a != b {
+			t.Errorf("key %q differs:\nmaster  %s\nreplica %s", k, a, b)
+		}
+	}
+	return len(mk)
+}
+
+func replInfoField(t *testing.T, c *redis.Client, section, name string) string {
+	t.Helper()
+	info := c.Info(context.Background(), section).Val()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// runReplication is the whole check for one master/replica pair.
+func runReplication(t *testing.T, masterProg, replicaProg string) {
+	ctx := context.Background()
+	master := startReplNode(t, masterProg)
+	throttle := masterProg == "cellserver"
+	// Data before the replica comes: it arrives by the full resync.
+	replWorkloads(t, master.rdb, 0, throttle)
+	replica := startReplNode(t, replicaProg, "--replicaof", "127.0.0.1", master.port)
+	waitLinkUp(t, replica)
+	for round := 1; round < 6; round++ {
+		replWorkloads(t, master.rdb, round, throttle)
+	}
+	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 5000 = %d, %v; want 1", n, err)
+	}
+	if n := compareKeyspaces(t, master, replica); n < 20 {
+		t.Fatalf("only %d keys compared", n)
+	}
+	if got := replInfoField(t, master.rdb, "replication", "connected_slaves"); got != "1" {
+		t.Errorf("connected_slaves:%s, want 1", got)
+	}
+	// WAIT for two replicas when there is one: the timeout, then 1.
+	if n, _ := master.rdb.Wait(ctx, 2, 200*time.Millisecond).Result(); n != 1 {
+		t.Errorf("WAIT 2 200 = %d, want 1", n)
+	}
+
+	// A dropped link resumes where it stopped.
+	partial, _ := strconv.Atoi(replInfoField(t, master.rdb, "stats", "sync_partial_ok"))
+	if err := replica.rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err(); err != nil {
+		t.Fatalf("CLIENT KILL TYPE master: %v", err)
+	}
+	for round := 6; round < 9; round++ {
+		replWorkloads(t, master.rdb, round, throttle)
+	}
+	waitLinkUp(t, replica)
+	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT after the drop = %d, %v; want 1", n, err)
+	}
+	if after, _ := strconv.Atoi(replInfoField(t, master.rdb, "stats", "sync_partial_ok")); after != partial+1 {
+		t.Errorf("sync_partial_ok %d -> %d, want one more", partial, after)
+	}
+	compareKeyspaces(t, master, replica)
+}
+
+// TestReplRedisFromCellserver: redis-server 7.0.15 replicates cellserver.
+func TestReplRedisFromCellserver(t *testing.T) {
+	runReplication(t, "cellserver", "redis-server")
+}
