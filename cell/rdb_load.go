@@ -35,7 +35,7 @@ func (s *Server) rdbPath() string {
 
 // rdbLoadStats is what a load found, for its log line.
 type rdbLoadStats struct {
-	perDB                              map[int]int
+	perDB                              []int
 	expired, unsupported, beyondDBs    int
 	functions, moduleAux, emptySkipped int
 }
@@ -62,8 +62,8 @@ func (s *Server) loadRDBAtStart() error {
 	}
 	total := 0
 	attrs := []any{"file", path}
-	for db := 0; db < s.ks.DBs(); db++ {
-		if n := st.perDB[db]; n > 0 {
+	for db, n := range st.perDB {
+		if n > 0 {
 			total += n
 			attrs = append(attrs, fmt.Sprintf("db%d", db), n)
 		}
@@ -91,7 +91,7 @@ func (s *Server) loadRDBAtStart() error {
 
 // loadRDBFile puts every key of the file in the keyspace.
 func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
-	st := rdbLoadStats{perDB: map[int]int{}}
+	st := rdbLoadStats{perDB: make([]int, s.ks.DBs())}
 	// As loadStore: what a load allocates stays live, so the collector
 	// would find little to free.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
@@ -128,6 +128,12 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 			if err := putRDBKey(s, &rec, now, zcfg, &st, path); err != nil {
 				return st, err
 			}
+		}
+	}
+	for db, n := range st.perDB {
+		if s.ks.DBSize(db) != n {
+			// Redis refuses such a file too ("RDB has duplicated key").
+			return st, fmt.Errorf("RDB file %s: a key of db %d listed twice", path, db)
 		}
 	}
 	return st, nil
@@ -169,7 +175,7 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		}
 		e.SetObj(obj)
 	}
-	s.ks.Put(rec.DB, rec.Key, e)
+	s.ks.LoadEntry(rec.DB, rec.Key, e)
 	st.perDB[rec.DB]++
 	return nil
 }

@@ -38,6 +38,14 @@ func (ks *Keyspace) LoadPut(db int, key []byte, v persist.Value, cfg zsetlite.Co
 	return ok
 }
 
+// LoadEntry stores v, an Entry made outside the keyspace, under db's key,
+// the key being absent: a load of a file of keys each listed once (an RDB
+// file), which need not look each key up first. A key listed twice leaves
+// DBSize short of the keys loaded, which the loader checks.
+func (ks *Keyspace) LoadEntry(db int, key []byte, v *Entry) {
+	ks.shardOf(db, key).adopt(key, v)
+}
+
 // Reserve sizes db's shards for n keys in all, before a load: it spares the
 // rehashing of indexes grown one doubling at a time.
 func (ks *Keyspace) Reserve(db, n int) {
