@@ -130,12 +130,6 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 			}
 		}
 	}
-	for db, n := range st.perDB {
-		if s.ks.DBSize(db) != n {
-			// Redis refuses such a file too ("RDB has duplicated key").
-			return st, fmt.Errorf("RDB file %s: a key of db %d listed twice", path, db)
-		}
-	}
 	return st, nil
 }
 
@@ -175,7 +169,10 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		}
 		e.SetObj(obj)
 	}
-	s.ks.LoadEntry(rec.DB, rec.Key, e)
+	if !s.ks.LoadEntry(rec.DB, rec.Key, e) {
+		// Redis refuses such a file too ("RDB has duplicated key").
+		return fmt.Errorf("RDB file %s: key %q of db %d listed twice, at offset %d", path, rec.Key, rec.DB, rec.Offset)
+	}
 	st.perDB[rec.DB]++
 	return nil
 }

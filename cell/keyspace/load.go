@@ -38,12 +38,16 @@ func (ks *Keyspace) LoadPut(db int, key []byte, v persist.Value, cfg zsetlite.Co
 	return ok
 }
 
-// LoadEntry stores v, an Entry made outside the keyspace, under db's key,
-// the key being absent: a load of a file of keys each listed once (an RDB
-// file), which need not look each key up first. A key listed twice leaves
-// DBSize short of the keys loaded, which the loader checks.
-func (ks *Keyspace) LoadEntry(db int, key []byte, v *Entry) {
-	ks.shardOf(db, key).adopt(key, v)
+// LoadEntry stores v, an Entry made outside the keyspace, under db's key
+// while loading (an RDB file), and reports false, storing nothing, when
+// the key is there already: a file listing a key twice is corrupt.
+func (ks *Keyspace) LoadEntry(db int, key []byte, v *Entry) bool {
+	sh := ks.shardOf(db, key)
+	if sh.keys.get(key) != nil {
+		return false
+	}
+	sh.adopt(key, v)
+	return true
 }
 
 // Reserve sizes db's shards for n keys in all, before a load: it spares the
