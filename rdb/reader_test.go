@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 )
@@ -169,5 +170,23 @@ func TestDecodeDumpRejects(t *testing.T) {
 	}
 	if v, err := DecodeDump(withTrailer(body, 1)); err != nil || canonical(v) != `list:"a","b"` {
 		t.Errorf("older version: %v %v", canonical(v), err)
+	}
+}
+
+func TestParseScore(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0", 0, true}, {"-0", math.Copysign(0, -1), true}, {"1732000000000", 1732000000000, true},
+		{"-999999999999999", -999999999999999, true}, {"1234567890123456789", 1234567890123456789, true},
+		{"1.5", 1.5, true}, {"inf", math.Inf(1), true}, {"-inf", math.Inf(-1), true}, {"1e400", math.Inf(1), true},
+		{"-", 0, false}, {"", 0, false}, {"nan", 0, false}, {"12a", 0, false},
+	} {
+		got, ok := parseScore([]byte(c.in))
+		if ok != c.ok || ok && (got != c.want || math.Signbit(got) != math.Signbit(c.want)) {
+			t.Errorf("parseScore(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
 	}
 }
