@@ -565,6 +565,13 @@ func TestPersistMisconf(t *testing.T) {
 	if r := other.do("CL.PROBE", "a", "5", "10", "60"); !strings.HasPrefix(r, "*5") {
 		t.Fatalf("a read while the disk is full: %q", r)
 	}
+	fams := scrape(t, srv)
+	if v, _ := metricValue(fams, "cellserver_persistence_misconf"); v != 1 {
+		t.Errorf("/metrics while writes get MISCONF: cellserver_persistence_misconf %v", v)
+	}
+	if v, _ := metricValue(fams, "cellserver_persistence_unsynced_bytes"); v <= 0 {
+		t.Errorf("/metrics with a write not synced: cellserver_persistence_unsynced_bytes %v", v)
+	}
 	other.do("MULTI")
 	if r := other.do("CL.THROTTLE", "b", "5", "10", "60"); r != misconf {
 		t.Fatalf("queueing a write: %q", r)

@@ -89,6 +89,9 @@ type Server struct {
 	bgsaveStart   atomic.Int64      // Unix s it started
 	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
 	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
@@ -440,14 +443,21 @@ func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
-	if !s.ExitMode().NoSave {
-		if err := s.saveNow(); err != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", err)
-		}
+	start := time.Now()
+	if s.ExitMode().NoSave {
+		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
+			"log_bytes", s.store.LogSize())
+	} else if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	} else {
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)
+		return
 	}
+	s.log.Info("persistence: store closed, the log is synced")
 }
 
 // Keyspace exposes the data for tests and persistence.
