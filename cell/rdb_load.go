@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,7 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("RDB file %s: %w", path, err)
 	}
+	r.Borrow = true // putRDBKey copies what it keeps
 	now := time.Now().UnixMilli()
 	zcfg := s.zsetConfig()
 	for {
@@ -150,7 +152,7 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		if n, ok := resp.ParseInt(rec.Value.Str); ok {
 			e.SetInt(n)
 		} else {
-			e.SetStr(rec.Value.Str)
+			e.SetStr(bytes.Clone(rec.Value.Str)) // borrowed from the reader
 		}
 	} else {
 		_, obj, ok := valueObject(&rec.Value, zcfg)
