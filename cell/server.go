@@ -92,6 +92,7 @@ type Server struct {
 	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
 	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
 	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
+	loadProgress  loadProgress      // its progress (loading.go)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
@@ -138,6 +139,22 @@ func New(cfg Config) *Server {
 // cfg.Dir and loads the keyspace from it first. It fails when the store
 // cannot be opened, for instance because another server uses cfg.Dir.
 func Open(cfg Config) (*Server, error) {
+	s, err := OpenStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenStore makes a server from cfg and, with cfg.AppendOnly, opens its
+// store without loading it, so that the server can listen first (a port in
+// use is found at once) and answer clients while it loads, as Redis does:
+// commands without the loading flag and PING get -LOADING, and INFO
+// persistence shows the progress (loading.go). Load must follow.
+func OpenStore(cfg Config) (*Server, error) {
 	s := newServer(cfg)
 	if s.cfg.AppendOnly {
 		switch s.cfg.AppendFsync {
@@ -146,29 +163,31 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault,
-			SkipDamagedLog: s.loadDamaged() == LoadDamagedSkip})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
 		if err != nil {
 			close(s.done) // stops what newServer started
-			return nil, explainDamage(err)
+			return nil, err
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
-		if err := s.loadStore(); err != nil {
-			st.Close()
-			close(s.done)
-			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
-		}
+		s.loading.Store(true)
 	}
-	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
-		if s.store != nil {
+	return s, nil
+}
+
+// Load fills the keyspace from the store OpenStore opened, then starts
+// the background work (expiry, fsync, checkpoints). On failure the store
+// is closed and the server must not be used: the caller exits.
+func (s *Server) Load() error {
+	if s.store != nil {
+		if err := s.loadWithProgress(); err != nil { // loading.go
 			s.store.Close()
+			close(s.done)
+			return fmt.Errorf("loading %s: %w", s.store.Path(), err)
 		}
-		close(s.done)
-		return nil, err
 	}
 	s.startBackground()
-	return s, nil
+	return nil
 }
 
 func newServer(cfg Config) *Server {
@@ -444,13 +463,17 @@ func (s *Server) saveAndClose() {
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
 	start := time.Now()
-	if s.ExitMode().NoSave {
+	if s.loading.Load() {
+		// Stopped before or while loading: memory holds part of the
+		// store at most, and saving it would lose the rest.
+		s.log.Info("persistence: no final save: the store was not loaded yet, it stays as it was")
+	} else if s.ExitMode().NoSave {
 		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
 			"log_bytes", s.store.LogSize())
 	} else if err := s.saveNow(); err != nil {
 		s.log.Error("persistence: save at shutdown failed", "err", err)
 	} else {
-		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.loadedTotal(),
 			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
