@@ -43,7 +43,7 @@ func (p *loadProgress) record() {
 	}
 }
 
-// loadWithProgress runs loadStore with the progress reported, and ends
+// loadWithProgress runs loadStore with the progress reported; Load ends
 // the loading state.
 func (s *Server) loadWithProgress() error {
 	p := &s.loadProgress
@@ -58,7 +58,6 @@ func (s *Server) loadWithProgress() error {
 	go s.logLoadProgress(done)
 	err := s.loadStore()
 	close(done)
-	s.loading.Store(false)
 	return err
 }
 
