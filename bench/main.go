@@ -46,6 +46,8 @@ type options struct {
 	restartKeys      int
 	restartWindows   int
 	restartWindowLen int
+	// -rdb: loading redis-server's RDB file (rdbload.go)
+	rdb bool
 	// -scan: SCAN and KEYS over a big keyspace (scan.go)
 	scan        bool
 	scanKeys    int
@@ -82,6 +84,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")
 	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
 	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
+	fs.BoolVar(&o.rdb, "rdb", false, "rdb mode: time to serve a Redis RDB file of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
 	fs.BoolVar(&o.scan, "scan", false, "scan mode: a full SCAN and KEYS over -scan-keys keys, and other clients' GET latency meanwhile")
 	fs.IntVar(&o.scanKeys, "scan-keys", 1000000, "scan mode: keys loaded")
 	fs.IntVar(&o.scanCount, "scan-count", 1000, "scan mode: COUNT of the full SCAN")
@@ -166,14 +169,14 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.persist = "everysec"
 	}
 	modes := 0
-	for _, on := range []bool{o.mem, o.restart, o.scan, len(o.clusterNodes) > 0} {
+	for _, on := range []bool{o.mem, o.restart, o.rdb, o.scan, len(o.clusterNodes) > 0} {
 		if on {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		return nil, fmt.Errorf("-mem, -restart, -scan and -cluster-nodes are separate modes: give one")
+		return nil, fmt.Errorf("-mem, -restart, -rdb, -scan and -cluster-nodes are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
 	case o.rounds < 1:
@@ -235,6 +238,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = b.runCluster()
 	case o.restart:
 		rep, err = b.runRestart()
+	case o.rdb:
+		rep, err = b.runRDBLoad()
 	case o.scan:
 		rep, err = b.runScan()
 	default:

@@ -29,7 +29,7 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	switch rep.Mode {
 	case "memory":
 		writeMemTable(w, rep.Mem)
-	case "restart":
+	case "restart", "rdb":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeRestartTable(w, rep.Restart)
 	case "scan":

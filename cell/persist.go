@@ -266,6 +266,8 @@ func (s *Server) fsyncLoop() {
 				// SyncAll trims the log's mapping too.
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
+				} else if err == nil {
+					s.lastFsync.Store(time.Now().UnixNano())
 				}
 				continue
 			}
@@ -321,6 +323,7 @@ func (s *Server) saveNow() error {
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
+	s.lastFsync.Store(time.Now().UnixNano())
 	if err := s.checkpoint(); err != nil {
 		return err
 	}

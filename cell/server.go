@@ -56,8 +56,12 @@ type Server struct {
 	// began; replayed the log records replayed at start; ckptBatch the
 	// batch checkpoints gather what they write in, kept from one to the
 	// next so that its few megabytes are not garbage each time.
-	ckptMu    sync.Mutex
-	ckptFull  bool
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
@@ -85,6 +89,9 @@ type Server struct {
 	bgsaveStart   atomic.Int64      // Unix s it started
 	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
 	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
@@ -122,6 +129,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	s.memOnly = true
 	s.startBackground()
 	return s
 }
@@ -435,14 +443,21 @@ func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
-	if !s.ExitMode().NoSave {
-		if err := s.saveNow(); err != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", err)
-		}
+	start := time.Now()
+	if s.ExitMode().NoSave {
+		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
+			"log_bytes", s.store.LogSize())
+	} else if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	} else {
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)
+		return
 	}
+	s.log.Info("persistence: store closed, the log is synced")
 }
 
 // Keyspace exposes the data for tests and persistence.
