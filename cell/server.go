@@ -45,6 +45,7 @@ type Server struct {
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
+	memReturn       memReturn // bigargs.go
 
 	// store is the durable keyspace (effect log and snapshot); nil with
 	// appendonly no, or for servers made by New.

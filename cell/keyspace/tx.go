@@ -64,14 +64,29 @@ func (x *Tx) Lookup(key []byte) *Entry {
 
 // SetString stores a string value under key, replacing whatever the key
 // held, with absolute expiry exp (0: none). The value is copied.
-func (x *Tx) SetString(key, val []byte, exp int64) *Entry {
+func (x *Tx) SetString(key, val []byte, exp int64) *Entry { return x.setString(key, val, exp, false) }
+
+// SetStringOwned is SetString for a value the caller hands over, which
+// is kept instead of copied: a big argument that the connection read
+// into a buffer of its own, so that it is in memory once, not twice.
+func (x *Tx) SetStringOwned(key, val []byte, exp int64) *Entry {
+	return x.setString(key, val, exp, true)
+}
+
+func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
 	s, h := x.ks.locate(x.db, key)
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if v, ok := resp.ParseInt(val); ok {
 		return x.storeInt(s, h, e, key, v, exp, wide)
 	}
-	if e == nil {
+	if own {
+		if e == nil {
+			e, _ = s.newEntry(h, key, 0)
+		}
+		e.SetStr(val)
+		e.SetStrEnc(EncAuto)
+	} else if e == nil {
 		var buf []byte
 		e, buf = s.newEntry(h, key, len(val)) // entry_alloc.go
 		if buf == nil {
