@@ -46,6 +46,10 @@ func (s *Server) writePersistMetrics(gauge, counter func(name, help string, v fl
 		lag = time.Since(time.Unix(0, t)).Seconds()
 	}
 	gauge("cellserver_persistence_fsync_lag_seconds", "Seconds since the last fsync of the log while some of it is unsynced (0: all synced).", lag)
+	gauge("cellserver_persistence_last_load_corrupt_skipped", "Records the last start dropped as damaged (INFO aof_last_load_corrupt_skipped).",
+		float64(s.loadCorrupt))
+	gauge("cellserver_persistence_last_load_damaged_bytes", "Bytes of effect log the last start skipped as damaged (INFO aof_last_load_damaged_bytes).",
+		float64(s.loadDamage.Bytes))
 	gauge("cellserver_persistence_misconf", "1 while the disk fails and writes are refused with MISCONF (INFO aof_last_write_status:err).",
 		b2f(s.store.Err() != nil))
 }

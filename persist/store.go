@@ -157,12 +157,12 @@ func Open(dir string, o Options) (*Store, error) {
 		if s.readOnly != nil {
 			return nil, fmt.Errorf("opening %s read-only, the disk having no room (%v): %w", s.path, s.readOnly, err)
 		}
-		return nil, fmt.Errorf("opening %s: %w", s.path, err)
+		return nil, fmt.Errorf("opening %s: %w", s.path, s.explainCorrupt(err))
 	}
 	s.db, s.pb = db, newSnapshotBatch(db)
 	if err := s.checkVersion(); err != nil {
 		s.closeDB()
-		return nil, err
+		return nil, s.explainCorrupt(err)
 	}
 	for _, m := range []struct {
 		key  []byte
@@ -172,7 +172,7 @@ func Open(dir string, o Options) (*Store, error) {
 		n, err := s.metaUvarint(m.key)
 		if err != nil {
 			s.closeDB()
-			return nil, fmt.Errorf("%s: unreadable %s: %w", s.path, m.what, err)
+			return nil, fmt.Errorf("%s: unreadable %s: %w", s.path, m.what, s.explainCorrupt(err))
 		}
 		m.dst.Store(n)
 	}
@@ -356,6 +356,7 @@ func (s *Store) Path() string { return s.path }
 // is only valid during the call. An error from fn stops Load and is
 // returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
+	defer func() { err = s.explainCorrupt(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
