@@ -196,6 +196,12 @@ func clientList(x *Ctx) {
 // getClientType: "pubsub" while subscribed, else "normal" (a monitor
 // included; there are no replicas or masters).
 func (c *Client) clientType() string {
+	if c.repl != nil && c.repl.master {
+		return "master"
+	}
+	if c.repl != nil && c.repl.rep != nil {
+		return "replica"
+	}
 	if clientFlag(c.shared.flags.Load())&cflagPubSub != 0 {
 		return "pubsub"
 	}

@@ -251,6 +251,8 @@ var configParams = []*configParam{
 	{name: "repl-diskless-sync-delay", kind: kindInt, def: "5", min: 0, max: intMax},
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: kindInt, def: "10", min: 1, max: intMax},
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: kindBool, def: "yes"},
+	{name: "masterauth", kind: kindString, def: ""},
+	{name: "masteruser", kind: kindString, def: ""},
 	{name: "replica-priority", alias: "slave-priority", kind: kindInt, def: "100", min: 0, max: intMax},
 	{name: "lazyfree-lazy-eviction", kind: kindBool, def: "no"},
 	{name: "lazyfree-lazy-expire", kind: kindBool, def: "no"},

@@ -13,6 +13,8 @@ func init() {
 		&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Handler: psyncCmd},
 		&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Handler: replconf},
 		&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Handler: waitCmd},
+		&Command{Name: "replicaof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, Handler: replicaof},
+		&Command{Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, Handler: replicaof},
 		&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagSentinel, Handler: roleCmd},
 	)
 }

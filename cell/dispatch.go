@@ -96,6 +96,12 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
+	if c.srv.link.Load() != nil {
+		if msg := c.replicaRefusal(cmd); msg != "" { // repl_replica.go
+			c.reject(cmd, msg)
+			return
+		}
+	}
 	if c.ps != nil {
 		if msg := c.checkSubscribed(cmd); msg != "" { // cmd_pubsub.go
 			c.reject(cmd, msg)

@@ -384,3 +384,10 @@ const (
 	ErrSaveInProg    = "ERR Background save already in progress"
 	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
 )
+
+// ErrReadOnlyReplica refuses a write on a replica (replica-read-only).
+const ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
+
+// ErrMasterDown refuses a command on a replica whose link is down under
+// replica-serve-stale-data no.
+const ErrMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."

@@ -54,6 +54,7 @@ type replicaState struct {
 	ip      string
 	capaEOF bool
 	rep     *replica // set once the connection is a replica
+	master  bool     // this is a replica's link to its master (repl_replica.go)
 }
 
 // replID is this server's replication ID (master_replid).
@@ -339,7 +340,11 @@ func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
 		active = "1"
 	}
 	field(b, "master_failover_state", "no-failover")
-	field(b, "master_replid", s.replID())
+	replid := s.replID()
+	if l := s.link.Load(); l != nil {
+		replid, off = l.linkReplID(), l.off.Load()
+	}
+	field(b, "master_replid", replid)
 	field(b, "master_replid2", strings.Repeat("0", 40))
 	field(b, "master_repl_offset", strconv.FormatInt(off, 10))
 	field(b, "second_repl_offset", "-1")

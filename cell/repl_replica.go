@@ -1,15 +1,544 @@
 package cell
 
-import "strings"
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
-// The replica side: not yet served. A server is always a master.
+// The replica side: REPLICAOF host port makes this server follow a master
+// (redis-server 7.0 or cellserver). A goroutine per link does Redis's
+// handshake (PING, AUTH with masterauth, REPLCONF listening-port and capa
+// eof psync2, PSYNC), loads the snapshot (a bulk of known length, or the
+// diskless $EOF:<mark> form) into the flushed keyspace, then runs the
+// stream through the normal command path as the master client: no
+// replies, writes allowed although replica-read-only refuses other
+// clients' writes. It acknowledges its offset every second and on
+// REPLCONF GETACK; after a drop it reconnects and asks PSYNC for what it
+// missed. With a store, what it applies is durable like any write.
+type replLink struct {
+	srv        *Server
+	host       string
+	port       int
+	stop       chan struct{}
+	done       chan struct{}
+	mu         sync.Mutex // guards nc, replid and writes to nc
+	nc         net.Conn
+	replid     string
+	off        atomic.Int64 // slave_repl_offset: the stream applied
+	readOff    atomic.Int64 // slave_read_repl_offset
+	up         atomic.Bool  // master_link_status:up
+	syncing    atomic.Bool  // master_sync_in_progress
+	lastIO     atomic.Int64 // Unix s
+	downSince  atomic.Int64 // Unix s the link went down
+	master     *Client
+	everSynced bool
+}
 
-func (s *Server) isReplica() bool { return false }
+// isReplica reports whether REPLICAOF made this server a replica.
+func (s *Server) isReplica() bool { return s.link.Load() != nil }
 
-func (s *Server) replicaRole(x *Ctx) {}
+// replicaof is REPLICAOF/SLAVEOF host port, and NO ONE.
+func replicaof(x *Ctx) {
+	s := x.srv
+	if s.clusterOn {
+		x.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	if strings.EqualFold(string(x.Args[1]), "no") && strings.EqualFold(string(x.Args[2]), "one") {
+		if l := s.link.Swap(nil); l != nil {
+			l.close()
+			s.log.Info("MASTER MODE enabled (user request from '" + x.cl.addr + "')")
+		}
+		x.W.OK()
+		return
+	}
+	port, err := strconv.Atoi(string(x.Args[2]))
+	if err != nil || port < 0 || port > 65535 {
+		x.Error("ERR Invalid master port")
+		return
+	}
+	host := string(x.Args[1])
+	if l := s.link.Load(); l != nil && l.host == host && l.port == port {
+		x.W.Status("OK Already connected to specified master")
+		return
+	}
+	s.startLink(host, port)
+	x.W.OK()
+}
 
-// replicaAck answers REPLCONF GETACK on a replica's link to its master;
-// false: this connection is no such link.
-func (s *Server) replicaAck(x *Ctx) bool { return false }
+// startLink replaces any link by one to host:port.
+func (s *Server) startLink(host string, port int) {
+	l := &replLink{srv: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
+	l.downSince.Store(time.Now().Unix())
+	if old := s.link.Swap(l); old != nil {
+		old.close()
+		l.replid = old.replid // the data it holds follows that master: PSYNC may continue
+		l.off.Store(old.off.Load())
+		l.everSynced = old.everSynced
+	}
+	s.log.Info("Connecting to MASTER " + net.JoinHostPort(host, strconv.Itoa(port)))
+	go l.run()
+}
 
-func (s *Server) infoReplicaFields(b *strings.Builder) {}
+// close stops the link and waits for its goroutine.
+func (l *replLink) close() {
+	close(l.stop)
+	l.mu.Lock()
+	if l.nc != nil {
+		l.nc.Close()
+	}
+	l.mu.Unlock()
+	<-l.done
+}
+
+func (l *replLink) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// run connects, syncs and applies the stream until stopped, reconnecting
+// after a second when the link drops.
+func (l *replLink) run() {
+	defer close(l.done)
+	defer func() {
+		if l.master != nil {
+			l.srv.removeClient(l.master)
+		}
+	}()
+	for !l.stopped() {
+		err := l.session()
+		l.up.Store(false)
+		l.syncing.Store(false)
+		l.downSince.Store(time.Now().Unix())
+		if l.stopped() {
+			return
+		}
+		l.srv.log.Warn("replication: link with the master lost", "master", net.JoinHostPort(l.host, strconv.Itoa(l.port)), "err", err)
+		select {
+		case <-l.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// session is one connection to the master.
+func (l *replLink) session() error {
+	s := l.srv
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), 5*time.Second)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.nc = nc
+	l.mu.Unlock()
+	defer nc.Close()
+	if l.stopped() {
+		return errors.New("stopped")
+	}
+	br := bufio.NewReaderSize(nc, 64<<10)
+	ask := func(args ...string) (string, error) {
+		var b []byte
+		for _, a := range args {
+			b = replBulk(b, []byte(a))
+		}
+		b = append(replHeader(nil, len(args)), b...)
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := nc.Write(b); err != nil {
+			return "", err
+		}
+		line, err := br.ReadString('\n')
+		return strings.TrimRight(line, "\r\n"), err
+	}
+	if r, err := ask("PING"); err != nil || (r[0] == '-' && !strings.HasPrefix(r, "-NOAUTH")) {
+		return fmt.Errorf("PING: %q %v", r, err)
+	}
+	if pass := configParamByName("masterauth").value(s); pass != "" {
+		args := []string{"AUTH", pass}
+		if user := configParamByName("masteruser").value(s); user != "" {
+			args = []string{"AUTH", user, pass}
+		}
+		if r, err := ask(args...); err != nil || r != "+OK" {
+			return fmt.Errorf("AUTH: %q %v", r, err)
+		}
+	}
+	if r, err := ask("REPLCONF", "listening-port", strconv.Itoa(s.listenPort())); err != nil || r[0] == '-' {
+		return fmt.Errorf("REPLCONF listening-port: %q %v", r, err)
+	}
+	if r, err := ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil || r[0] == '-' {
+		return fmt.Errorf("REPLCONF capa: %q %v", r, err)
+	}
+	id, off := "?", "-1"
+	if l.everSynced && l.replid != "" {
+		id, off = l.replid, strconv.FormatInt(l.off.Load()+1, 10)
+	}
+	r, err := ask("PSYNC", id, off)
+	for err == nil && r == "" { // newlines while the master prepares
+		nc.SetDeadline(time.Now().Add(60 * time.Second))
+		r, err = br.ReadString('\n')
+		r = strings.TrimRight(r, "\r\n")
+	}
+	if err != nil {
+		return err
+	}
+	nc.SetDeadline(time.Time{})
+	switch {
+	case strings.HasPrefix(r, "+FULLRESYNC "):
+		f := strings.Fields(r)
+		if len(f) != 3 {
+			return fmt.Errorf("PSYNC: %q", r)
+		}
+		start, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("PSYNC: %q", r)
+		}
+		l.syncing.Store(true)
+		if err := l.loadSnapshot(br); err != nil {
+			return err
+		}
+		l.syncing.Store(false)
+		l.mu.Lock()
+		l.replid = f[1]
+		l.mu.Unlock()
+		l.off.Store(start)
+		l.readOff.Store(start)
+		l.everSynced = true
+		s.log.Info("MASTER <-> REPLICA sync: Finished with success")
+	case strings.HasPrefix(r, "+CONTINUE"):
+		if f := strings.Fields(r); len(f) == 2 {
+			l.mu.Lock()
+			l.replid = f[1]
+			l.mu.Unlock()
+		}
+		s.log.Info("Successful partial resynchronization with master.")
+	default:
+		return fmt.Errorf("PSYNC: %q", r)
+	}
+	l.up.Store(true)
+	l.lastIO.Store(time.Now().Unix())
+	return l.applyStream(nc, br)
+}
+
+// listenPort is the port a replica announces: the one it listens on.
+func (s *Server) listenPort() int {
+	for _, a := range s.Addrs() {
+		if t, ok := a.(*net.TCPAddr); ok {
+			return t.Port
+		}
+	}
+	return s.cfg.Port
+}
+
+// loadSnapshot reads the RDB the master sends into a file of dir, then
+// loads it into the flushed keyspace.
+func (l *replLink) loadSnapshot(br *bufio.Reader) error {
+	s := l.srv
+	line, err := br.ReadString('\n')
+	for err == nil && (line == "\n" || line == "\r\n") {
+		line, err = br.ReadString('\n')
+	}
+	if err != nil {
+		return err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if len(line) == 0 || line[0] != '$' {
+		return fmt.Errorf("snapshot header %q", line)
+	}
+	path := filepath.Join(filepath.Dir(s.rdbPath()), fmt.Sprintf("temp-repl-%d.rdb", os.Getpid()))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(path)
+	defer f.Close()
+	if mark, ok := strings.CutPrefix(line, "$EOF:"); ok {
+		if len(mark) != 40 {
+			return fmt.Errorf("snapshot EOF mark %q", mark)
+		}
+		if err := copyUntilMark(f, br, []byte(mark)); err != nil {
+			return err
+		}
+	} else {
+		n, err := strconv.ParseInt(line[1:], 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("snapshot header %q", line)
+		}
+		if _, err := io.CopyN(f, br, n); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
+	l.run1([][]byte{[]byte("FLUSHALL")})
+	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
+	st, err := loadRDBFile(s, f, path)
+	if err != nil {
+		return err
+	}
+	if s.store != nil {
+		s.ckptFull = true
+		if err := s.checkpoint(); err != nil {
+			return fmt.Errorf("replication: the snapshot loaded, but making it durable failed: %w", err)
+		}
+	}
+	total := 0
+	for _, n := range st.perDB {
+		total += n
+	}
+	s.log.Info("replication: snapshot loaded", "keys", total)
+	return nil
+}
+
+// copyUntilMark copies br to w up to the 40-byte mark that ends a
+// diskless snapshot.
+func copyUntilMark(w io.Writer, br *bufio.Reader, mark []byte) error {
+	var tail []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := br.Read(buf)
+		tail = append(tail, buf[:n]...)
+		if len(tail) >= len(mark) && string(tail[len(tail)-len(mark):]) == string(mark) {
+			_, werr := w.Write(tail[:len(tail)-len(mark)])
+			return werr
+		}
+		if len(tail) > len(mark) {
+			keep := len(mark)
+			if _, werr := w.Write(tail[:len(tail)-keep]); werr != nil {
+				return werr
+			}
+			tail = append(tail[:0], tail[len(tail)-keep:]...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// applyStream runs the master's commands, counting their bytes, and
+// acknowledges the offset every second.
+func (l *replLink) applyStream(nc net.Conn, br *bufio.Reader) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	acks := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				l.sendAck()
+			case <-acks:
+				return
+			}
+		}
+	}()
+	defer close(acks)
+	l.sendAck()
+	for {
+		args, n, err := readStreamCommand(br)
+		if err != nil {
+			return err
+		}
+		l.lastIO.Store(time.Now().Unix())
+		l.readOff.Add(int64(n))
+		getack := len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack")
+		if getack {
+			l.sendAck()
+		} else {
+			l.run1(args)
+		}
+		l.off.Add(int64(n))
+	}
+}
+
+// sendAck sends REPLCONF ACK <offset> to the master.
+func (l *replLink) sendAck() {
+	b := replCmd(nil, []byte("REPLCONF"), []byte("ACK"), strconv.AppendInt(nil, l.off.Load(), 10))
+	l.mu.Lock()
+	if l.nc != nil {
+		l.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		l.nc.Write(b)
+	}
+	l.mu.Unlock()
+}
+
+// run1 runs one command as the master client: its reply is dropped.
+func (l *replLink) run1(args [][]byte) {
+	c := l.masterClient()
+	c.dispatch(args)
+	c.w.Reset()
+}
+
+// masterClient is the client the stream runs as, made on first use and
+// listed (CLIENT LIST TYPE master); CLIENT KILL TYPE master closes the
+// link's connection, and the link reconnects.
+func (l *replLink) masterClient() *Client {
+	l.mu.Lock()
+	nc := l.nc
+	l.mu.Unlock()
+	if l.master != nil && l.master.nc == nc {
+		return l.master
+	}
+	if l.master != nil {
+		l.srv.removeClient(l.master)
+	}
+	c := newClient(l.srv, nc)
+	c.authed = true
+	c.replState().master = true
+	l.srv.addClient(c)
+	l.master = c
+	return c
+}
+
+// readStreamCommand reads one RESP array of bulks, and how many bytes it
+// took.
+func readStreamCommand(br *bufio.Reader) ([][]byte, int, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, 0, err
+	}
+	n := len(line)
+	if len(line) < 3 || line[0] != '*' {
+		if strings.TrimSpace(line) == "" {
+			return readMore(br, n)
+		}
+		return nil, n, fmt.Errorf("replication stream: unexpected %q", line)
+	}
+	count, err := strconv.Atoi(strings.TrimRight(line[1:], "\r\n"))
+	if err != nil || count < 1 || count > 1<<20 {
+		return nil, n, fmt.Errorf("replication stream: bad array %q", line)
+	}
+	args := make([][]byte, count)
+	for i := range args {
+		h, err := br.ReadString('\n')
+		if err != nil {
+			return nil, n, err
+		}
+		n += len(h)
+		size, err := strconv.Atoi(strings.TrimRight(h[1:], "\r\n"))
+		if h[0] != '$' || err != nil || size < 0 {
+			return nil, n, fmt.Errorf("replication stream: bad bulk %q", h)
+		}
+		args[i] = make([]byte, size+2)
+		if _, err := io.ReadFull(br, args[i]); err != nil {
+			return nil, n, err
+		}
+		n += size + 2
+		args[i] = args[i][:size]
+	}
+	return args, n, nil
+}
+
+// readMore skips an empty line (a keepalive newline), counting it.
+func readMore(br *bufio.Reader, skipped int) ([][]byte, int, error) {
+	args, n, err := readStreamCommand(br)
+	return args, n + skipped, err
+}
+
+// replicaRole is ROLE on a replica: slave, host, port, state, offset.
+func (s *Server) replicaRole(x *Ctx) {
+	l := s.link.Load()
+	if l == nil {
+		return
+	}
+	state := "connect"
+	switch {
+	case l.up.Load():
+		state = "connected"
+	case l.syncing.Load():
+		state = "sync"
+	}
+	x.W.Array(5)
+	x.W.Bulk([]byte("slave"))
+	x.W.Bulk([]byte(l.host))
+	x.W.Int(int64(l.port))
+	x.W.Bulk([]byte(state))
+	x.W.Int(l.off.Load())
+}
+
+// replicaAck answers REPLCONF GETACK when x runs as the master client;
+// applyStream sends the ACK itself, so nothing more is done here.
+func (s *Server) replicaAck(x *Ctx) bool {
+	return x.cl.repl != nil && x.cl.repl.master
+}
+
+// infoReplicaFields are INFO replication's lines of a replica.
+func (s *Server) infoReplicaFields(b *strings.Builder) {
+	l := s.link.Load()
+	if l == nil {
+		return
+	}
+	status := "down"
+	if l.up.Load() {
+		status = "up"
+	}
+	field(b, "role", "slave")
+	field(b, "master_host", l.host)
+	field(b, "master_port", strconv.Itoa(l.port))
+	field(b, "master_link_status", status)
+	lastIO := int64(-1)
+	if l.up.Load() {
+		lastIO = time.Now().Unix() - l.lastIO.Load()
+	}
+	field(b, "master_last_io_seconds_ago", strconv.FormatInt(lastIO, 10))
+	sync := "0"
+	if l.syncing.Load() {
+		sync = "1"
+	}
+	field(b, "master_sync_in_progress", sync)
+	field(b, "slave_read_repl_offset", strconv.FormatInt(l.readOff.Load(), 10))
+	field(b, "slave_repl_offset", strconv.FormatInt(l.off.Load(), 10))
+	if !l.up.Load() {
+		field(b, "master_link_down_since_seconds", strconv.FormatInt(time.Now().Unix()-l.downSince.Load(), 10))
+	}
+	field(b, "slave_priority", configParamByName("replica-priority").value(s))
+	ro := "1"
+	if configParamByName("replica-read-only").value(s) != "yes" {
+		ro = "0"
+	}
+	field(b, "slave_read_only", ro)
+	field(b, "replica_announced", "1")
+}
+
+// linkReplID and linkOffset are master_replid and master_repl_offset on a
+// replica: its master's, as far as it got.
+func (l *replLink) linkReplID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.replid == "" {
+		return strings.Repeat("0", 40)
+	}
+	return l.replid
+}
+
+// replicaRefusal is the refusal of a command on a replica: a write from a
+// client other than the master under replica-read-only, or any command
+// without the stale flag while the link is down under
+// replica-serve-stale-data no. "" lets it run.
+func (c *Client) replicaRefusal(cmd *Command) string {
+	l := c.srv.link.Load()
+	if l == nil || (c.repl != nil && c.repl.master) {
+		return ""
+	}
+	if !l.up.Load() && cmd.Flags&FlagStale == 0 && configParamByName("replica-serve-stale-data").value(c.srv) == "no" {
+		return ErrMasterDown
+	}
+	if cmd.Flags&FlagWrite != 0 && configParamByName("replica-read-only").value(c.srv) == "yes" {
+		return ErrReadOnlyReplica
+	}
+	return ""
+}

@@ -7,7 +7,6 @@ import (
 	"testing"
 )
 
-
 // TestReplStreamEffects: each write reaches the stream as the commands
 // that reproduce its effect, not as the command sent.
 func TestReplStreamEffects(t *testing.T) {

@@ -52,7 +52,8 @@ type Server struct {
 
 	clusterState // cluster mode (cluster.go)
 
-	repl replMaster // replicas, backlog and stream (repl_master.go)
+	repl replMaster               // replicas, backlog and stream (repl_master.go)
+	link atomic.Pointer[replLink] // this server's master, once REPLICAOF (repl_replica.go)
 
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.

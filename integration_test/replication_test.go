@@ -28,7 +28,10 @@ type replNode struct {
 func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	t.Helper()
 	bin := requirePeer(t, "redis-server")
-	mk := redisArgs
+	mk := func(port int, dir string, opt serverOptions) []string {
+		// No wait before a diskless full resync: the tests sync often.
+		return append(redisArgs(port, dir, opt), "--repl-diskless-sync-delay", "0")
+	}
 	name := "redis-server"
 	if program == "cellserver" {
 		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
@@ -190,13 +193,22 @@ func runReplication(t *testing.T, masterProg, replicaProg string) {
 	throttle := masterProg == "cellserver"
 	// Data before the replica comes: it arrives by the full resync.
 	replWorkloads(t, master.rdb, 0, throttle)
-	replica := startReplNode(t, replicaProg, "--replicaof", "127.0.0.1", master.port)
+	replica := startReplNode(t, replicaProg)
+	if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+		t.Fatalf("REPLICAOF: %v", err)
+	}
 	waitLinkUp(t, replica)
 	for round := 1; round < 6; round++ {
 		replWorkloads(t, master.rdb, round, throttle)
 	}
 	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 5000 = %d, %v; want 1", n, err)
+	}
+	if err := replica.rdb.Set(ctx, "w", "x", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
+		t.Errorf("SET on the replica: %v", err)
+	}
+	if role := replica.rdb.Do(ctx, "ROLE").Val(); fmt.Sprint(role) == "" || fmt.Sprint(role.([]any)[0]) != "slave" {
+		t.Errorf("ROLE on the replica: %v", role)
 	}
 	if n := compareKeyspaces(t, master, replica); n < 20 {
 		t.Fatalf("only %d keys compared", n)
@@ -230,4 +242,15 @@ func runReplication(t *testing.T, masterProg, replicaProg string) {
 // TestReplRedisFromCellserver: redis-server 7.0.15 replicates cellserver.
 func TestReplRedisFromCellserver(t *testing.T) {
 	runReplication(t, "cellserver", "redis-server")
+}
+
+// TestReplCellserverFromRedis: cellserver replicates redis-server 7.0.15.
+func TestReplCellserverFromRedis(t *testing.T) {
+	runReplication(t, "redis-server", "cellserver")
+}
+
+// TestReplCellserverFromCellserver: cellserver replicates cellserver,
+// CL.THROTTLE included.
+func TestReplCellserverFromCellserver(t *testing.T) {
+	runReplication(t, "cellserver", "cellserver")
 }
