@@ -54,18 +54,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGHUP)
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
-	srv, err := cell.Open(cfg)
+	if d, err := time.ParseDuration(os.Getenv("CELLSERVER_TEST_SLOW_LOAD")); err == nil {
+		cfg.SlowLoad = d // tests only: watch a server while it loads
+	}
+	// The store is opened, not loaded, so that the server listens first:
+	// a port in use is reported at once, and clients get -LOADING while
+	// it loads, as redis-server answers them.
+	srv, err := cell.OpenStore(cfg)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
 	if err := srv.Listen(); err != nil {
-		srv.Shutdown(context.Background())
+		srv.Shutdown(context.Background()) // saves nothing: not loaded
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
 	stopMetrics, err := startMetrics(cfg, srv, log)
 	if err != nil {
+		srv.Shutdown(context.Background())
 		log.Error("cannot listen for metrics", "err", err)
 		return 1
 	}
@@ -73,6 +80,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var addrs []string
 	for _, a := range srv.Addrs() {
 		addrs = append(addrs, a.String())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	if err := srv.Load(); err != nil {
+		log.Error("cannot load the data", "err", err)
+		return 1
 	}
 	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
 		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
@@ -83,8 +96,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	stopHUP := handleHUP(cfg, srv, log) // cluster.go
 	defer stopHUP()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
