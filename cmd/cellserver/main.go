@@ -83,9 +83,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
+	notify := newNotifier(cfg) // sdnotify.go
+	notify.send("STATUS=Loading the dataset")
 	if err := srv.Load(); err != nil {
 		log.Error("cannot load the data", "err", err)
 		return 1
+	}
+	if sent, err := notify.send("READY=1\nSTATUS=Ready to accept connections"); err != nil {
+		log.Warn("systemd readiness not sent", "socket", os.Getenv("NOTIFY_SOCKET"), "err", err)
+	} else if sent {
+		log.Info("systemd told: ready", "socket", os.Getenv("NOTIFY_SOCKET"))
 	}
 	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
 		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
@@ -107,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	notify.send("STOPPING=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
