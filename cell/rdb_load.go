@@ -135,6 +135,10 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 	return st, nil
 }
 
+// skipLogLines is how many skipped keys of each kind get a log line of
+// their own; the load's summary line counts them all.
+const skipLogLines = 10
+
 // putRDBKey stores one key, or skips it (and says why) when it expired,
 // lies beyond --databases, or is of a type the keyspace cannot hold.
 func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *rdbLoadStats, path string) error {
@@ -143,8 +147,9 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		return nil
 	}
 	if rec.DB >= s.ks.DBs() {
-		st.beyondDBs++
-		s.log.Warn("rdb: skipping a key of a database beyond --databases", "file", path, "db", rec.DB, "key", string(rec.Key))
+		if st.beyondDBs++; st.beyondDBs <= skipLogLines {
+			s.log.Warn("rdb: skipping a key of a database beyond --databases", "file", path, "db", rec.DB, "key", string(rec.Key))
+		}
 		return nil
 	}
 	e := &keyspace.Entry{Exp: rec.Expire}
@@ -164,9 +169,10 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet {
 				return fmt.Errorf("RDB file %s: %s %q with a duplicate field at offset %d", path, rec.Value.Type, rec.Key, rec.Offset)
 			}
-			st.unsupported++
-			s.log.Warn("rdb: skipping a key of a type cellserver does not hold", "file", path, "db", rec.DB,
-				"key", string(rec.Key), "type", rec.Value.Type.String(), "offset", rec.Offset)
+			if st.unsupported++; st.unsupported <= skipLogLines {
+				s.log.Warn("rdb: skipping a key of a type cellserver does not hold", "file", path, "db", rec.DB,
+					"key", string(rec.Key), "type", rec.Value.Type.String(), "offset", rec.Offset)
+			}
 			return nil
 		}
 		e.SetObj(obj)
