@@ -102,6 +102,9 @@ type Store struct {
 	// What LogSize and SnapshotSize last gave.
 	lastLogSize  atomic.Int64
 	lastSnapSize atomic.Uint64
+	// replayedBytes is how far Replay has read the log since the
+	// checkpoint, for the progress of a load (ReplayedBytes).
+	replayedBytes atomic.Int64
 
 	// damage is what Open skipped of a damaged effect log (LogDamage).
 	damage LogDamage
@@ -710,8 +713,10 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 		return 0, 0, ErrClosed
 	}
 	var e Effect
-	err = s.elog.Replay(s.ckpt.Load(), func(start uint64, payload []byte) error {
+	from := s.ckpt.Load()
+	err = s.elog.Replay(from, func(start uint64, payload []byte) error {
 		records++
+		s.replayedBytes.Store(int64(start-from) + int64(len(payload)))
 		derr := decodeEffects(payload, &e, fn)
 		if derr == nil {
 			e = Effect{Kind: EffectEnd}
@@ -726,6 +731,10 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	})
 	return records, skipped, err
 }
+
+// ReplayedBytes is how much of the log a running Replay has read: the
+// progress of a load (INFO loading_loaded_bytes).
+func (s *Store) ReplayedBytes() int64 { return s.replayedBytes.Load() }
 
 // SnapshotSize is the bytes the snapshot uses on disk; the last size it
 // gave while a Close or a Reopen holds the store, as LogSize.
