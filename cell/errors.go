@@ -391,3 +391,10 @@ const ErrReadOnlyReplica = "READONLY You can't write against a read only replica
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.
 const ErrMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+// The argument-count errors of CL.THROTTLEALL and CL.PROBEALL, worded like
+// CL.THROTTLE's (gcra.MsgUsage); their groups of five take a quantity.
+const (
+	MsgThrottleAllUsage = "Cell error: Store error: Usage: cl.throttleall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+	MsgProbeAllUsage    = "Cell error: Store error: Usage: cl.probeall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+)
