@@ -216,6 +216,7 @@ func (l *replLink) session() error {
 		l.mu.Unlock()
 		l.off.Store(start)
 		l.readOff.Store(start)
+		l.masterClient().db = 0 // the master SELECTs again after a full resync
 		l.everSynced = true
 		s.log.Info("MASTER <-> REPLICA sync: Finished with success")
 	case strings.HasPrefix(r, "+CONTINUE"):
@@ -393,10 +394,13 @@ func (l *replLink) masterClient() *Client {
 	if l.master != nil && l.master.nc == nc {
 		return l.master
 	}
+	c := newClient(l.srv, nc)
 	if l.master != nil {
+		// A partial resync goes on in the database the stream had
+		// selected, as Redis's cached master keeps it.
+		c.db = l.master.db
 		l.srv.removeClient(l.master)
 	}
-	c := newClient(l.srv, nc)
 	c.authed = true
 	c.replState().master = true
 	l.srv.addClient(c)
