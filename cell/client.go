@@ -237,6 +237,9 @@ func (c *Client) close() {
 	c.releaseSink()
 	c.unwatchAll()
 	c.nc.Close()
+	if c.rd.Release() > returnAfter {
+		c.srv.returnMemory() // an unfinished big argument (bigargs.go)
+	}
 	c.srv.removeClient(c)
 	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
 		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)

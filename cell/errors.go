@@ -372,11 +372,14 @@ func errAlreadySlotOwner(slot int) string {
 // is the target's error without its '-'.
 func errMigrateTarget(msg string) string { return "ERR Target instance replied with error: " + msg }
 
+// errReplconfOption is REPLCONF's refusal of an option it does not know.
+func errReplconfOption(opt string) string { return "ERR Unrecognized REPLCONF option: " + opt }
+
 // Persistence.
 const (
 	// misconfPrefix starts Redis's refusal of writes while the append-only
 	// file cannot be written; the reason (C's strerror) follows.
 	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
 	ErrSaveInProg    = "ERR Background save already in progress"
-	ErrNoPersistence = "ERR persistence is off (appendonly no): there is nothing to save"
+	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
 )

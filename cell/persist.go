@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -43,6 +45,64 @@ import (
 //
 // With --appendonly no there is no store: s.store is nil and each hook is
 // one nil check.
+
+// persistState is the Server's persistence: the store, the checkpoints'
+// schedule and state, the saves' figures and what loading keeps aside.
+type persistState struct {
+	// store is the durable keyspace (effect log and snapshot); nil with
+	// appendonly no, or for servers made by New.
+	store *persist.Store
+	// Checkpoints (persist_checkpoint.go): one at a time under ckptMu;
+	// ckptFull after one failed (the next rewrites); overKeys the key
+	// records written over the base since it was; ckptBase the store's
+	// size after the last one; replayed the log records replayed at
+	// start; ckptBatch the
+	// batch checkpoints gather what they write in, kept from one to the
+	// next so that its few megabytes are not garbage each time.
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
+	ckptBatch *persist.Batch
+	overKeys  int64
+	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
+	// foreignSets: the sets among them the log's replay changes, decoded
+	// until it ends; foreignEmpty: those the current record left empty.
+	foreignSets  map[dbKey]*foreignSet
+	foreignEmpty []dbKey
+	// expiredSets: loadStore's expired sorted sets, until the log's
+	// replay has seen whether it changes them (keepExpiredSet).
+	expiredSets map[dbKey]expiredSet
+	// Rewrites done since start and the last one's duration (INFO's
+	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
+	rewrites    atomic.Int64
+	lastRewrite atomic.Int64
+	ckptBase    atomic.Int64
+	replayed    int
+	// The appendfsync policy, live (CONFIG SET appendfsync).
+	fsyncAlways   atomic.Bool
+	fsyncEverySec atomic.Bool
+	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
+	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64      // totalDirty() at that save
+	saves         atomic.Int64      // saves done (rdb_saves)
+	bgsave        atomic.Bool       // a BGSAVE is running
+	bgsaveStart   atomic.Int64      // Unix s it started
+	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
+	loadedKeys    int64             // keys loaded at start
+	loadedExpired int64             // keys found expired at start
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
+}
 
 // Fsync policies, as appendfsync spells them.
 const (
@@ -148,9 +208,17 @@ type dbKey struct {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set. It keeps the
 // set's encoding, not the set: after a long stop every window has
-// expired, and few, if any, are taken back.
+// expired, and few, if any, are taken back. The same holds for the
+// strings, hashes and lists the log changes in place
+// (keyspace/delta_persist.go).
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
-	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
+	switch v.Kind {
+	case persist.KindZSet, persist.KindZSetInts, persist.KindHash, persist.KindList:
+	case persist.KindString:
+		if len(v.Str) < keyspace.PatchedMin {
+			return // no patch changes it: the many short ones cost nothing here
+		}
+	default:
 		return // Load gives a set stored member by member as a KindZSet
 	}
 	if s.expiredSets == nil {
@@ -258,6 +326,8 @@ func (s *Server) fsyncLoop() {
 				// SyncAll trims the log's mapping too.
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
+				} else if err == nil {
+					s.lastFsync.Store(time.Now().UnixNano())
 				}
 				continue
 			}
@@ -313,6 +383,7 @@ func (s *Server) saveNow() error {
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
+	s.lastFsync.Store(time.Now().UnixNano())
 	if err := s.checkpoint(); err != nil {
 		return err
 	}

@@ -61,7 +61,12 @@ func (s *Server) checkpoint() error {
 	if checkpointDone != nil {
 		checkpointDone(rewrite)
 	}
-	s.log.Debug("persistence: checkpoint", "keys_written", v.Written, "rewrite", rewrite, "ms", time.Since(start).Milliseconds())
+	took := time.Since(start)
+	s.ckptNs.Store(int64(took))
+	// Notice level: a checkpoint is rare and costs (Redis logs each
+	// BGSAVE and AOF rewrite too).
+	s.log.Info("persistence: checkpoint", "rewrite", rewrite, "keys_written", v.Written,
+		"snapshot_bytes", s.store.SnapshotSize(), "ms", took.Milliseconds())
 	return nil
 }
 

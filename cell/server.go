@@ -45,60 +45,13 @@ type Server struct {
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
+	memReturn       memReturn // bigargs.go
 
-	// store is the durable keyspace (effect log and snapshot); nil with
-	// appendonly no, or for servers made by New.
-	store *persist.Store
-	// Checkpoints (checkpoint.go): one at a time under ckptMu; ckptFull
-	// after one failed (the next rewrites); overKeys the key records
-	// written over the base since it was; ckptBase the store's size after
-	// the last one; flushedDBs the databases flushed since the last one
-	// began; replayed the log records replayed at start; ckptBatch the
-	// batch checkpoints gather what they write in, kept from one to the
-	// next so that its few megabytes are not garbage each time.
-	ckptMu    sync.Mutex
-	ckptFull  bool
-	ckptBatch *persist.Batch
-	overKeys  int64
-	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
-	// foreignSets: the sets among them the log's replay changes, decoded
-	// until it ends; foreignEmpty: those the current record left empty.
-	foreignSets  map[dbKey]*foreignSet
-	foreignEmpty []dbKey
-	// expiredSets: loadStore's expired sorted sets, until the log's
-	// replay has seen whether it changes them (keepExpiredSet).
-	expiredSets map[dbKey]expiredSet
-	// Rewrites done since start and the last one's duration (INFO's
-	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
-	rewrites    atomic.Int64
-	lastRewrite atomic.Int64
-	ckptBase    atomic.Int64
-	replayed    int
-	// The appendfsync policy, live (CONFIG SET appendfsync).
-	fsyncAlways   atomic.Bool
-	fsyncEverySec atomic.Bool
-	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
-	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
-	dirtyAtSave   atomic.Int64      // totalDirty() at that save
-	saves         atomic.Int64      // saves done (rdb_saves)
-	bgsave        atomic.Bool       // a BGSAVE is running
-	bgsaveStart   atomic.Int64      // Unix s it started
-	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
-	bgsaveFailed  atomic.Bool       // the last one failed
-	loadedKeys    int64             // keys loaded at start
-	loadedExpired int64             // keys found expired at start
-	// What the start dropped as damaged: records of the snapshot or log
-	// that did not decode, and what effectlog-load-damaged skip skipped
-	// of the log (persist_damage.go).
-	loadCorrupt int64
-	loadDamage  persist.LogDamage
-	bg          sync.WaitGroup // background goroutines, done before the store closes
+	persistState                // the store, its checkpoints and saves (persist.go)
+	bg           sync.WaitGroup // background goroutines, done before the store closes
 
-	// Cluster mode (cluster.go): fixed at start, so the command path pays
-	// one predictable branch when it is off.
-	clusterOn bool
-	topo      atomic.Pointer[Topology]
-	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
+	clusterState // cluster mode (cluster.go)
+
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
 	scripts  *script.Engine
@@ -122,6 +75,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	s.memOnly = true
 	s.startBackground()
 	return s
 }
@@ -435,14 +389,21 @@ func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
-	if !s.ExitMode().NoSave {
-		if err := s.saveNow(); err != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", err)
-		}
+	start := time.Now()
+	if s.ExitMode().NoSave {
+		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
+			"log_bytes", s.store.LogSize())
+	} else if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	} else {
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)
+		return
 	}
+	s.log.Info("persistence: store closed, the log is synced")
 }
 
 // Keyspace exposes the data for tests and persistence.

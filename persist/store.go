@@ -489,6 +489,9 @@ func (s *Store) Committed() uint64 { return s.elog.End() }
 // Synced reports whether the log is durable up to position n.
 func (s *Store) Synced(n uint64) bool { return s.elog.Synced(n) }
 
+// Unsynced is how many bytes of the log are not yet on disk.
+func (s *Store) Unsynced() uint64 { return s.elog.Unsynced() }
+
 // Sync returns once the log is on disk up to position n. Concurrent calls
 // share fsyncs (effectlog's group commit), which is what `appendfsync
 // always` needs. A failing disk is retried until it works again.

@@ -343,3 +343,66 @@ func TestRandomDamage(t *testing.T) {
 		t.Fatal("no trial damaged the middle of the log")
 	}
 }
+
+// TestDamageBeforeFrom: damage the snapshot made moot (wholly before
+// Options.From) does not stop a start: a damaged record in a segment a
+// checkpoint has yet to drop, and an old segment a machine crash brought
+// back after DropBefore had deleted it and the one after it.
+func TestDamageBeforeFrom(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := openLog(t, dir, 4096)
+	appendRecords(t, l, 0, 3, []int{300})
+	if _, err := l.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, l, 3, 3, []int{300})
+	from, err := l.Rotate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := appendRecords(t, l, 6, 3, []int{300})
+	mustClose(t, l)
+	segs := segmentFiles(t, dir)
+	if len(segs) != 3 {
+		t.Fatalf("segments %v, want 3", segs)
+	}
+	flipByte(t, segs[1], headerSize+frameHeader+100) // a record before from
+
+	l, lb, err := openWith(dir, Options{SegmentSize: 4096, From: from})
+	if err != nil {
+		t.Fatalf("Open with the damage before From: %v", err)
+	}
+	checkRecords(t, replayAll(t, l, from), more)
+	if len(l.Damaged()) != 0 || lb.String() != "" {
+		t.Fatalf("damage before From reported: %+v, logged %q", l.Damaged(), lb.String())
+	}
+	mustClose(t, l)
+
+	// A checkpoint deleted the first two; a crash brought the first back.
+	first, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range segs[:2] {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(segs[0], first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, lb, err = openWith(dir, Options{SegmentSize: 4096, From: from})
+	if err != nil {
+		t.Fatalf("Open with a gap before From: %v", err)
+	}
+	checkRecords(t, replayAll(t, l, from), more)
+	if len(l.Damaged()) != 0 || lb.String() != "" {
+		t.Fatalf("gap before From reported: %+v, logged %q", l.Damaged(), lb.String())
+	}
+	mustClose(t, l)
+	// The same gap before a snapshot older than it is missing records.
+	var de *DamageError
+	if _, _, err := openWith(dir, Options{SegmentSize: 4096}); !errors.As(err, &de) || !de.Damage[0].Gap {
+		t.Fatalf("Open from 0 over the gap = %v, want missing records", err)
+	}
+}

@@ -144,19 +144,33 @@ func (l *Log) recover(from uint64, skip bool) error {
 // settle finds the damage in the middle of the log (files, up to the one
 // holding its last valid record) and gives each file its base: the
 // header's, or, when the header is damaged (or contradicts the file
-// before it), one rebuilt from its neighbours.
+// before it), one rebuilt from its neighbours. Damage wholly before from
+// is not counted: the snapshot holds what was there, and replay never
+// reads it (a machine crash may bring back a segment a checkpoint had
+// deleted, leaving a gap before from).
 func settle(files []*segFile, from uint64) ([]Damage, []damagedFrame) {
 	var (
 		damage []Damage
 		frames []damagedFrame
 		prev   *segFile
 	)
-	add := func(f *segFile, sp span) {
-		if sp.records == 1 {
-			frames = append(frames, damagedFrame{f.path, headerSize + int64(sp.off), sp.n, len(damage)})
+	note := func(d Damage, end uint64, frameLen int) {
+		if end <= from {
+			return
 		}
-		damage = append(damage, Damage{File: f.path, Offset: headerSize + int64(sp.off), Bytes: int64(sp.n),
-			Records: sp.records, LSN: f.base + uint64(sp.off)})
+		if frameLen > 0 {
+			frames = append(frames, damagedFrame{d.File, d.Offset, frameLen, len(damage)})
+		}
+		damage = append(damage, d)
+	}
+	span := func(f *segFile, sp span) {
+		d := Damage{File: f.path, Offset: headerSize + int64(sp.off), Bytes: int64(sp.n),
+			Records: sp.records, LSN: f.base + uint64(sp.off)}
+		frameLen := 0
+		if sp.records == 1 {
+			frameLen = sp.n
+		}
+		note(d, d.LSN+uint64(sp.n), frameLen)
 	}
 	for i, f := range files {
 		if f.nonzero == 0 {
@@ -165,7 +179,7 @@ func settle(files []*segFile, from uint64) ([]Damage, []damagedFrame) {
 		if !f.hdrOK || prev != nil && f.base < prev.base+uint64(prev.area.end) {
 			f.rebuilt = true
 			f.base = rebuildBase(files, i, prev, from)
-			damage = append(damage, Damage{File: f.path, Bytes: headerSize, Header: true, LSN: f.base})
+			note(Damage{File: f.path, Bytes: headerSize, Header: true, LSN: f.base}, f.trueEnd(), 0)
 			if f.area.frames == 0 {
 				f.drop = true
 			}
@@ -173,16 +187,16 @@ func settle(files []*segFile, from uint64) ([]Damage, []damagedFrame) {
 		switch {
 		case prev != nil && f.base > prev.trueEnd():
 			pe := prev.trueEnd()
-			damage = append(damage, Damage{File: prev.path, Offset: headerSize + int64(prev.area.extent()),
-				Bytes: int64(f.base - pe), Gap: true, LSN: pe})
+			note(Damage{File: prev.path, Offset: headerSize + int64(prev.area.extent()),
+				Bytes: int64(f.base - pe), Gap: true, LSN: pe}, f.base, 0)
 		case prev == nil && f.base > from:
-			damage = append(damage, Damage{File: f.path, Offset: headerSize, Bytes: int64(f.base - from), Gap: true, LSN: from})
+			note(Damage{File: f.path, Offset: headerSize, Bytes: int64(f.base - from), Gap: true, LSN: from}, f.base, 0)
 		}
 		for _, sp := range f.area.damaged {
-			add(f, sp)
+			span(f, sp)
 		}
 		if i < len(files)-1 && f.area.tail.n > 0 && !unusedTail(files, i) {
-			add(f, f.area.tail)
+			span(f, f.area.tail)
 		}
 		prev = f
 	}
