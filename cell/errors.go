@@ -39,6 +39,7 @@ const (
 	ErrNoProto       = "NOPROTO unsupported protocol version"
 	ErrNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	ErrClientName    = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrLoading       = "LOADING Redis is loading the dataset in memory"
 	ErrHelloNoAuth   = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 )
 

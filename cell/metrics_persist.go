@@ -2,15 +2,6 @@ package cell
 
 import "time"
 
-// totalKeys counts the keys of every database, each shard locked in turn.
-func (s *Server) totalKeys() int {
-	n := 0
-	for d := range s.ks.DBs() {
-		n += s.ks.CountKeys(d)
-	}
-	return n
-}
-
 // writePersistMetrics adds the persistence figures to /metrics, each the
 // INFO persistence field its help names, so a dashboard and INFO agree.
 func (s *Server) writePersistMetrics(gauge, counter func(name, help string, v float64, labels ...string)) {

@@ -95,6 +95,7 @@ type persistState struct {
 	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
 	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
 	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
+	loadProgress  loadProgress      // its progress (loading.go)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
@@ -158,6 +159,7 @@ func (s *Server) loadStore() error {
 			}
 			return nil
 		}
+		s.loadProgress.record() // loading.go
 		if !s.ks.LoadPut(db, key, v, s.zsetConfig()) {
 			skipped++
 			s.log.Warn("persistence: skipping a key of a type this build does not know",
@@ -175,6 +177,7 @@ func (s *Server) loadStore() error {
 		// all that was loaded, can then wait until the server serves.
 		debug.SetGCPercent(gcPercent)
 	}
+	s.loadProgress.snapDone.Store(true)
 	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
@@ -189,7 +192,10 @@ func (s *Server) loadStore() error {
 	if len(s.foreign) > 0 {
 		s.log.Warn("persistence: keys of databases beyond --databases are kept on disk, not served", "count", len(s.foreign))
 	}
-	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
+	// keys: what the keyspace holds now (DBSIZE's sum), the snapshot's
+	// keys and those the log's replay added or removed; snapshot_keys:
+	// the snapshot's alone.
+	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", s.loadedTotal(), "snapshot_keys", loaded,
 		"expired_dropped", expired, "corrupt_skipped", s.loadCorrupt, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil

@@ -84,6 +84,22 @@ func New(cfg Config) *Server {
 // cfg.Dir and loads the keyspace from it first. It fails when the store
 // cannot be opened, for instance because another server uses cfg.Dir.
 func Open(cfg Config) (*Server, error) {
+	s, err := OpenStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenStore makes a server from cfg and, with cfg.AppendOnly, opens its
+// store without loading it, so that the server can listen first (a port in
+// use is found at once) and answer clients while it loads, as Redis does:
+// commands without the loading flag and PING get -LOADING, and INFO
+// persistence shows the progress (loading.go). Load must follow.
+func OpenStore(cfg Config) (*Server, error) {
 	s := newServer(cfg)
 	if s.cfg.AppendOnly {
 		switch s.cfg.AppendFsync {
@@ -100,10 +116,20 @@ func Open(cfg Config) (*Server, error) {
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
-		if err := s.loadStore(); err != nil {
-			st.Close()
+	}
+	s.loading.Store(true) // until Load ends: the store, or an RDB file
+	return s, nil
+}
+
+// Load fills the keyspace from the store OpenStore opened, then starts
+// the background work (expiry, fsync, checkpoints). On failure the store
+// is closed and the server must not be used: the caller exits.
+func (s *Server) Load() error {
+	if s.store != nil {
+		if err := s.loadWithProgress(); err != nil { // loading.go
+			s.store.Close()
 			close(s.done)
-			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
+			return fmt.Errorf("loading %s: %w", s.store.Path(), err)
 		}
 	}
 	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
@@ -111,10 +137,11 @@ func Open(cfg Config) (*Server, error) {
 			s.store.Close()
 		}
 		close(s.done)
-		return nil, err
+		return err
 	}
+	s.loading.Store(false)
 	s.startBackground()
-	return s, nil
+	return nil
 }
 
 func newServer(cfg Config) *Server {
@@ -390,13 +417,17 @@ func (s *Server) saveAndClose() {
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
 	start := time.Now()
-	if s.ExitMode().NoSave {
+	if s.loading.Load() {
+		// Stopped before or while loading: memory holds part of the
+		// store at most, and saving it would lose the rest.
+		s.log.Info("persistence: no final save: the store was not loaded yet, it stays as it was")
+	} else if s.ExitMode().NoSave {
 		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
 			"log_bytes", s.store.LogSize())
 	} else if err := s.saveNow(); err != nil {
 		s.log.Error("persistence: save at shutdown failed", "err", err)
 	} else {
-		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.loadedTotal(),
 			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
