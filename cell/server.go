@@ -358,6 +358,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	close(s.done)
+	if l := s.link.Swap(nil); l != nil {
+		l.close() // the master client ends with it (repl_replica.go)
+	}
 	s.mu.Lock()
 	for _, l := range s.listeners {
 		l.Close()

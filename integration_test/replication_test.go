@@ -254,3 +254,52 @@ func TestReplCellserverFromRedis(t *testing.T) {
 func TestReplCellserverFromCellserver(t *testing.T) {
 	runReplication(t, "cellserver", "cellserver")
 }
+
+// TestReplCellserverReplicaDurable: a cellserver replica with a store
+// keeps what it replicated, the snapshot and the stream, across a restart.
+func TestReplCellserverReplicaDurable(t *testing.T) {
+	ctx := context.Background()
+	master := startReplNode(t, "cellserver")
+	master.rdb.Set(ctx, "before", "1", 0)
+	var dir string
+	var port int
+	bin := cellserverBinary(t)
+	args := func(p int, d string) []string {
+		port, dir = p, d
+		return append(cellserverArgs(p, d, serverOptions{}), "--appendonly", "yes")
+	}
+	p, err := startProcess("cellserver", bin, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	replica := &replNode{p: p, rdb: newGoRedis(t, p.addr, 2, nil)}
+	if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, replica)
+	replWorkloads(t, master.rdb, 1, true)
+	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT = %d, %v", n, err)
+	}
+	want := map[string]string{}
+	for _, k := range master.rdb.Keys(ctx, "*").Val() {
+		want[k] = keyState(t, master.rdb, k)
+	}
+	p.Stop()
+	p2, err := launch("cellserver", bin, args(port, dir), dir, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p2.Stop)
+	again := newGoRedis(t, p2.addr, 2, nil)
+	got := again.Keys(ctx, "*").Val()
+	if len(got) != len(want) {
+		t.Fatalf("after restart %d keys, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if g := keyState(t, again, k); g != w {
+			t.Errorf("key %q after restart: %s, want %s", k, g, w)
+		}
+	}
+}

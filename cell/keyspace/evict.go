@@ -50,6 +50,9 @@ func (ks *Keyspace) EvictOne(volatile, random bool, samples int, fx *Effects) (n
 			err = fx.persistEviction(sh, db, bestKey)
 		}
 		sh.deleteGone(bestKey)
+		if hook := ks.expiredHook(); hook != nil {
+			hook(db, []byte(bestKey)) // a replica deletes it too (journal.go)
+		}
 		sh.mu.Unlock()
 		return n, err
 	}

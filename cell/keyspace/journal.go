@@ -68,7 +68,8 @@ func (c *Effects) Journal() *Journal { return c.jr }
 func (x *Tx) SetEffects(fx *Effects) { x.fx = fx }
 
 // ExpiredHook is called, with the shard locked, for each key the active
-// expiry cycle deletes (the replication stream's DEL); nil: none.
+// expiry cycle or maxmemory's eviction deletes (the replication stream's
+// DEL); nil: none.
 type ExpiredHook func(db int, key []byte)
 
 // SetExpiredHook sets the function told of keys active expiry deletes.
