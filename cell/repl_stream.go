@@ -81,16 +81,13 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 	b = replCmd(b, []byte("DEL"), key)
 	n := 2
 	switch v.Type {
-	case rdb.TypeHash:
-		b = replHeader(b, 2+len(v.Elems))
-		b = replBulk(b, []byte("HSET"))
-		b = replBulk(b, key)
-		for _, el := range v.Elems {
-			b = replBulk(b, el)
+	case rdb.TypeHash, rdb.TypeList:
+		name := []byte("RPUSH")
+		if v.Type == rdb.TypeHash {
+			name = []byte("HSET") // Elems alternate field, value
 		}
-	case rdb.TypeList:
 		b = replHeader(b, 2+len(v.Elems))
-		b = replBulk(b, []byte("RPUSH"))
+		b = replBulk(b, name)
 		b = replBulk(b, key)
 		for _, el := range v.Elems {
 			b = replBulk(b, el)
