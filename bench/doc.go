@@ -7,6 +7,8 @@
 //	go run ./bench -mem            # bytes per key and per element
 //	go run ./bench -redis-module /path/to/libredis_cell.so
 //	go run ./bench -cluster-nodes 1,2,3   # cellserver as 1-, 2-, 3-node clusters
+//	go run ./bench -scan           # full SCAN and KEYS over 1M keys, GET latency meanwhile
+//	go run ./bench -bigarg         # RSS for a 500 MiB SET and for unfinished uploads
 //
 // It builds ./cmd/cellserver into a temporary directory, starts it and a
 // redis-server (and, with -redis-module, a second redis-server with that

@@ -46,11 +46,16 @@ type options struct {
 	restartKeys      int
 	restartWindows   int
 	restartWindowLen int
+	// -rdb: loading redis-server's RDB file (rdbload.go)
+	rdb bool
 	// -scan: SCAN and KEYS over a big keyspace (scan.go)
 	scan        bool
 	scanKeys    int
 	scanCount   int
 	scanGetters int
+	// -bigarg: memory for a huge argument (bigarg.go)
+	bigArg   bool
+	bigArgMB int
 }
 
 func main() {
@@ -82,10 +87,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")
 	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
 	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
+	fs.BoolVar(&o.rdb, "rdb", false, "rdb mode: time to serve a Redis RDB file of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
 	fs.BoolVar(&o.scan, "scan", false, "scan mode: a full SCAN and KEYS over -scan-keys keys, and other clients' GET latency meanwhile")
 	fs.IntVar(&o.scanKeys, "scan-keys", 1000000, "scan mode: keys loaded")
 	fs.IntVar(&o.scanCount, "scan-count", 1000, "scan mode: COUNT of the full SCAN")
 	fs.IntVar(&o.scanGetters, "scan-getters", 4, "scan mode: connections sending GET during the SCAN and KEYS")
+	fs.BoolVar(&o.bigArg, "bigarg", false, "big-argument mode: RSS for one SET of -bigarg-mb MiB and after three unfinished uploads of it close")
+	fs.IntVar(&o.bigArgMB, "bigarg-mb", 500, "big-argument mode: the value's size in MiB (at most proto-max-bulk-len, 512)")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver,cellserver-off (cellserver with persistence off, beside -persist's: what persistence costs)")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")
@@ -128,6 +136,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if !set["scan-keys"] {
 			o.scanKeys = 20000
 		}
+		if !set["bigarg-mb"] {
+			o.bigArgMB = 32
+		}
 	}
 	for d := range strings.SplitSeq(*depths, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(d))
@@ -166,14 +177,14 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.persist = "everysec"
 	}
 	modes := 0
-	for _, on := range []bool{o.mem, o.restart, o.scan, len(o.clusterNodes) > 0} {
+	for _, on := range []bool{o.mem, o.restart, o.rdb, o.scan, o.bigArg, len(o.clusterNodes) > 0} {
 		if on {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		return nil, fmt.Errorf("-mem, -restart, -scan and -cluster-nodes are separate modes: give one")
+		return nil, fmt.Errorf("-mem, -restart, -rdb, -scan, -bigarg and -cluster-nodes are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
 	case o.rounds < 1:
@@ -186,6 +197,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-duration must be positive and -warmup not negative")
 	case o.memKeys < 1 || o.memMaxElem < 10:
 		return nil, fmt.Errorf("-mem-keys and -mem-max-elements must be positive")
+	case o.bigArgMB < 2 || o.bigArgMB > 512:
+		return nil, fmt.Errorf("-bigarg-mb %d: want 2..512", o.bigArgMB)
 	case o.scanKeys < 1 || o.scanCount < 1 || o.scanGetters < 1:
 		return nil, fmt.Errorf("-scan-keys, -scan-count and -scan-getters must be positive")
 	case o.restartKeys < 0 || o.restartWindows < 0 || o.restartWindowLen < 1:
@@ -235,8 +248,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = b.runCluster()
 	case o.restart:
 		rep, err = b.runRestart()
+	case o.rdb:
+		rep, err = b.runRDBLoad()
 	case o.scan:
 		rep, err = b.runScan()
+	case o.bigArg:
+		rep, err = b.runBigArg()
 	default:
 		rep, err = b.runThroughput()
 	}

@@ -43,15 +43,18 @@ func parseStat(data []byte) (procCPU, error) {
 }
 
 // parseRSS returns VmRSS in bytes from the text of /proc/PID/status.
-func parseRSS(data []byte) (int64, error) {
+func parseRSS(data []byte) (int64, error) { return parseStatusKB(data, "VmRSS") }
+
+// parseStatusKB returns a field of /proc/PID/status given in kB, in bytes.
+func parseStatusKB(data []byte, field string) (int64, error) {
 	for line := range strings.SplitSeq(string(data), "\n") {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, field+":")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(rest)
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("status: unexpected VmRSS line %q", line)
+			return 0, fmt.Errorf("status: unexpected %s line %q", field, line)
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
@@ -59,7 +62,7 @@ func parseRSS(data []byte) (int64, error) {
 		}
 		return kb * 1024, nil
 	}
-	return 0, errors.New("status: no VmRSS line (a zombie, or not Linux)")
+	return 0, fmt.Errorf("status: no %s line (a zombie, or not Linux)", field)
 }
 
 func readCPU(pid int) (procCPU, error) {

@@ -16,6 +16,7 @@ type report struct {
 	Mem        []memRow     `json:"memory,omitempty"`
 	Restart    []restartRow `json:"restart,omitempty"`
 	Scan       []scanRow    `json:"scan,omitempty"`
+	BigArg     []bigArgRow  `json:"bigarg,omitempty"`
 	Benchmarks []string     `json:"redis_benchmark,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
 }
@@ -29,12 +30,15 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	switch rep.Mode {
 	case "memory":
 		writeMemTable(w, rep.Mem)
-	case "restart":
+	case "restart", "rdb":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeRestartTable(w, rep.Restart)
 	case "scan":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeScanTable(w, rep.Scan)
+	case "bigarg":
+		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
+		writeBigArgTable(w, rep.BigArg)
 	default:
 		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s), random keys over %d; load average at start %s.\n"+
 			"Latency is %s. CPU is the server process's utime+stime from /proc per operation;\n"+

@@ -80,7 +80,11 @@ type Client struct {
 	isUnix    bool  // connected over the unix socket (flag U)
 	fd        int64 // a plausible file descriptor number for CLIENT LIST
 
-	mon *monitorSink // non-nil in MONITOR mode (monitor.go)
+	// out is non-nil while other goroutines write to this client too
+	// (outsink.go): in MONITOR mode (monitoring) or while subscribed (ps).
+	out        *outSink
+	monitoring bool
+	ps         *clientSubs // channels and patterns (pubsub.go); nil until SUBSCRIBE
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -189,6 +193,9 @@ func (c *Client) run(args [][]byte) {
 	mark := c.startReply()
 	c.dispatch(args)
 	c.endReply(mark)
+	if c.ps != nil {
+		c.settleSubs() // pubsub.go
+	}
 	c.publish()
 	c.running.Store(false)
 }
@@ -204,12 +211,12 @@ func (c *Client) endBatch() bool {
 func (c *Client) flush() bool {
 	c.tally.flush(c)
 	c.clock.idle()
-	if c.mon != nil {
-		return c.flushMonitor()
-	}
 	if c.srv.fsyncAlways.Load() && !c.waitDurable() {
 		c.w.Reset()
 		return false
+	}
+	if c.out != nil {
+		return c.flushSink()
 	}
 	c.netOut.Add(int64(c.w.Len()))
 	ok := c.flushOps() // output buffer limits (ops.go)
@@ -217,11 +224,22 @@ func (c *Client) flush() bool {
 	return ok
 }
 
+// closeWriteGrace is how long a closing client's last output may take.
+const closeWriteGrace = 5 * time.Second
+
 func (c *Client) close() {
 	c.tally.flush(c) // before removeClient takes ncmds
+	// What the sink holds goes out before the socket closes (QUIT's +OK),
+	// but a client that does not read cannot hold this goroutine.
+	c.nc.SetWriteDeadline(time.Now().Add(closeWriteGrace))
+	c.dropSubs()
 	c.stopMonitor()
+	c.releaseSink()
 	c.unwatchAll()
 	c.nc.Close()
+	if c.rd.Release() > returnAfter {
+		c.srv.returnMemory() // an unfinished big argument (bigargs.go)
+	}
 	c.srv.removeClient(c)
 	if c.srv.log.Enabled(context.Background(), slog.LevelDebug) {
 		c.srv.log.Debug("client closed", "id", c.id, "addr", c.addr)

@@ -12,9 +12,9 @@ import (
 
 // CLIENT and its subcommands, as in Redis 7.0 (which has no SETINFO: it
 // is answered as an unknown subcommand, and clients that send it ignore the
-// error). We have no replicas, pub/sub, blocking commands or client-side
-// caching, so the subcommands about those answer as Redis does when there
-// are none of them.
+// error). We have no replicas, blocking commands or client-side caching, so
+// the subcommands about those answer as Redis does when there are none of
+// them. Subscribed clients are of type pubsub (clientType).
 
 func init() {
 	conn := FlagNoScript | FlagLoading | FlagStale
@@ -55,6 +55,9 @@ type clientShared struct {
 	multi atomic.Int32 // queued commands, -1 outside MULTI
 	proto atomic.Int32
 	flags atomic.Uint32 // clientFlag bits
+	// Channels, patterns and shard channels subscribed (pubsub.go
+	// settleSubs).
+	sub, psub, ssub atomic.Int32
 }
 
 type clientFlag uint32
@@ -62,6 +65,7 @@ type clientFlag uint32
 const (
 	cflagNoEvict clientFlag = 1 << iota
 	cflagMonitor            // MONITOR mode (monitor.go)
+	cflagPubSub             // subscribed to a channel or pattern (pubsub.go)
 )
 
 // publish copies the state CLIENT LIST shows where other connections can
@@ -156,7 +160,7 @@ func clientInfo(x *Ctx) {
 // clientList is CLIENT LIST [TYPE type] [ID id ...].
 func clientList(x *Ctx) {
 	var ids map[int64]bool
-	typ := "normal"
+	typ := "" // every type
 	switch {
 	case len(x.Args) == 4 && strings.EqualFold(string(x.Args[2]), "type"):
 		t, ok := clientType(x.Args[3])
@@ -180,18 +184,25 @@ func clientList(x *Ctx) {
 		return
 	}
 	var b []byte
-	if typ == "normal" {
-		for _, c := range x.srv.clientsByID() {
-			if ids == nil || ids[c.id] {
-				b = c.appendInfo(b, x)
-			}
+	for _, c := range x.srv.clientsByID() {
+		if (ids == nil && (typ == "" || c.clientType() == typ)) || ids[c.id] {
+			b = c.appendInfo(b, x)
 		}
 	}
 	x.W.Verbatim(string(b))
 }
 
-// clientType maps a CLIENT LIST/KILL type name to ours; all our clients
-// are normal ones.
+// clientType is c's class for CLIENT LIST/KILL TYPE, as Redis's
+// getClientType: "pubsub" while subscribed, else "normal" (a monitor
+// included; there are no replicas or masters).
+func (c *Client) clientType() string {
+	if clientFlag(c.shared.flags.Load())&cflagPubSub != 0 {
+		return "pubsub"
+	}
+	return "normal"
+}
+
+// clientType maps a CLIENT LIST/KILL type name to ours.
 func clientType(b []byte) (string, bool) {
 	switch strings.ToLower(string(b)) {
 	case "normal":
@@ -239,6 +250,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	if clientFlag(c.shared.flags.Load())&cflagMonitor != 0 {
 		flags += "O"
 	}
+	if clientFlag(c.shared.flags.Load())&cflagPubSub != 0 {
+		flags += "P"
+	}
 	if c.shared.multi.Load() >= 0 {
 		flags += "x"
 	}
@@ -282,7 +296,13 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	b = append(b, flags...)
 	b = append(b, " db="...)
 	b = strconv.AppendInt(b, int64(c.shared.db.Load()), 10)
-	b = append(b, " sub=0 psub=0 ssub=0 multi="...)
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, int64(c.shared.sub.Load()), 10)
+	b = append(b, " psub="...)
+	b = strconv.AppendInt(b, int64(c.shared.psub.Load()), 10)
+	b = append(b, " ssub="...)
+	b = strconv.AppendInt(b, int64(c.shared.ssub.Load()), 10)
+	b = append(b, " multi="...)
 	b = strconv.AppendInt(b, int64(c.shared.multi.Load()), 10)
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
@@ -370,7 +390,7 @@ func clientKill(x *Ctx) {
 	for _, c := range x.srv.clientsByID() {
 		switch {
 		case id != 0 && c.id != id,
-			typ != "" && typ != "normal",
+			typ != "" && typ != c.clientType(),
 			addr != nil && c.addr != *addr,
 			laddr != nil && c.laddr != *laddr,
 			skipMe && c == x.cl:

@@ -170,6 +170,12 @@ var configParams = []*configParam{
 	{name: "auto-aof-rewrite-min-size", kind: kindMemory, def: "67108864", min: 0, max: math.MaxInt64,
 		get:   func(s *Server) string { return itoa(s.live.ckptMinSize.Load()) },
 		apply: func(s *Server, v string) string { n, _ := ParseMemory(v); s.live.ckptMinSize.Store(n); return "" }},
+	// What a start does with an effect log damaged in the middle
+	// (persist.Options.SkipDamagedLog): refuse, as Redis refuses an AOF
+	// with mid-file damage, or skip exactly the damaged records and
+	// report the loss. Read at start only.
+	{name: "effectlog-load-damaged", kind: kindEnum, def: LoadDamagedRefuse, immutable: true,
+		choices: []string{LoadDamagedRefuse, LoadDamagedSkip}},
 	{name: "appendfilename", kind: kindString, def: "appendonly.aof", immutable: true},
 	{name: "appenddirname", kind: kindString, def: "appendonlydir", immutable: true},
 	{name: "dbfilename", kind: kindString, def: "dump.rdb", protected: true},

@@ -28,6 +28,17 @@ func init() {
 }
 
 func ping(x *Ctx) {
+	if len(x.Args) <= 2 && x.W == x.cl.w && x.W.Proto() == 2 && x.cl.subscribed() {
+		// Subscribed in RESP2: the reply is shaped as a message.
+		x.W.Array(2)
+		x.W.BulkString("pong")
+		if len(x.Args) == 2 {
+			x.W.Bulk(x.Args[1])
+		} else {
+			x.W.BulkString("")
+		}
+		return
+	}
 	switch len(x.Args) {
 	case 1:
 		x.W.Status("PONG")
@@ -49,6 +60,7 @@ func quit(x *Ctx) {
 func reset(x *Ctx) {
 	c := x.cl
 	c.stopMonitor()
+	c.dropSubs() // pubsub.go: no replies, the mode ends after RESET's
 	c.multi = nil
 	c.unwatchAll()
 	c.db = 0

@@ -49,13 +49,22 @@ func (x *Ctx) hashForWrite(key []byte) (h *keyspace.Hash, created, ok bool) {
 }
 
 // commitHash records a write to a hash: a new hash is stored, an existing
-// one was changed in place.
+// one was changed in place, in the fields the caller gave NoteHashField.
 func (x *Ctx) commitHash(key []byte, h *keyspace.Hash, created bool) {
 	if created {
 		x.SetObject(key, h, 0)
 		return
 	}
-	x.Touched(key)
+	x.TouchedNoted(key)
+}
+
+// setHashField is h.Set for a handler that changes one field and then
+// calls commitHash.
+func (x *Ctx) setHashField(h *keyspace.Hash, created bool, field, value []byte) {
+	h.Set(field, value)
+	if !created {
+		x.NoteHashField(h, field)
+	}
 }
 
 // hsetPairs stores the field/value pairs of HSET and HMSET and returns how
@@ -74,6 +83,9 @@ func hsetPairs(x *Ctx) (added int64, ok bool) {
 	for i := 2; i < len(x.Args); i += 2 {
 		if h.Set(x.Args[i], x.Args[i+1]) {
 			added++
+		}
+		if !created {
+			x.NoteHashField(h, x.Args[i])
 		}
 	}
 	x.commitHash(key, h, created)
@@ -106,7 +118,7 @@ func hsetnx(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	h.Set(x.Args[2], x.Args[3])
+	x.setHashField(h, created, x.Args[2], x.Args[3])
 	x.commitHash(key, h, created)
 	x.W.Int(1)
 }
@@ -164,9 +176,10 @@ func hdel(x *Ctx) {
 			if h.Len() == 0 {
 				break
 			}
+			x.NoteHashField(h, f)
 		}
 	}
-	x.RemovedFrom(key, h.Len(), n > 0)
+	x.RemovedFromNoted(key, h.Len(), n > 0)
 	x.W.Int(n)
 }
 
@@ -285,7 +298,7 @@ func hincrby(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	h.Set(x.Args[2], strconv.AppendInt(buf[:0], sum, 10))
+	x.setHashField(h, created, x.Args[2], strconv.AppendInt(buf[:0], sum, 10))
 	x.commitHash(key, h, created)
 	x.W.Int(sum)
 }
@@ -322,7 +335,7 @@ func hincrbyfloat(x *Ctx) {
 		}
 	}
 	txt := resp.AppendLongDouble(nil, sum)
-	h.Set(x.Args[2], txt)
+	x.setHashField(h, created, x.Args[2], txt)
 	x.commitHash(key, h, created)
 	x.W.Bulk(txt)
 }

@@ -359,6 +359,13 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		field(b, "aof_buffer_length", "0")
 		field(b, "aof_pending_bio_fsync", "0")
 		field(b, "aof_delayed_fsync", "0")
+		// What the last start dropped as damaged (persist_damage.go).
+		d := s.loadDamage
+		field(b, "aof_last_load_corrupt_skipped", itoa(s.loadCorrupt))
+		field(b, "aof_last_load_damaged_stretches", itoa(int64(d.Stretches)))
+		field(b, "aof_last_load_damaged_records", itoa(d.Records))
+		field(b, "aof_last_load_damaged_bytes", itoa(d.Bytes))
+		field(b, "aof_last_load_damaged_keys", itoa(d.KeyCount))
 	}
 }
 
@@ -402,7 +409,10 @@ func infoStats(s *Server, x *Ctx, b *strings.Builder) {
 	f("current_eviction_exceeded_time", "0")
 	f("keyspace_hits", itoa(cs.hits))
 	f("keyspace_misses", itoa(cs.misses))
-	zero = append(zero, "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
+	f("pubsub_channels", itoa(s.pubsub.channels.Load())) // pubsub.go
+	f("pubsub_patterns", itoa(s.pubsub.patterns.Load()))
+	f("pubsubshard_channels", itoa(s.spubsub.channels.Load()))
+	zero = append(zero,
 		"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
 		"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",

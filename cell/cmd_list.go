@@ -63,11 +63,14 @@ func push(x *Ctx, front, onlyExisting bool) {
 		} else {
 			l.PushBack(v)
 		}
+		if !created {
+			x.NoteListPush(l, front)
+		}
 	}
 	if created {
 		x.SetObject(key, l, 0)
 	} else {
-		x.Touched(key)
+		x.TouchedNoted(key)
 	}
 	x.W.Int(int64(l.Len()))
 }
@@ -123,7 +126,7 @@ func pop(x *Ctx, front bool) {
 			x.W.Bulk(popOne())
 		}
 	}
-	x.RemovedFrom(key, l.Len(), true)
+	x.RemovedFromNoted(key, l.Len(), true)
 }
 
 func llen(x *Ctx) {
@@ -196,7 +199,8 @@ func lset(x *Ctx) {
 		return
 	}
 	l.Set(i, x.Args[3])
-	x.Touched(key)
+	x.NoteListIndex(l, i)
+	x.TouchedNoted(key)
 	x.W.OK()
 }
 
@@ -272,7 +276,7 @@ func ltrim(x *Ctx) {
 	}
 	from, to := clampRange(start, stop, l.Len())
 	l.Trim(from, to)
-	x.RemovedFrom(key, l.Len(), true)
+	x.RemovedFromNoted(key, l.Len(), true)
 	x.W.OK()
 }
 
@@ -339,8 +343,14 @@ func linsert(x *Ctx) {
 			if after {
 				i++
 			}
+			atEnd := i == 0 || i == l.Len()
 			l.Insert(i, x.Args[4])
-			x.Touched(key)
+			if atEnd { // a push, at the head or the tail
+				x.NoteListIndex(l, i)
+				x.TouchedNoted(key)
+			} else {
+				x.Touched(key)
+			}
 			x.W.Int(int64(l.Len()))
 			return
 		}

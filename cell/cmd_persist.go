@@ -8,7 +8,9 @@ import (
 // SAVE, BGSAVE and LASTSAVE over the store (persist.go). A save syncs the
 // effect log and runs a checkpoint (checkpoint.go): after it, a restart
 // loads the snapshot instead of replaying the log, which is what an RDB
-// snapshot buys Redis.
+// snapshot buys Redis. It then writes <dir>/<dbfilename> in Redis's RDB
+// format too (rdb_save.go), with or without a store, for tools and
+// servers that read Redis's files.
 
 func init() {
 	register(
@@ -20,7 +22,7 @@ func init() {
 
 func save(x *Ctx) {
 	s := x.srv
-	if s.store == nil {
+	if s.memOnly {
 		x.Error(ErrNoPersistence)
 		return
 	}
@@ -28,7 +30,7 @@ func save(x *Ctx) {
 		x.Error(ErrSaveInProg)
 		return
 	}
-	if err := s.saveNow(); err != nil {
+	if err := s.saveWithRDB(); err != nil { // rdb_save.go
 		s.log.Error("persistence: SAVE failed", "err", err)
 		x.Error("ERR " + err.Error())
 		return
@@ -44,7 +46,7 @@ func bgsave(x *Ctx) {
 		x.Error(ErrSyntax)
 		return
 	}
-	if s.store == nil {
+	if s.memOnly {
 		x.Error(ErrNoPersistence)
 		return
 	}
@@ -58,7 +60,7 @@ func bgsave(x *Ctx) {
 		defer s.bg.Done()
 		defer s.bgsave.Store(false)
 		start := time.Now()
-		err := s.saveNow()
+		err := s.saveWithRDB()
 		s.bgsaveFailed.Store(err != nil)
 		s.bgsaveSecs.Store(int64(time.Since(start) / time.Second))
 		if err != nil {

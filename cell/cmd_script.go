@@ -289,7 +289,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 			return
 		}
 	}
-	if !r.allowAll {
+	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
 		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
 			refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 			return

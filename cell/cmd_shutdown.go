@@ -72,18 +72,25 @@ func shutdown(x *Ctx) {
 // error makes SHUTDOWN fail unless Force.
 //
 // With the store, the save syncs the log and runs a checkpoint; NOSAVE
-// skips the checkpoint but, as Redis still fsyncs its AOF, not the sync. SAVE
-// without a store has nothing to save to and fails, as Redis's SAVE would
-// with no usable dir.
+// skips the checkpoint but, as Redis still fsyncs its AOF, not the sync.
+// SAVE also writes the RDB file (rdb_save.go), with or without a store; a
+// server made in memory (New) has nowhere to save and fails, as Redis's
+// SAVE would with no usable dir.
 func (s *Server) beforeExit(m ShutdownMode) error {
 	if s.store == nil {
-		if m.Save {
+		if m.Save && s.memOnly {
 			return errors.New(ErrNoPersistence)
+		}
+		if m.Save {
+			return s.saveWithRDB()
 		}
 		return nil
 	}
 	if m.NoSave {
 		return s.store.SyncAll()
+	}
+	if m.Save {
+		return s.saveWithRDB() // rdb_save.go: the store's save, then the RDB file
 	}
 	return s.saveNow()
 }

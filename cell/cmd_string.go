@@ -451,9 +451,11 @@ func appendCmd(x *Ctx) {
 	if !stringLengthOK(x, int64(e.StrLen()), int64(len(val))) {
 		return
 	}
+	size := int64(e.StrLen())
 	e.SetStr(append(e.MutableStr(), val...))
 	e.SetStrEnc(keyspace.EncRaw)
-	x.Touched(key)
+	x.NoteStrRange(e, size, int64(len(val)))
+	x.TouchedNoted(key)
 	x.W.Int(int64(e.StrLen()))
 }
 
@@ -555,6 +557,7 @@ func setrange(x *Ctx) {
 	copy(v[off:], val)
 	e.SetStr(v)
 	e.SetStrEnc(keyspace.EncRaw)
-	x.Touched(key)
+	x.NoteStrRange(e, off, int64(len(val)))
+	x.TouchedNoted(key)
 	x.W.Int(int64(len(v)))
 }

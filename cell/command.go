@@ -53,6 +53,10 @@ const (
 	// flagScript commands run a script (EVAL and friends): with
 	// --lua-allow-undeclared-keys they lock the whole keyspace.
 	flagScript
+	// flagChannelKeys commands' keys are shard channels (SPUBLISH,
+	// SSUBSCRIBE): cluster mode routes them, but they are no keys of the
+	// keyspace, so nothing locks them and scripts need not declare them.
+	flagChannelKeys
 )
 
 // Handler runs one command. The shards holding the command's keys are

@@ -16,8 +16,9 @@ import (
 //  4. cluster mode: -MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN (cluster_route.go)
 //  5. MISCONF: writes while the disk is failing (after BUSY, MONITOR and
 //     maxmemory's checks)
-//  6. CLIENT PAUSE: wait while a pause applies to the command
-//  7. MULTI queueing: everything but the transaction commands is queued
+//  6. RESP2 pub/sub mode: only the subscription commands, PING, QUIT, RESET
+//  7. CLIENT PAUSE: wait while a pause applies to the command
+//  8. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
@@ -72,7 +73,7 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrBusy)
 		return
 	}
-	if c.mon != nil && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
+	if c.monitoring && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
 		return
 	}
@@ -90,6 +91,12 @@ func (c *Client) dispatch(args [][]byte) {
 		// Redis refuses writes (and PING) while it cannot persist, before
 		// queueing them in MULTI.
 		if msg := c.srv.writesDenied(); msg != "" {
+			c.reject(cmd, msg)
+			return
+		}
+	}
+	if c.ps != nil {
+		if msg := c.checkSubscribed(cmd); msg != "" { // cmd_pubsub.go
 			c.reject(cmd, msg)
 			return
 		}
@@ -204,6 +211,7 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 		}
 	case cmd.Flags&flagWholeDB != 0:
 		l.AddDB(ks, db)
+	case cmd.Flags&flagChannelKeys != 0:
 	default:
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {

@@ -28,5 +28,8 @@
 // (the topology and routing), config*.go and ops.go (CONFIG, listeners,
 // protected mode, output limits), stats*.go, metrics.go, observe.go,
 // slowlog.go, latency.go, monitor.go (INFO, /metrics and the observers),
+// pubsub.go and cmd_pubsub.go (publish/subscribe: the sharded registry,
+// delivery, subscribed mode), outsink.go (the output of a client others
+// write to: monitors and subscribers, with their output buffer limits),
 // errors.go (every error text).
 package cell

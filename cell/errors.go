@@ -189,6 +189,15 @@ func errFunctionArg(a string) string {
 	return "ERR Unknown argument " + a
 }
 
+// ErrSsubscribeDenyBlocking is SSUBSCRIBE inside EXEC.
+const ErrSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
+// errSubscribedContext refuses a command to a RESP2 client in pub/sub
+// mode; name is the full name ("client|id").
+func errSubscribedContext(name string) string {
+	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+}
+
 // errSubcommandSyntax is the 6.2-style text 7.0 still gives for some
 // argument errors inside container commands (FUNCTION FLUSH a b).
 func errSubcommandSyntax(parent, sub []byte) string {
@@ -363,11 +372,14 @@ func errAlreadySlotOwner(slot int) string {
 // is the target's error without its '-'.
 func errMigrateTarget(msg string) string { return "ERR Target instance replied with error: " + msg }
 
+// errReplconfOption is REPLCONF's refusal of an option it does not know.
+func errReplconfOption(opt string) string { return "ERR Unrecognized REPLCONF option: " + opt }
+
 // Persistence.
 const (
 	// misconfPrefix starts Redis's refusal of writes while the append-only
 	// file cannot be written; the reason (C's strerror) follows.
 	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
 	ErrSaveInProg    = "ERR Background save already in progress"
-	ErrNoPersistence = "ERR persistence is off (appendonly no): there is nothing to save"
+	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
 )

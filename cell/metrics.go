@@ -25,23 +25,6 @@ import (
 // MetricsContentType is the Content-Type of the exposition.
 const MetricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
-// MetricSample is one sample another layer adds to /metrics (see
-// SetPersistenceMetrics). Labels alternate names and values.
-type MetricSample struct {
-	Name   string // full metric name, "cellserver_persistence_..."
-	Help   string
-	Type   string // "gauge" or "counter"
-	Labels []string
-	Value  float64
-}
-
-// SetPersistenceMetrics installs the persistence layer's report: f is
-// called at every scrape and its samples are exposed as they are. Until
-// it is set, /metrics reports cellserver_persistence_enabled 0.
-func (s *Server) SetPersistenceMetrics(f func() []MetricSample) {
-	s.obs.persistence.Store(&f)
-}
-
 // throttleResult indexes the CL.THROTTLE / CL.PROBE outcome counters.
 type throttleResult int
 
@@ -254,18 +237,8 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	}
 	gauge("cellserver_uptime_seconds", "Seconds since the server started.", time.Since(s.start).Seconds())
 
-	if f := s.obs.persistence.Load(); f != nil && *f != nil {
-		for _, sm := range (*f)() {
-			typ := sm.Type
-			if typ != "counter" {
-				typ = "gauge"
-			}
-			m.family(sm.Name, typ, sm.Help)
-			m.sample(sm.Name, sm.Value, sm.Labels...)
-		}
-	} else {
-		gauge("cellserver_persistence_enabled", "1 when data is persisted to disk.", 0)
-	}
+	counter("cellserver_evicted_keys_total", "Keys evicted to stay under maxmemory (INFO evicted_keys).", float64(s.ops.mem.evicted.Load()))
+	s.writePersistMetrics(gauge, counter) // metrics_persist.go
 
 	const thr = "cellserver_throttle_total"
 	for i, cmd := range []string{"cl.throttle", "cl.probe"} {

@@ -3,10 +3,13 @@ package cell
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,21 +149,90 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func TestMetricsPersistenceHook(t *testing.T) {
-	srv := startServer(t, nil)
-	srv.SetPersistenceMetrics(func() []MetricSample {
-		return []MetricSample{
-			{Name: "cellserver_persistence_enabled", Help: "on", Type: "gauge", Value: 1},
-			{Name: "cellserver_persistence_log_bytes", Help: "effect log size", Type: "gauge", Labels: []string{"dir", `a"b\c`}, Value: 12345},
+// TestMetricsPersistenceMatchesInfo: the persistence metrics of a server
+// with a store say what INFO persistence says, before and after a
+// checkpoint; without a store only enabled and loading are reported, 0.
+func TestMetricsPersistenceMatchesInfo(t *testing.T) {
+	plain := scrape(t, startServer(t, nil))
+	for _, name := range []string{"cellserver_persistence_enabled", "cellserver_persistence_loading"} {
+		if v, ok := metricValue(plain, name); !ok || v != 0 {
+			t.Errorf("without a store: %s = %v (present %v)", name, v, ok)
 		}
-	})
+	}
+	if _, ok := metricValue(plain, "cellserver_persistence_log_bytes"); ok {
+		t.Error("without a store: log_bytes reported")
+	}
+	srv, _ := openServer(t, t.TempDir(), nil)
+	c := dial(t, srv)
+	check := func(when string) {
+		t.Helper()
+		info := infoMap(c.do("INFO", "persistence"))
+		fams := scrape(t, srv)
+		num := func(k string) float64 {
+			v, err := strconv.ParseFloat(info[k], 64)
+			if err != nil {
+				t.Fatalf("%s: INFO %s = %q", when, k, info[k])
+			}
+			return v
+		}
+		flag := func(k, v string) float64 {
+			if info[k] == v {
+				return 1
+			}
+			return 0
+		}
+		for _, tc := range []struct {
+			metric string
+			want   float64
+		}{
+			{"cellserver_persistence_enabled", num("aof_enabled")},
+			{"cellserver_persistence_loading", num("loading")},
+			{"cellserver_persistence_checkpoints_total", num("rdb_saves")},
+			{"cellserver_persistence_rewrites_total", num("aof_rewrites")},
+			{"cellserver_persistence_changes_since_checkpoint", num("rdb_changes_since_last_save")},
+			{"cellserver_persistence_checkpoint_in_progress", num("rdb_bgsave_in_progress")},
+			{"cellserver_persistence_last_checkpoint_timestamp_seconds", num("rdb_last_save_time")},
+			{"cellserver_persistence_last_checkpoint_failed", flag("rdb_last_bgsave_status", "err")},
+			{"cellserver_persistence_snapshot_bytes", num("aof_base_size")},
+			{"cellserver_persistence_log_bytes", num("aof_current_size") - num("aof_base_size")},
+			{"cellserver_persistence_misconf", flag("aof_last_write_status", "err")},
+		} {
+			if got, ok := metricValue(fams, tc.metric); !ok || got != tc.want {
+				t.Errorf("%s: %s = %v (present %v), INFO says %v", when, tc.metric, got, ok, tc.want)
+			}
+		}
+		stats := infoMap(c.do("INFO", "stats"))
+		if got, _ := metricValue(fams, "cellserver_evicted_keys_total"); strconv.FormatFloat(got, 'f', -1, 64) != stats["evicted_keys"] {
+			t.Errorf("%s: evicted_keys_total %v, INFO evicted_keys %s", when, got, stats["evicted_keys"])
+		}
+	}
+	for i := range 100 {
+		c.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	check("before a checkpoint")
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", r)
+	}
+	c.do("SET", "after", "v")
+	check("after a checkpoint")
 	fams := scrape(t, srv)
-	if v, _ := metricValue(fams, "cellserver_persistence_enabled"); v != 1 {
-		t.Errorf("persistence_enabled = %v", v)
+	if v, _ := metricValue(fams, "cellserver_persistence_checkpoints_total"); v != 1 {
+		t.Errorf("checkpoints_total = %v after one SAVE", v)
 	}
-	if v, _ := metricValue(fams, "cellserver_persistence_log_bytes", "dir", `a"b\c`); v != 12345 {
-		t.Errorf("persistence_log_bytes = %v", v)
+	if v, _ := metricValue(fams, "cellserver_persistence_last_checkpoint_duration_seconds"); v <= 0 {
+		t.Errorf("last_checkpoint_duration_seconds = %v after a SAVE", v)
 	}
+}
+
+// infoMap reads the fields of an INFO reply (a bulk string).
+func infoMap(reply string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(reply, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func TestMetricsHistogramBounds(t *testing.T) {
@@ -204,5 +276,51 @@ func TestMetricsFormat(t *testing.T) {
 	}
 	if !strings.HasPrefix(MetricsContentType, "text/plain; version=0.0.4") {
 		t.Error(MetricsContentType)
+	}
+}
+
+// logBuffer collects a server's log lines for a test.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestPersistLogsCheckpointAndShutdown: at the default level (notice) a
+// checkpoint logs what it wrote and how long it took, and a shutdown
+// what it saved.
+func TestPersistLogsCheckpointAndShutdown(t *testing.T) {
+	var logs logBuffer
+	level := new(slog.LevelVar)
+	level.Set(slog.LevelInfo) // notice
+	srv, stop := openServer(t, t.TempDir(), func(c *Config) {
+		c.LogLevel = level
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level, ReplaceAttr: ReplaceLogLevel}))
+	})
+	c := dial(t, srv)
+	c.do("SET", "a", "1")
+	c.do("SAVE")
+	c.do("SET", "b", "2")
+	stop()
+	out := logs.String()
+	for _, want := range []string{
+		`level=NOTICE msg="persistence: checkpoint" rewrite=true keys_written=1 `,
+		`level=NOTICE msg="persistence: saved at shutdown" dir=`, ` keys=2 `,
+		`msg="persistence: store closed, the log is synced"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -23,7 +23,8 @@ import (
 // behind the observer's gate (the gate is 0 while a monitor is attached), and
 // appended to each monitor's sink under one lock, so every monitor sees the
 // same order. A goroutine per monitor writes its sink to the socket, and the
-// monitor client's own replies go through the same sink to stay in order.
+// monitor client's own replies go through the same sink to stay in order
+// (outsink.go).
 
 func init() {
 	register(&Command{Name: "monitor", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Handler: monitorCmd,
@@ -31,7 +32,8 @@ func init() {
 }
 
 // monitorOutputLimit is how much a monitor may fall behind before it is
-// disconnected, so one slow reader cannot hold unbounded memory.
+// disconnected, so one slow reader cannot hold unbounded memory (the sink,
+// outsink.go, applies it).
 const monitorOutputLimit = 64 << 20
 
 // monitorSet is the attached monitors. count is read on the slow path to
@@ -39,18 +41,7 @@ const monitorOutputLimit = 64 << 20
 type monitorSet struct {
 	count atomic.Int32
 	mu    sync.Mutex
-	sinks []*monitorSink
-}
-
-// monitorSink is one monitor's pending output and the goroutine writing it.
-type monitorSink struct {
-	c    *Client
-	mu   sync.Mutex
-	buf  []byte
-	dead bool          // over the limit or the socket failed: drop everything
-	wake chan struct{} // capacity 1: "buf has data"
-	quit chan struct{}
-	done chan struct{}
+	sinks []*outSink
 }
 
 func monitorCmd(x *Ctx) {
@@ -61,19 +52,16 @@ func monitorCmd(x *Ctx) {
 		x.Error(ErrMonitorDenyBlocking)
 		return
 	}
-	if c.mon != nil {
+	if c.monitoring {
 		return // Redis ignores MONITOR from a monitor, without a reply
 	}
 	x.W.OK()
-	m := &monitorSink{c: c, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	// Replies so far (and this +OK) go out before any monitor line.
-	m.push(c.w.Bytes(), nil)
-	c.w.Reset()
-	c.mon = m
-	// Registered before the writer starts: once the client can read +OK,
+	m := c.attachSink()
+	c.monitoring = true
+	// Registered once the +OK is in the sink: once the client can read it,
 	// every command another client runs must reach it (Redis adds the
-	// monitor before replying). Lines pushed meanwhile wait in buf behind
-	// the +OK.
+	// monitor before replying).
 	ms := &x.srv.obs.monitors
 	ms.mu.Lock()
 	ms.sinks = append(ms.sinks, m)
@@ -81,18 +69,16 @@ func monitorCmd(x *Ctx) {
 	ms.mu.Unlock()
 	x.srv.obs.updateGate()
 	setClientFlag(&c.shared.flags, cflagMonitor, true)
-	go m.run()
 }
 
 // stopMonitor leaves monitor mode (RESET, disconnect): the sink is
-// detached, its writer stopped, and what it had not sent yet is written
-// before anything else the client sends.
+// detached from the monitors, and stopped unless subscriptions use it.
 func (c *Client) stopMonitor() {
-	m := c.mon
-	if m == nil {
+	if !c.monitoring {
 		return
 	}
-	c.mon = nil
+	c.monitoring = false
+	m := c.out
 	ms := &c.srv.obs.monitors
 	ms.mu.Lock()
 	for i, s := range ms.sinks {
@@ -104,79 +90,8 @@ func (c *Client) stopMonitor() {
 	}
 	ms.mu.Unlock()
 	c.srv.obs.updateGate()
-	close(m.quit)
-	<-m.done
-	m.mu.Lock()
-	rest, dead := m.buf, m.dead
-	m.buf = nil
-	m.mu.Unlock()
-	if !dead && len(rest) > 0 {
-		c.nc.Write(rest)
-	}
+	c.releaseSink()
 	setClientFlag(&c.shared.flags, cflagMonitor, false)
-}
-
-// flushMonitor is flush for a client in monitor mode: its replies join the
-// monitor lines in its sink.
-func (c *Client) flushMonitor() bool {
-	c.mon.push(c.w.Bytes(), nil)
-	c.w.Reset()
-	c.mon.mu.Lock()
-	defer c.mon.mu.Unlock()
-	return !c.mon.dead
-}
-
-func (m *monitorSink) push(a, b []byte) {
-	if len(a)+len(b) == 0 {
-		return
-	}
-	m.mu.Lock()
-	if m.dead {
-		m.mu.Unlock()
-		return
-	}
-	m.buf = append(m.buf, a...)
-	m.buf = append(m.buf, b...)
-	if len(m.buf) > monitorOutputLimit {
-		m.dead, m.buf = true, nil
-		m.mu.Unlock()
-		m.c.srv.log.Warn("closing monitor client that reached the output buffer limit",
-			"id", m.c.id, "addr", m.c.addr, "limit", monitorOutputLimit)
-		m.c.nc.Close()
-		return
-	}
-	m.mu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run writes the sink to the socket until stopped; buffers are swapped so
-// pushers never wait for the network.
-func (m *monitorSink) run() {
-	defer close(m.done)
-	var out []byte
-	for {
-		select {
-		case <-m.wake:
-		case <-m.quit:
-			return
-		}
-		m.mu.Lock()
-		out, m.buf = m.buf, out[:0]
-		m.mu.Unlock()
-		if len(out) == 0 {
-			continue
-		}
-		if _, err := m.c.nc.Write(out); err != nil {
-			m.mu.Lock()
-			m.dead, m.buf = true, nil
-			m.mu.Unlock()
-			m.c.nc.Close()
-			return
-		}
-	}
 }
 
 // feedMonitors sends the command c just ran to every monitor, as Redis's

@@ -34,8 +34,7 @@ type observer struct {
 	monitors monitorSet   // monitor.go
 	latency  latencyTable // cmd_latency.go
 
-	throttle    throttleCounters                      // metrics.go
-	persistence atomic.Pointer[func() []MetricSample] // metrics.go
+	throttle throttleCounters // metrics.go
 }
 
 // init sets Redis's defaults; CONFIG SET changes them.

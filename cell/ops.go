@@ -326,9 +326,18 @@ func (s *Server) closeIdle(cutoff int64) {
 type outputLimits struct {
 	hard, soft int64
 	softSec    int64
-	// text is the whole parameter as CONFIG GET prints it, the replica and
-	// pubsub classes included (kept, not used: there are neither here).
+	// pubsub is the class of subscribed clients, whose messages are queued
+	// for them as in Redis (outsink.go).
+	pubsub classLimits
+	// text is the whole parameter as CONFIG GET prints it, the replica
+	// class included (kept, not used: there are no replicas here).
 	text string
+}
+
+// classLimits is one class's hard and soft limits in bytes (0: none) and
+// the soft limit's seconds.
+type classLimits struct {
+	hard, soft, softSec int64
 }
 
 const defaultOutputLimits = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
@@ -415,10 +424,15 @@ func (s *Server) setOutputLimits(v string) {
 	f := strings.Fields(v)
 	l := &outputLimits{text: v}
 	for k := 0; k+3 < len(f); k += 4 {
-		if f[k] == "normal" {
-			l.hard, _ = strconv.ParseInt(f[k+1], 10, 64)
-			l.soft, _ = strconv.ParseInt(f[k+2], 10, 64)
-			l.softSec, _ = strconv.ParseInt(f[k+3], 10, 64)
+		var cl classLimits
+		cl.hard, _ = strconv.ParseInt(f[k+1], 10, 64)
+		cl.soft, _ = strconv.ParseInt(f[k+2], 10, 64)
+		cl.softSec, _ = strconv.ParseInt(f[k+3], 10, 64)
+		switch f[k] {
+		case "normal":
+			l.hard, l.soft, l.softSec = cl.hard, cl.soft, cl.softSec
+		case "pubsub":
+			l.pubsub = cl
 		}
 	}
 	s.ops.outLimit.Store(l)

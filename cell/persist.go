@@ -115,13 +115,14 @@ func (s *Server) loadStore() error {
 		// all that was loaded, can then wait until the server serves.
 		debug.SetGCPercent(gcPercent)
 	}
-	records, err := s.replayLog()
+	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
 		return err
 	}
 	s.replayed = records
 	s.loadedKeys, s.loadedExpired = int64(loaded), int64(expired)
+	s.noteLoadDamage(bad + logBad)
 	if skipped > 0 {
 		s.log.Warn("persistence: keys of unknown types skipped", "count", skipped)
 	}
@@ -129,7 +130,7 @@ func (s *Server) loadStore() error {
 		s.log.Warn("persistence: keys of databases beyond --databases are kept on disk, not served", "count", len(s.foreign))
 	}
 	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
-		"expired_dropped", expired, "corrupt_skipped", bad, "log_records_replayed", records,
+		"expired_dropped", expired, "corrupt_skipped", s.loadCorrupt, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil
 }
@@ -147,9 +148,17 @@ type dbKey struct {
 // KindZSetWide head). Replay then takes it back (reviveExpiredSet) and
 // applies the changes to its members, not to an empty set. It keeps the
 // set's encoding, not the set: after a long stop every window has
-// expired, and few, if any, are taken back.
+// expired, and few, if any, are taken back. The same holds for the
+// strings, hashes and lists the log changes in place
+// (keyspace/delta_persist.go).
 func (s *Server) keepExpiredSet(db int, key []byte, v persist.Value) {
-	if v.Kind != persist.KindZSet && v.Kind != persist.KindZSetInts {
+	switch v.Kind {
+	case persist.KindZSet, persist.KindZSetInts, persist.KindHash, persist.KindList:
+	case persist.KindString:
+		if len(v.Str) < keyspace.PatchedMin {
+			return // no patch changes it: the many short ones cost nothing here
+		}
+	default:
 		return // Load gives a set stored member by member as a KindZSet
 	}
 	if s.expiredSets == nil {
@@ -257,6 +266,8 @@ func (s *Server) fsyncLoop() {
 				// SyncAll trims the log's mapping too.
 				if err := s.store.SyncAll(); err != nil && err != persist.ErrClosed {
 					s.log.Error("persistence: fsync failed", "err", err)
+				} else if err == nil {
+					s.lastFsync.Store(time.Now().UnixNano())
 				}
 				continue
 			}
@@ -312,6 +323,7 @@ func (s *Server) saveNow() error {
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
+	s.lastFsync.Store(time.Now().UnixNano())
 	if err := s.checkpoint(); err != nil {
 		return err
 	}

@@ -61,7 +61,12 @@ func (s *Server) checkpoint() error {
 	if checkpointDone != nil {
 		checkpointDone(rewrite)
 	}
-	s.log.Debug("persistence: checkpoint", "keys_written", v.Written, "rewrite", rewrite, "ms", time.Since(start).Milliseconds())
+	took := time.Since(start)
+	s.ckptNs.Store(int64(took))
+	// Notice level: a checkpoint is rare and costs (Redis logs each
+	// BGSAVE and AOF rewrite too).
+	s.log.Info("persistence: checkpoint", "rewrite", rewrite, "keys_written", v.Written,
+		"snapshot_bytes", s.store.SnapshotSize(), "ms", took.Milliseconds())
 	return nil
 }
 
@@ -109,7 +114,9 @@ func (s *Server) checkpointLoop() {
 	defer s.bg.Done()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	replayed := s.replayed > 0
+	// After a start that skipped a damaged log too: the checkpoint drops
+	// the damaged segments, whose loss the start reported.
+	replayed := s.replayed > 0 || s.loadDamage.Damaged()
 	for tick := 0; ; tick++ {
 		select {
 		case <-s.done:

@@ -22,6 +22,13 @@ func FuzzPersistRestart(f *testing.F) {
 	// Windows whose members are their scores' integers, which the log
 	// notes as integers (zsetRec.note): range deletes, pops, -0, 2^53.
 	f.Add("ZADD w 10 10 20 20 30 30 -5 -5\nMULTI\nZADD w 40 40\nZREMRANGEBYSCORE w 0 20\nPEXPIRE w 600000\nEXEC\nZPOPMIN w\nZADD w -0 0 9007199254740993 9007199254740993\nZREMRANGEBYSCORE w -1 1\nZREMRANGEBYSCORE w 9007199254740992 9007199254740992")
+	// Strings, hashes and lists changed in place, which the log holds as
+	// what changed (keyspace/delta_persist.go): patches, fields, list positions,
+	// with checkpoints between them and values replaced under them.
+	f.Add("SET s 0123456789012345678901234567890123456789012345678901234567890123456789\nAPPEND s abc\nSAVE\nSETRANGE s 100 z\nAPPEND s \"\\x00\"\nPEXPIRE s 600000\nSETRANGE s 2 xy\nOBJECT ENCODING s")
+	f.Add("RPUSH l a b c d e\nSAVE\nLPUSH l x y\nRPOP l 2\nLSET l -1 z\nLTRIM l 1 -1\nBGSAVE\nLPOP l\nLINSERT l BEFORE c i\nLREM l 0 z\nRPUSHX l w\nLPUSHX l v")
+	f.Add("HSET h a 1 b 2 c 3\nHSET h d 4\nHDEL h a\nSAVE\nHINCRBY h b 5\nHINCRBYFLOAT h c 0.5\nHSETNX h e 5\nHSET h long 01234567890123456789012345678901234567890123456789012345678901234567890\nHDEL h long\nEXPIRE h 1000")
+	f.Add("MULTI\nAPPEND s 01234567890123456789012345678901234567890123456789012345678901234567890\nAPPEND s x\nLPUSH l a\nLPOP l\nLPUSH l b\nHSET h f v\nHDEL h f\nHSET h g w\nEXEC\nMULTI\nAPPEND s y\nSETRANGE s 0 q\nRPUSH l c\nLSET l 0 d\nHSET h g x\nEXEC\nDEL l\nRPUSH l e\nRENAME h s")
 	mod := func(c *Config) { c.Shards = 2 }
 	f.Fuzz(func(t *testing.T, script string) {
 		dir := t.TempDir()

@@ -15,11 +15,12 @@ import (
 // (checkpoint.go), so that the checkpoint the server runs after a replay
 // folds it into the snapshot and the log can be dropped.
 
-// replayLog applies the effect log and reports how many records it read.
-func (s *Server) replayLog() (records int, err error) {
+// replayLog applies the effect log and reports how many records it read,
+// and how many it skipped as corrupt.
+func (s *Server) replayLog() (records, bad int, err error) {
 	var skipped int
-	var sets []replayedSet // sorted sets the current record changed
-	records, bad, err := s.store.Replay(func(e *persist.Effect) error {
+	var sets []replayedSet // sorted sets, hashes and lists the current record changed
+	records, bad, err = s.store.Replay(func(e *persist.Effect) error {
 		if e.Kind == persist.EffectEnd {
 			s.dropEmptySets(sets)
 			sets = sets[:0]
@@ -34,12 +35,12 @@ func (s *Server) replayLog() (records int, err error) {
 			s.replayForeign(e)
 			return nil
 		}
-		z, ok := s.applyEffect(e)
+		v, ok := s.applyEffect(e)
 		if !ok {
 			skipped++
 		}
-		if z != nil {
-			sets = append(sets, replayedSet{e.DB, string(e.Key), z})
+		if v != nil {
+			sets = append(sets, replayedSet{e.DB, string(e.Key), v})
 		}
 		return nil
 	})
@@ -48,7 +49,7 @@ func (s *Server) replayLog() (records int, err error) {
 		s.log.Warn("persistence: log effects skipped (unknown types or corrupt records)",
 			"effects", skipped, "records", bad)
 	}
-	return records, err
+	return records, bad, err
 }
 
 // replayForeign applies an effect on a database beyond --databases to
@@ -80,6 +81,15 @@ func (s *Server) replayForeign(e *persist.Effect) {
 	case persist.EffectDelete:
 		s.dropForeign(id)
 	case persist.EffectPut:
+		if k := e.Value.Kind; k == persist.KindHashHead || k == persist.KindListHead {
+			delete(s.foreignSets, id)
+			if enc := keyspace.ReplayStored(s.foreign[id], e, s.zsetConfig()); enc != nil {
+				s.foreign[id] = enc
+			} else {
+				delete(s.foreign, id)
+			}
+			return
+		}
 		if e.Value.Kind != persist.KindZSetWide {
 			delete(s.foreignSets, id)
 			s.foreign[id] = persist.AppendValue(nil, e.Value)
@@ -96,6 +106,12 @@ func (s *Server) replayForeign(e *persist.Effect) {
 			f.z.Delete(e.Member)
 		}
 		s.noteForeignEmpty(id, f)
+	default: // a change in place of a string, hash or list
+		if enc := keyspace.ReplayStored(s.foreign[id], e, s.zsetConfig()); enc != nil {
+			s.foreign[id] = enc
+		} else {
+			delete(s.foreign, id)
+		}
 	}
 }
 
@@ -163,24 +179,24 @@ func (s *Server) sealForeignSets() {
 	s.foreignSets = nil
 }
 
-// replayedSet is a sorted set a record changed in place.
+// replayedSet is a sorted set, hash or list a record changed in place.
 type replayedSet struct {
 	db  int
 	key string
-	z   *keyspace.ZSet
+	v   keyspace.Aggregate
 }
 
-// dropEmptySets deletes the sets of the list that a record left empty.
+// dropEmptySets deletes the values of the list that a record left empty.
 func (s *Server) dropEmptySets(sets []replayedSet) {
 	for _, r := range sets {
-		s.ks.ReplayDropEmpty(r.db, r.key, r.z)
+		s.ks.ReplayDropEmpty(r.db, r.key, r.v)
 	}
 }
 
 // applyEffect applies one effect to the keyspace. It returns the sorted
-// set a set effect (a head or a member) changed, and false for an effect
-// it skipped (a value of an unknown type).
-func (s *Server) applyEffect(e *persist.Effect) (*keyspace.ZSet, bool) {
+// set, hash or list a change in place changed, and false for an effect it
+// skipped (a value of an unknown type).
+func (s *Server) applyEffect(e *persist.Effect) (keyspace.Aggregate, bool) {
 	if e.Kind == persist.EffectFlushDB {
 		s.ks.ReplayFlush(e.DB)
 		for id := range s.expiredSets {
@@ -193,18 +209,19 @@ func (s *Server) applyEffect(e *persist.Effect) (*keyspace.ZSet, bool) {
 	if len(s.expiredSets) != 0 && !s.ks.Loaded(e.DB, e.Key) {
 		s.reviveExpiredSet(e)
 	}
-	z, ok := s.ks.Replay(e, s.zsetConfig())
+	v, ok := s.ks.Replay(e, s.zsetConfig())
 	if !ok {
 		s.log.Warn("persistence: skipping a logged value of a type this build does not know",
 			"db", e.DB, "key", fmt.Sprintf("%q", e.Key), "type", string(rune(e.Value.Kind)))
 	}
-	return z, ok
+	return v, ok
 }
 
 // reviveExpiredSet puts back, for an effect on a key that is not in
-// memory, the sorted set loadStore kept aside as expired under it, when
-// the effect changes the set in place (a head or a member); any other
-// effect is a new state of the key, and the set is forgotten.
+// memory, the value loadStore kept aside as expired under it, when the
+// effect changes it in place (a head, a member, a field, a list position,
+// a string patch); any other effect is a new state of the key, and the
+// value is forgotten.
 func (s *Server) reviveExpiredSet(e *persist.Effect) {
 	id := dbKey{e.DB, string(e.Key)}
 	kept, ok := s.expiredSets[id]
@@ -212,9 +229,7 @@ func (s *Server) reviveExpiredSet(e *persist.Effect) {
 		return
 	}
 	delete(s.expiredSets, id)
-	inPlace := e.Kind == persist.EffectPutMember || e.Kind == persist.EffectDeleteMember ||
-		e.Kind == persist.EffectPut && e.Value.Kind == persist.KindZSetWide
-	if !inPlace {
+	if !e.InPlace() {
 		return
 	}
 	v, err := persist.Decode(kept.enc)

@@ -372,23 +372,32 @@ func testPersistExpiredNotLogged(t *testing.T) {
 	}
 }
 
-// TestPersistOffTouchesNoDisk: appendonly no (and New) create no file.
+// TestPersistOffTouchesNoDisk: appendonly no creates no file but the RDB
+// file SAVE and BGSAVE write, as Redis without its AOF; a server made by
+// New has no files and refuses both.
 func TestPersistOffTouchesNoDisk(t *testing.T) {
 	dir := t.TempDir()
 	srv, _ := openServer(t, dir, func(c *Config) { c.AppendOnly = false })
 	setKey(srv, 0, "k", "v", 0)
 	c := dial(t, srv)
-	if r := c.do("SAVE"); r != "-"+ErrNoPersistence+"\r\n" {
-		t.Fatalf("SAVE: %q", r)
-	}
-	if r := c.do("BGSAVE"); r != "-"+ErrNoPersistence+"\r\n" {
-		t.Fatalf("BGSAVE: %q", r)
-	}
 	if srv.store != nil {
 		t.Fatal("a store with appendonly no")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("files in --dir: %v", ents)
+		t.Fatalf("files in --dir before SAVE: %v", ents)
+	}
+	if r := c.do("SAVE"); r != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", r)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "dump.rdb" {
+		t.Fatalf("files in --dir after SAVE: %v", ents)
+	}
+	mem := dial(t, startServer(t, nil))
+	if r := mem.do("SAVE"); r != "-"+ErrNoPersistence+"\r\n" {
+		t.Fatalf("SAVE on a server made in memory: %q", r)
+	}
+	if r := mem.do("BGSAVE"); r != "-"+ErrNoPersistence+"\r\n" {
+		t.Fatalf("BGSAVE on a server made in memory: %q", r)
 	}
 }
 
@@ -555,6 +564,13 @@ func TestPersistMisconf(t *testing.T) {
 	}
 	if r := other.do("CL.PROBE", "a", "5", "10", "60"); !strings.HasPrefix(r, "*5") {
 		t.Fatalf("a read while the disk is full: %q", r)
+	}
+	fams := scrape(t, srv)
+	if v, _ := metricValue(fams, "cellserver_persistence_misconf"); v != 1 {
+		t.Errorf("/metrics while writes get MISCONF: cellserver_persistence_misconf %v", v)
+	}
+	if v, _ := metricValue(fams, "cellserver_persistence_unsynced_bytes"); v <= 0 {
+		t.Errorf("/metrics with a write not synced: cellserver_persistence_unsynced_bytes %v", v)
 	}
 	other.do("MULTI")
 	if r := other.do("CL.THROTTLE", "b", "5", "10", "60"); r != misconf {

@@ -31,6 +31,9 @@ type Server struct {
 	conf     configStore // CONFIG SET values without a live setting (cmd_config.go)
 	ops      opsState    // file, security, TLS, maxmemory, SHUTDOWN (ops.go)
 	obs      observer    // slow log, MONITOR, latency monitor (observe.go)
+	// pubsub is who subscribes to which channel and pattern, spubsub to
+	// which shard channel (pubsub.go).
+	pubsub, spubsub *pubsubRegistry
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
@@ -42,6 +45,7 @@ type Server struct {
 	// SET-ACTIVE-EXPIRE 0 does, for tests that need expired keys to stay.
 	activeExpiryOff atomic.Bool
 	closing         atomic.Bool
+	memReturn       memReturn // bigargs.go
 
 	// store is the durable keyspace (effect log and snapshot); nil with
 	// appendonly no, or for servers made by New.
@@ -53,8 +57,12 @@ type Server struct {
 	// began; replayed the log records replayed at start; ckptBatch the
 	// batch checkpoints gather what they write in, kept from one to the
 	// next so that its few megabytes are not garbage each time.
-	ckptMu    sync.Mutex
-	ckptFull  bool
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
 	ckptBatch *persist.Batch
 	overKeys  int64
 	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
@@ -82,9 +90,17 @@ type Server struct {
 	bgsaveStart   atomic.Int64      // Unix s it started
 	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
 	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
 	loadedKeys    int64             // keys loaded at start
 	loadedExpired int64             // keys found expired at start
-	bg            sync.WaitGroup    // background goroutines, done before the store closes
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
+	bg          sync.WaitGroup // background goroutines, done before the store closes
 
 	// Cluster mode (cluster.go): fixed at start, so the command path pays
 	// one predictable branch when it is off.
@@ -114,6 +130,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	s.memOnly = true
 	s.startBackground()
 	return s
 }
@@ -130,10 +147,11 @@ func Open(cfg Config) (*Server, error) {
 			close(s.done)
 			return nil, fmt.Errorf("appendfsync %q: must be always, everysec or no", s.cfg.AppendFsync)
 		}
-		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault})
+		st, err := persist.Open(s.cfg.Dir, persist.Options{Logger: s.log, FS: s.cfg.persistFS, LogFault: s.cfg.logFault,
+			SkipDamagedLog: s.loadDamaged() == LoadDamagedSkip})
 		if err != nil {
 			close(s.done) // stops what newServer started
-			return nil, err
+			return nil, explainDamage(err)
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
@@ -181,6 +199,8 @@ func newServer(cfg Config) *Server {
 		start:    time.Now(),
 		clients:  map[int64]*Client{},
 		done:     make(chan struct{}),
+		pubsub:   newPubsubRegistry(false),
+		spubsub:  newPubsubRegistry(true),
 	}
 	if cfg.Cluster != nil {
 		// Before anything (recovery included) puts a key in the keyspace:
@@ -424,14 +444,21 @@ func (s *Server) saveAndClose() {
 	// A final save makes the next start load sstables instead of
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
-	if !s.ExitMode().NoSave {
-		if err := s.saveNow(); err != nil {
-			s.log.Error("persistence: save at shutdown failed", "err", err)
-		}
+	start := time.Now()
+	if s.ExitMode().NoSave {
+		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
+			"log_bytes", s.store.LogSize())
+	} else if err := s.saveNow(); err != nil {
+		s.log.Error("persistence: save at shutdown failed", "err", err)
+	} else {
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {
 		s.log.Error("persistence: closing the store", "err", err)
+		return
 	}
+	s.log.Info("persistence: store closed, the log is synced")
 }
 
 // Keyspace exposes the data for tests and persistence.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/persist"
@@ -142,16 +141,7 @@ func TestPersistDeltaOverExpiredSnapshot(t *testing.T) {
 			if got := c.do("EXEC"); got != "*3\r\n:1\r\n:1\r\n:1\r\n" {
 				t.Fatalf("EXEC: %q", got)
 			}
-			want := dumpKeyspace(srv)
-			crashStop(srv, stop)
-			time.Sleep(400 * time.Millisecond) // past the snapshot's expiry
-			srv, _ = openServer(t, dir, nil)
-			var live []string
-			for _, k := range want {
-				if !strings.HasPrefix(k, `0/"gone"`) {
-					live = append(live, k)
-				}
-			}
+			live, srv := restartPastExpiry(t, srv, stop, dir)
 			sameKeys(t, dumpKeyspace(srv), live)
 		})
 	}

@@ -371,7 +371,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"cellserver_keys", []string{"db", "0"}, 2},
 		{"cellserver_keys_with_expiry", []string{"db", "0"}, 2},
 		{"cellserver_connected_clients", nil, 1},
-		{"cellserver_persistence_enabled", nil, 0},
+		// Started without --appendonly: persistence is on (INFO aof_enabled:1).
+		{"cellserver_persistence_enabled", nil, 1},
+		{"cellserver_persistence_loading", nil, 0},
+		{"cellserver_persistence_misconf", nil, 0},
 	} {
 		if got := value(tc.name, tc.labels...); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)

@@ -369,3 +369,55 @@ func TestBadRDBAtStart(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisLoadsCellserverRDB: the file cellserver's SAVE writes, and the
+// one `redis-cli --rdb` fetches from it, both load in redis-server with
+// every key, value and expiry.
+func TestRedisLoadsCellserverRDB(t *testing.T) {
+	cli := requirePeer(t, "redis-cli")
+	s := startServers(t, serverOptions{})
+	ref, cell := mustDial(t, s.redis), mustDial(t, s.cell)
+	for _, c := range []*respConn{ref, cell} {
+		for _, cmd := range rdbKeyspace {
+			mustDo(t, c, cmd...)
+		}
+		mustDo(t, c, "SELECT", "2")
+		mustDo(t, c, "SET", "in-db-2", "two")
+		mustDo(t, c, "SELECT", "0")
+	}
+	mustDo(t, ref, "PEXPIREAT", "s", strings.TrimSuffix(strings.TrimPrefix(mustDo(t, cell, "PEXPIRETIME", "s"), ":"), "\r\n"))
+	if got := mustDo(t, cell, "SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	dir := t.TempDir()
+	saved, err := os.ReadFile(filepath.Join(s.cell.Cmd.Dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "saved.rdb"), saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(s.cell.addr)
+	out, err := exec.Command(cli, "-h", "127.0.0.1", "-p", port, "--rdb", filepath.Join(dir, "cli.rdb")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli --rdb: %v\n%s", err, out)
+	}
+	for _, name := range []string{"saved.rdb", "cli.rdb"} {
+		loaded, err := startProcess("redis-server", "redis-server", func(port int, pdir string) []string {
+			return redisArgs(port, pdir, serverOptions{args: []string{"--dir", dir, "--dbfilename", name}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(loaded.Stop)
+		sameReads(t, "redis-server loading cellserver's "+name, ref, mustDial(t, loaded))
+	}
+	// INFO and LASTSAVE report the save.
+	info := mustDo(t, cell, "INFO", "persistence")
+	if !strings.Contains(info, "rdb_saves:1\r\n") || !strings.Contains(info, "rdb_changes_since_last_save:0\r\n") {
+		t.Errorf("INFO persistence after SAVE:\n%s", info)
+	}
+	if ls := mustDo(t, cell, "LASTSAVE"); !ttlWithin(ls, time.Now().Unix()-60, time.Now().Unix()+1) {
+		t.Errorf("LASTSAVE: %q", ls)
+	}
+}

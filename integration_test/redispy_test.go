@@ -45,3 +45,13 @@ func TestRedisPyConnectionSetup(t *testing.T) {
 	}
 	compareTranscripts(t, "redis_py_auth.py", outs[0].Lines, outs[1].Lines)
 }
+
+// TestRedisPyPubSub runs python/redis_py_pubsub.py against both servers:
+// redis-py's pubsub() with get_message and run_in_thread.
+func TestRedisPyPubSub(t *testing.T) {
+	python := debianPython(t)
+	compareScripts(t, "redis_py_pubsub.py", func(addr string) *exec.Cmd {
+		host, port, _ := strings.Cut(addr, ":")
+		return exec.Command(python, "python/redis_py_pubsub.py", host, port)
+	})
+}

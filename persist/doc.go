@@ -53,11 +53,14 @@
 //
 // Open locks the directory (a second server on it is refused), cuts the
 // torn tail of Pebble's newest log file if a crash during a checkpoint
-// left one (wal.go), and opens the effect log, which cuts its own damaged
-// tail (effectlog.Open); both say so in the server's log and neither
-// refuses to start. Load then reads the snapshot and Replay the log from
-// the last checkpoint's position. Records that fail to decode are skipped
-// and logged, never fatal.
+// left one (wal.go), checks that Pebble holds every checkpoint it made
+// durable (ckpt_mark.go: a damaged MANIFEST would hide the later ones),
+// and opens the effect log, which cuts a torn tail and refuses damage in
+// the middle of the log unless Options.SkipDamagedLog (effectlog.Open;
+// LogDamage reports what was skipped). Load then reads the snapshot and
+// Replay the log from the last checkpoint's position. A table Pebble
+// finds damaged fails the load. Records that pass their checksums but
+// fail to decode are skipped and logged.
 //
 // # Disk errors
 //

@@ -82,6 +82,21 @@ type Effect struct {
 	num    [20]byte // Member's bytes when the record held it as an integer
 }
 
+// InPlace reports whether e changes a value in place (a head, a member,
+// a field, a list position, a string patch) rather than set a new state
+// of its key.
+func (e *Effect) InPlace() bool {
+	switch e.Kind {
+	case EffectPut:
+		k := e.Value.Kind
+		return k == KindZSetWide || k == KindHashHead || k == KindListHead
+	case EffectPutMember, EffectDeleteMember, EffectPutField, EffectDeleteField,
+		EffectListSpan, EffectListSet, EffectPatch:
+		return true
+	}
+	return false
+}
+
 // decodeEffects calls fn for each op of a log record, in order. A record
 // that does not decode is reported whole, before any of its ops are
 // applied, so that an execution is replayed entirely or not at all.

@@ -56,6 +56,11 @@ type Options struct {
 	// effect log ("create", "sync"); an error it returns is that
 	// operation's. Tests inject failures here.
 	LogFault func(op string) error
+	// SkipDamagedLog opens an effect log damaged in the middle by
+	// skipping exactly the damaged bytes (LogDamage reports the loss);
+	// without it Open refuses with an error wrapping an
+	// *effectlog.DamageError (damage.go).
+	SkipDamagedLog bool
 }
 
 // Store is the durable keyspace: an effect log every execution appends
@@ -81,6 +86,8 @@ type Store struct {
 
 	// ckpt is the log position the snapshot is complete from.
 	ckpt atomic.Uint64
+	// ckptN is how many checkpoints the snapshot holds (ckpt_mark.go).
+	ckptN atomic.Uint64
 	// gen is the generation of the base in force (base.go), 0 for none.
 	gen atomic.Uint64
 	// snapMu serialises snapshot writes (pb).
@@ -96,6 +103,11 @@ type Store struct {
 	lastLogSize  atomic.Int64
 	lastSnapSize atomic.Uint64
 
+	// damage is what Open skipped of a damaged effect log (LogDamage).
+	damage LogDamage
+	// corrupt is the first file Pebble found damaged (noteCorruption).
+	corrupt atomic.Pointer[string]
+
 	// readOnly is the error with which Open found no room on the disk
 	// (full_disk.go): Pebble is then open read-only and writes are
 	// refused until Reopen finds room. Set under mu too, so holding
@@ -103,10 +115,12 @@ type Store struct {
 	readOnly error
 }
 
-// Open opens or creates the store in dir/DirName and recovers it: a torn or
-// corrupt tail of Pebble's newest log file, and of the effect log, is cut
-// (and logged) first, so that a crash never stops the server from
-// starting. It fails if another process holds the store.
+// Open opens or creates the store in dir/DirName and recovers it: a torn
+// tail of Pebble's newest log file, and of the effect log, is cut (and
+// logged) first, so that a crash never stops the server from starting;
+// damage that is no torn tail (in the middle of the effect log, unless
+// SkipDamagedLog; a snapshot that lost checkpoints) makes it fail. It
+// fails if another process holds the store.
 func Open(dir string, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -136,6 +150,7 @@ func Open(dir string, o Options) (*Store, error) {
 		s.readOnly = err
 		s.log.Warn("persistence: no room on the disk; the snapshot is opened read-only, writes wait until there is room")
 	}
+	manifest := currentManifest(o.FS, s.path)
 	db, err := s.openPebble()
 	if err != nil {
 		lock.Close()
@@ -153,7 +168,7 @@ func Open(dir string, o Options) (*Store, error) {
 		key  []byte
 		what string
 		dst  *atomic.Uint64
-	}{{checkpointKey, "checkpoint position", &s.ckpt}, {genKey, "snapshot generation", &s.gen}} {
+	}{{checkpointKey, "checkpoint position", &s.ckpt}, {genKey, "snapshot generation", &s.gen}, {ckptCountKey, "checkpoint count", &s.ckptN}} {
 		n, err := s.metaUvarint(m.key)
 		if err != nil {
 			s.closeDB()
@@ -161,13 +176,19 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 		m.dst.Store(n)
 	}
+	if err := s.checkMark(manifest); err != nil {
+		s.closeDB()
+		return nil, err
+	}
 	s.elog, err = effectlog.Open(o.FS.PathJoin(s.path, LogDirName), effectlog.Options{
 		Logger: s.log, SegmentSize: o.LogSegmentSize, Fault: o.LogFault,
+		From: s.ckpt.Load(), SkipDamaged: o.SkipDamagedLog,
 	})
 	if err != nil {
 		s.closeDB()
 		return nil, fmt.Errorf("opening the effect log of %s: %w", s.path, err)
 	}
+	s.damage = s.logDamage()
 	return s, nil
 }
 
@@ -178,6 +199,12 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 		Lock:     s.lock,
 		Logger:   pebbleLogger{s.log},
 		ReadOnly: s.readOnly != nil,
+		// A damaged file is Pebble's Fatalf by default, wherever it is
+		// found: at start that is a refusal with a stack trace, while
+		// serving an exit over a table no client reads. Noted instead:
+		// the read that found it fails (Load refuses), and a start
+		// refuses for a damaged file a background task found (damaged).
+		EventListener: &pebble.EventListener{DataCorruption: s.noteCorruption},
 		// Checkpoints write every key changed since the last one in a
 		// few large batches; a memtable bigger than Pebble's 4 MB
 		// default takes more of them before a flush.
@@ -205,7 +232,13 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 		// Excise (EndCheckpoint) needs it; an older store is upgraded.
 		FormatMajorVersion: pebble.FormatVirtualSSTables,
 	}
-	return pebble.Open(s.path, opts)
+	db, err := pebble.Open(s.path, opts)
+	if err != nil {
+		if oerr := checkOptionsFile(s.fs, s.path, opts); oerr != nil {
+			return nil, oerr
+		}
+	}
+	return db, err
 }
 
 // checkVersion refuses a store of another layout and upgrades an older
@@ -410,7 +443,10 @@ func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, e
 	if err := emit(); err != nil {
 		return skipped, err
 	}
-	return skipped, it.Error()
+	if err := it.Error(); err != nil {
+		return skipped, err
+	}
+	return skipped, s.damaged()
 }
 
 // ErrClosed is returned by operations on a closed store.
@@ -452,6 +488,9 @@ func (s *Store) Committed() uint64 { return s.elog.End() }
 
 // Synced reports whether the log is durable up to position n.
 func (s *Store) Synced(n uint64) bool { return s.elog.Synced(n) }
+
+// Unsynced is how many bytes of the log are not yet on disk.
+func (s *Store) Unsynced() uint64 { return s.elog.Unsynced() }
 
 // Sync returns once the log is on disk up to position n. Concurrent calls
 // share fsyncs (effectlog's group commit), which is what `appendfsync
@@ -599,6 +638,10 @@ func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 	if err == nil {
 		err = b.Set(checkpointKey, binary.AppendUvarint(nil, from), nil)
 	}
+	count := s.ckptN.Load() + 1
+	if err == nil {
+		err = b.Set(ckptCountKey, binary.AppendUvarint(nil, count), nil)
+	}
 	if err == nil {
 		err = b.Commit(pebble.NoSync)
 	}
@@ -616,6 +659,11 @@ func (s *Store) EndCheckpoint(from uint64, w *BaseWriter) error {
 		return err
 	}
 	s.ckpt.Store(from)
+	s.ckptN.Store(count)
+	if err := writeMark(s.fs, s.path, count); err != nil {
+		// The checkpoint holds; only the check of the next start is weaker.
+		s.log.Warn("persistence: writing the checkpoint mark", "err", err)
+	}
 	if w == nil || crashBeforeExcise {
 		return s.elog.DropBefore(from)
 	}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,7 +30,16 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 
 // readAll parses every command in input, reading chunk bytes at a time.
 func readAll(input string, chunk int, lim Limits, authed bool) ([]string, error) {
+	return readAllBig(input, chunk, lim, authed, 0)
+}
+
+// readAllBig is readAll with bulks of bigArg bytes or more read into
+// buffers of their own (0: the default threshold).
+func readAllBig(input string, chunk int, lim Limits, authed bool, bigArg int) ([]string, error) {
 	rd := NewReader(&chunkReader{data: []byte(input), n: chunk}, lim)
+	if bigArg > 0 {
+		rd.bigArg = bigArg
+	}
 	var got []string
 	for {
 		args, ok, err := rd.Next(authed)
@@ -63,6 +75,8 @@ func TestReaderRequests(t *testing.T) {
 		{"pipeline", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", []string{"PING", "ECHO|"}, ""},
 		{"binary", "*2\r\n$3\r\nGET\r\n$4\r\na\x00\r\n\r\n", []string{"GET|a\x00\r\n"}, ""},
 		{"big bulk", "*2\r\n$3\r\nSET\r\n$100000\r\n" + big + "\r\n", []string{"SET|" + big}, ""},
+		{"big bulks among others", "*4\r\n$4\r\nMSET\r\n$100000\r\n" + big + "\r\n$1\r\nk\r\n$100000\r\n" + big + "\r\n*1\r\n$4\r\nPING\r\n",
+			[]string{"MSET|" + big + "|k|" + big, "PING"}, ""},
 		{"empty multibulk skipped", "*0\r\n*-1\r\n*1\r\n$4\r\nPING\r\n", []string{"PING"}, ""},
 		{"crlf after payload unchecked", "*1\r\n$4\r\nPINGxx", []string{"PING"}, ""},
 		{"inline", "PING\r\nECHO hi\n", []string{"PING", "ECHO|hi"}, ""},
@@ -82,21 +96,25 @@ func TestReaderRequests(t *testing.T) {
 		{"too big bulk count", "*1\r\n$" + strings.Repeat("1", 70000), nil, "ERR Protocol error: too big bulk count string"},
 	}
 	for _, tc := range tests {
-		for _, chunk := range []int{1, 7, 1 << 20} {
-			got, err := readAll(tc.input, chunk, Limits{}, true)
-			if tc.err != "" {
-				var pe ProtocolError
-				if !errors.As(err, &pe) || pe.Error() != tc.err {
-					t.Errorf("%s (chunk %d): err %v, want %q", tc.name, chunk, err, tc.err)
+		// bigArg 1: every bulk not read whole with its header gets a
+		// buffer of its own; the commands read must not change.
+		for _, bigArg := range []int{0, 1} {
+			for _, chunk := range []int{1, 7, 1 << 20} {
+				got, err := readAllBig(tc.input, chunk, Limits{}, true, bigArg)
+				if tc.err != "" {
+					var pe ProtocolError
+					if !errors.As(err, &pe) || pe.Error() != tc.err {
+						t.Errorf("%s (chunk %d, bigArg %d): err %v, want %q", tc.name, chunk, bigArg, err, tc.err)
+					}
+					continue
 				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s (chunk %d): %v", tc.name, chunk, err)
-				continue
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("%s (chunk %d): got %q, want %q", tc.name, chunk, got, tc.want)
+				if err != nil {
+					t.Errorf("%s (chunk %d, bigArg %d): %v", tc.name, chunk, bigArg, err)
+					continue
+				}
+				if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+					t.Errorf("%s (chunk %d, bigArg %d): got %q, want %q", tc.name, chunk, bigArg, got, tc.want)
+				}
 			}
 		}
 	}
@@ -179,10 +197,65 @@ func FuzzReader(f *testing.F) {
 			chunk = 1 + len(data)
 		}
 		// Whole and chunked reads must agree: the parse state survives reads.
+		// Chunked reads also move bulks of 3 bytes or more that are not
+		// buffered whole to buffers of their own.
 		whole, errWhole := readAll(string(data), len(data)+1, Limits{MaxBulkLen: 1 << 16, MaxQueryBuf: 1 << 20}, true)
-		parts, errParts := readAll(string(data), chunk, Limits{MaxBulkLen: 1 << 16, MaxQueryBuf: 1 << 20}, true)
+		parts, errParts := readAllBig(string(data), chunk, Limits{MaxBulkLen: 1 << 16, MaxQueryBuf: 1 << 20}, true, 3)
 		if strings.Join(whole, "\n") != strings.Join(parts, "\n") || (errWhole == nil) != (errParts == nil) {
 			t.Fatalf("chunk %d: %q %v vs %q %v", chunk, whole, errWhole, parts, errParts)
 		}
 	})
+}
+
+// TestReaderBigArg: a big bulk is read into one buffer of exactly its
+// size, straight from the source, so reading it allocates about its size
+// once (growing the shared buffer by doubling allocated twice that and
+// copied it at each step); the command may keep it (Take) and the
+// reader lets go of it afterwards.
+func TestReaderBigArg(t *testing.T) {
+	const size = 16 << 20
+	in := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(size) + "\r\n")
+	in = append(in, bytes.Repeat([]byte("v"), size)...)
+	in = append(in, "\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"...)
+	rd := NewReader(&chunkReader{data: in, n: 64 << 10}, Limits{})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var args [][]byte
+	for {
+		a, ok, err := rd.Next(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			args = a
+			break
+		}
+		if err := rd.Fill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/10 {
+		t.Errorf("reading a %d-byte bulk allocated %d bytes", size, got)
+	}
+	if len(args) != 3 || len(args[2]) != size || args[2][0] != 'v' || args[2][size-1] != 'v' {
+		t.Fatalf("args: %d, last %d bytes", len(args), len(args[len(args)-1]))
+	}
+	if rd.Take(args[1]) || rd.Take(args[2][:1]) || !rd.Take(args[2]) || rd.Take(args[2]) {
+		t.Error("Take: not true exactly once, for the big bulk only")
+	}
+	next, ok, err := rd.Next(true)
+	if err == nil && !ok {
+		err = rd.Fill() // the big bulk was read to its end, not past it
+		next, ok, _ = rd.Next(true)
+	}
+	if err != nil || !ok || len(next) != 2 || string(next[1]) != "k" {
+		t.Fatalf("the command after: %q %v %v", next, ok, err)
+	}
+	if slices.ContainsFunc(rd.args[:cap(rd.args)], func(a []byte) bool { return len(a) == size }) || len(rd.bigs) != 0 {
+		t.Error("the reader still holds the big bulk of the command before")
+	}
+	if n := rd.Release(); n < minReadSpace {
+		t.Errorf("Release: %d bytes", n)
+	}
 }

@@ -113,6 +113,16 @@ func (w *Writer) NullArray() {
 // Array writes the header of an array of n elements.
 func (w *Writer) Array(n int) { w.header('*', int64(n)) }
 
+// Push writes the header of a push of n elements, out-of-band data such as
+// pub/sub messages: '>' in RESP3, an array in RESP2.
+func (w *Writer) Push(n int) {
+	if w.proto == 3 {
+		w.header('>', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
 // Map writes the header of a map of n pairs; RESP2 gets a flat array.
 func (w *Writer) Map(n int) {
 	if w.proto == 3 {

@@ -23,6 +23,8 @@ func TestWriter(t *testing.T) {
 		{"null array", func(w *Writer) { w.NullArray() }, "*-1\r\n", "_\r\n"},
 		{"map", func(w *Writer) { w.Map(2) }, "*4\r\n", "%2\r\n"},
 		{"set", func(w *Writer) { w.Set(3) }, "*3\r\n", "~3\r\n"},
+		{"push", func(w *Writer) { w.Push(3) }, "*3\r\n", ">3\r\n"},
+		{"push 12", func(w *Writer) { w.Push(12) }, "*12\r\n", ">12\r\n"},
 		{"double", func(w *Writer) { w.Double(1.5) }, "$3\r\n1.5\r\n", ",1.5\r\n"},
 		{"double 0.1", func(w *Writer) { w.Double(0.1) }, "$19\r\n0.10000000000000001\r\n", ",0.10000000000000001\r\n"},
 		{"double inf", func(w *Writer) { w.Double(math.Inf(-1)) }, "$4\r\n-inf\r\n", ",-inf\r\n"},

@@ -20,7 +20,8 @@ type Effects struct {
 	dirty    []dirtyKey
 	dirtyBuf []byte
 	seen     map[dbKey]int
-	zrec     zsetRec // sorted-set members changed in place (zset_persist.go)
+	zrec     zsetRec  // sorted-set members changed in place (zset_persist.go)
+	drec     deltaRec // strings, hashes and lists changed in place (delta_persist.go)
 	batch    *persist.Batch
 }
 
@@ -39,6 +40,10 @@ type dirtyKey struct {
 	// full: the key was replaced or deleted, not only changed in place,
 	// so its log record is its whole value (or a delete).
 	full bool
+	// plain: a change in place that the delta recorder did not see
+	// (delta_persist.go): the record is the whole value then too,
+	// except for a sorted set, which has its own recorder.
+	plain bool
 }
 
 // wideValue is implemented by values that may be stored as a head record
@@ -89,7 +94,11 @@ func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
 }
 
 func (l *List) appendStored(dst []byte, exp int64) []byte {
-	dst = persist.AppendAggregate(dst, persist.KindList, exp, l.n)
+	if l.pos != 0 {
+		dst = persist.AppendListAt(dst, exp, l.pos, l.n)
+	} else {
+		dst = persist.AppendAggregate(dst, persist.KindList, exp, l.n)
+	}
 	for i := 0; i < l.n; i++ {
 		dst = persist.AppendItem(dst, l.At(i))
 	}
@@ -105,14 +114,15 @@ func isWide(e *Entry) bool {
 	return ok && w.storedWide()
 }
 
-// noteDirty records that key of db, in shard s, changed: in place, or
-// replaced or deleted (full).
-func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full bool) {
+// noteDirty records that key of db, in shard s, changed: in place (plain
+// if not through the delta recorder), or replaced or deleted (full).
+func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full, plain bool) {
 	if n := len(c.dirty); n > 0 {
 		last := &c.dirty[n-1]
 		if last.db == db && string(c.dirtyBuf[last.off:last.off+last.n]) == string(key) {
 			last.wide = last.wide || wide
 			last.full = last.full || full
+			last.plain = last.plain || plain
 			return
 		}
 	}
@@ -121,7 +131,7 @@ func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full bool) {
 	// stores just made stall (store forwarding), a cost W1's profile shows.
 	c.dirty = append(c.dirty, dirtyKey{})
 	d := &c.dirty[len(c.dirty)-1]
-	d.s, d.db, d.off, d.n, d.wide, d.full = s, db, len(c.dirtyBuf), len(key), wide, full
+	d.s, d.db, d.off, d.n, d.wide, d.full, d.plain = s, db, len(c.dirtyBuf), len(key), wide, full, plain
 	c.dirtyBuf = append(c.dirtyBuf, key...)
 }
 
@@ -161,6 +171,9 @@ func (c *Effects) Commit(l *LockSet) (err error) {
 	if len(c.zrec.attached) != 0 {
 		c.zrec.reset()
 	}
+	if len(c.drec.ents) != 0 {
+		c.drec.reset()
+	}
 	return err
 }
 
@@ -174,6 +187,9 @@ func (c *Effects) commit(st *persist.Store, l *LockSet) error {
 		e := d.s.keys.get(key)
 		d.s.noteChanged(key, e, d.wide)
 		if !d.full && c.logZSetDelta(b, d.db, key, e) {
+			continue
+		}
+		if !d.full && !d.plain && c.drec.log(b, d.db, key, e) {
 			continue
 		}
 		logEntry(b, d.db, key, e)
@@ -256,6 +272,7 @@ func (c *Effects) dedupeDirty() {
 		if i, ok := c.seen[id]; ok {
 			out[i].wide = out[i].wide || d.wide
 			out[i].full = out[i].full || d.full
+			out[i].plain = out[i].plain || d.plain
 			continue
 		}
 		c.seen[id] = len(out)
@@ -381,6 +398,7 @@ func objectFromStored(v persist.Value, cfg zsetlite.Config) (any, bool) {
 		for _, it := range v.Items {
 			l.PushBack(it)
 		}
+		l.pos = v.Pos
 		return l, true
 	}
 	return nil, false

@@ -13,6 +13,10 @@ type List struct {
 	buf  [][]byte
 	head int
 	n    int
+	// pos numbers the head element: LPUSH takes pos-1, LPOP moves it on.
+	// The effect log names elements by it (delta_persist.go), so that a
+	// push or pop on a long list is logged as what it changed.
+	pos int64
 }
 
 // NewList returns an empty list.
@@ -81,6 +85,7 @@ func (l *List) PushFront(v []byte) {
 	l.head = (l.head - 1) & (len(l.buf) - 1)
 	l.buf[l.head] = ownCopy(v)
 	l.n++
+	l.pos--
 }
 
 // PushBack adds a copy of v at the tail (RPUSH).
@@ -96,6 +101,7 @@ func (l *List) PopFront() []byte {
 	l.buf[l.head] = nil
 	l.head = (l.head + 1) & (len(l.buf) - 1)
 	l.n--
+	l.pos++
 	l.shrink()
 	return v
 }
@@ -149,6 +155,7 @@ func (l *List) Trim(start, stop int) {
 		l.head = l.slot(start)
 	}
 	l.n = stop - start
+	l.pos += int64(start)
 	l.shrink()
 }
 

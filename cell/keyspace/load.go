@@ -74,34 +74,41 @@ func (ks *Keyspace) ReplayFlush(db int) {
 	ks.flushed[db].Store(true)
 }
 
-// ReplayDropEmpty deletes db's key if it still holds z and z is empty: a
-// record lists a set's changes in order, so a set may be empty in the
-// middle of one, never at its end (the execution would have deleted it).
-func (ks *Keyspace) ReplayDropEmpty(db int, key string, z *ZSet) {
-	if z.Len() != 0 {
+// Aggregate is a sorted set, hash or list that a record changed in place.
+type Aggregate interface{ Len() int }
+
+// ReplayDropEmpty deletes db's key if it still holds v and v is empty: a
+// record lists a value's changes in order, so it may be empty in the
+// middle of one, never at its end (the execution would have deleted it),
+// unless the record's head met a key that a later record deletes.
+func (ks *Keyspace) ReplayDropEmpty(db int, key string, v Aggregate) {
+	if v.Len() != 0 {
 		return
 	}
 	sh := ks.shardOf(db, []byte(key))
-	if e := sh.keys.getS(key); e != nil && e.Obj() == any(z) {
+	if e := sh.keys.getS(key); e != nil && e.Obj() == any(v) {
 		sh.drop(key)
 		sh.noteChanged([]byte(key), nil, isWide(e))
 	}
 }
 
-// Revive puts back db's key, a sorted set loading found expired, from its
-// stored form v, and reports whether it could.
+// Revive puts back db's key, a value loading found expired that the log
+// changes in place, from its stored form v, and reports whether it could.
 func (ks *Keyspace) Revive(db int, key []byte, v persist.Value, cfg zsetlite.Config) bool {
 	return ks.LoadPut(db, key, v, cfg)
 }
 
 // Replay applies one effect of the log, other than a FLUSHDB (ReplayFlush),
-// to the keyspace. It returns the sorted set a set effect (a head or a
-// member) changed, and false for an effect it skipped (a value of an
-// unknown type).
-func (ks *Keyspace) Replay(e *persist.Effect, cfg zsetlite.Config) (*ZSet, bool) {
+// to the keyspace. It returns the sorted set, hash or list a change in
+// place (a head, a member, a field, a position) changed, and false for an
+// effect it skipped (a value of an unknown type).
+func (ks *Keyspace) Replay(e *persist.Effect, cfg zsetlite.Config) (Aggregate, bool) {
 	sh := ks.shardOf(e.DB, e.Key)
 	old := sh.keys.get(e.Key)
 	switch e.Kind {
+	case persist.EffectPatch, persist.EffectPutField, persist.EffectDeleteField,
+		persist.EffectListSpan, persist.EffectListSet:
+		return replayDelta(sh, old, e), true
 	case persist.EffectDelete:
 		if old != nil {
 			wide := isWide(old)
@@ -110,6 +117,9 @@ func (ks *Keyspace) Replay(e *persist.Effect, cfg zsetlite.Config) (*ZSet, bool)
 		}
 		return nil, true
 	case persist.EffectPut:
+		if k := e.Value.Kind; k == persist.KindHashHead || k == persist.KindListHead {
+			return replayDelta(sh, old, e), true
+		}
 		if e.Value.Kind == persist.KindZSetWide {
 			ent, z := replayZSet(sh, e.Key, old, cfg)
 			sh.setExp(ent, e.Value.Exp)
@@ -163,4 +173,116 @@ func replayZSet(sh *Shard, key []byte, old *Entry, cfg zsetlite.Config) (*Entry,
 	v := &Entry{}
 	v.SetObj(z)
 	return sh.adopt(key, v), z
+}
+
+// replayDelta applies a change in place of a string, hash or list to the
+// key's entry old in sh (nil: none), and returns the hash or list it
+// changed.
+func replayDelta(sh *Shard, old *Entry, e *persist.Effect) Aggregate {
+	ent, obj := applyDelta(old, e)
+	exp, hasExp := deltaExp(e)
+	if ent != old {
+		wide := isWide(old)
+		if old != nil {
+			sh.drop(string(e.Key))
+		}
+		if hasExp {
+			ent.Exp = exp
+		}
+		ent = sh.adopt(e.Key, ent)
+		sh.noteChanged(e.Key, ent, wide)
+		return obj
+	}
+	if hasExp {
+		sh.setExp(ent, exp)
+	}
+	sh.noteChanged(e.Key, ent, false)
+	return obj
+}
+
+// deltaExp is the expiry a change in place gives its key: a head's or a
+// patch's.
+func deltaExp(e *persist.Effect) (int64, bool) {
+	return e.Value.Exp, e.Kind == persist.EffectPatch || e.Kind == persist.EffectPut
+}
+
+// applyDelta applies a change in place of a string, hash or list to the
+// entry ent (nil: no key), in place when ent holds a value of the kind
+// the change is for, else to a new entry in its stead (an empty value,
+// with no expiry), which it returns with the hash or list changed. An
+// entry it makes is in no shard: the caller adopts it. The expiry is the
+// caller's to set (deltaExp).
+func applyDelta(ent *Entry, e *persist.Effect) (*Entry, Aggregate) {
+	switch e.Kind {
+	case persist.EffectPatch:
+		if ent == nil || !ent.IsString() {
+			ent = &Entry{}
+			ent.SetStr(nil)
+		}
+		ent.SetStr(patchString(ent.MutableStr(), e.Len, e.Pos, e.Data))
+		ent.SetStrEnc(EncRaw) // APPEND's and SETRANGE's
+		return ent, nil
+	case persist.EffectPutField, persist.EffectDeleteField:
+		ent, h := replayObj(ent, NewHash)
+		if e.Kind == persist.EffectPutField {
+			h.Set(e.Member, e.Data)
+		} else {
+			h.Delete(e.Member)
+		}
+		return ent, h
+	case persist.EffectListSpan, persist.EffectListSet:
+		ent, l := replayObj(ent, NewList)
+		if e.Kind == persist.EffectListSet {
+			l.setAt(e.Pos, e.Data)
+		} else if e.Len <= 1<<32 { // past that, a record no server wrote
+			l.setSpan(e.Pos, int(e.Len))
+		}
+		return ent, l
+	case persist.EffectPut:
+		if e.Value.Kind == persist.KindHashHead {
+			return replayObj(ent, NewHash)
+		}
+		return replayObj(ent, NewList)
+	}
+	return ent, nil
+}
+
+// replayObj returns the value of type T that ent holds, or a new entry
+// holding a new one (mk's) when ent holds anything else or is nil.
+func replayObj[T Aggregate](ent *Entry, mk func() T) (*Entry, T) {
+	if ent != nil {
+		if v, ok := ent.Obj().(T); ok {
+			return ent, v
+		}
+	}
+	v := mk()
+	ent = &Entry{}
+	ent.SetObj(v)
+	return ent, v
+}
+
+// ReplayStored applies a change in place of a string, hash or list (not
+// a sorted set's) to enc, a key's stored form (nil: no key), and returns
+// the new stored form, nil when the key holds an empty value (a head over
+// nothing, which a later record deletes or replaces). It costs the
+// value's size: it is for the keys of databases the server does not
+// serve.
+func ReplayStored(enc []byte, e *persist.Effect, cfg zsetlite.Config) []byte {
+	var ent *Entry
+	if enc != nil {
+		if v, err := persist.Decode(enc); err == nil {
+			ent, _ = entryFromStored(v, cfg)
+		}
+	}
+	ent, obj := applyDelta(ent, e)
+	if exp, ok := deltaExp(e); ok {
+		ent.Exp = exp
+	}
+	if obj != nil && obj.Len() == 0 {
+		return nil
+	}
+	if v, ok := ent.Obj().(storedValue); ok {
+		return v.appendStored(nil, ent.Exp)
+	}
+	return persist.AppendString(nil, ent.Exp, ent.StrBytes())
 }

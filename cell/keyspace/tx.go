@@ -64,14 +64,29 @@ func (x *Tx) Lookup(key []byte) *Entry {
 
 // SetString stores a string value under key, replacing whatever the key
 // held, with absolute expiry exp (0: none). The value is copied.
-func (x *Tx) SetString(key, val []byte, exp int64) *Entry {
+func (x *Tx) SetString(key, val []byte, exp int64) *Entry { return x.setString(key, val, exp, false) }
+
+// SetStringOwned is SetString for a value the caller hands over, which
+// is kept instead of copied: a big argument that the connection read
+// into a buffer of its own, so that it is in memory once, not twice.
+func (x *Tx) SetStringOwned(key, val []byte, exp int64) *Entry {
+	return x.setString(key, val, exp, true)
+}
+
+func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
 	s, h := x.ks.locate(x.db, key)
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if v, ok := resp.ParseInt(val); ok {
 		return x.storeInt(s, h, e, key, v, exp, wide)
 	}
-	if e == nil {
+	if own {
+		if e == nil {
+			e, _ = s.newEntry(h, key, 0)
+		}
+		e.SetStr(val)
+		e.SetStrEnc(EncAuto)
+	} else if e == nil {
 		var buf []byte
 		e, buf = s.newEntry(h, key, len(val)) // entry_alloc.go
 		if buf == nil {
@@ -137,11 +152,13 @@ func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
 	return e
 }
 
-// SetExpire changes the expiry of a live entry (0 removes it).
+// SetExpire changes the expiry of a live entry (0 removes it). The change
+// is one the effect log can give as a big value's head alone
+// (delta_persist.go).
 func (x *Tx) SetExpire(key []byte, e *Entry, exp int64) {
 	s := x.ks.shardOf(x.db, key)
 	s.setExp(e, exp)
-	x.wrote(s, key)
+	x.changed(s, key, false, false, false)
 }
 
 // Touched records an in-place change of key's value.
@@ -149,16 +166,34 @@ func (x *Tx) Touched(key []byte) {
 	x.wrote(x.ks.shardOf(x.db, key), key)
 }
 
+// TouchedNoted is Touched for a change whose every part the handler gave
+// the delta recorder (NoteHashField, NoteListPush, NoteListIndex,
+// NoteStrRange): the effect log can then hold what changed instead of the
+// whole value (delta_persist.go).
+func (x *Tx) TouchedNoted(key []byte) {
+	x.changed(x.ks.shardOf(x.db, key), key, false, false, false)
+}
+
 // RemovedFrom ends a change that removed elements from key's aggregate
 // (a hash, list or sorted set), of which left remain: the key goes when
 // it is empty, as the keyspace never holds an empty aggregate; else it
 // changed in place if changed says so.
 func (x *Tx) RemovedFrom(key []byte, left int, changed bool) {
+	x.removedFrom(key, left, changed, false)
+}
+
+// RemovedFromNoted is RemovedFrom for a change the handler gave the delta
+// recorder, as TouchedNoted is Touched's (HDEL, pops, LTRIM).
+func (x *Tx) RemovedFromNoted(key []byte, left int, changed bool) {
+	x.removedFrom(key, left, changed, true)
+}
+
+func (x *Tx) removedFrom(key []byte, left int, changed, noted bool) {
 	switch {
 	case left == 0:
 		x.Remove(key)
 	case changed:
-		x.Touched(key)
+		x.changed(x.ks.shardOf(x.db, key), key, false, false, !noted)
 	}
 }
 
@@ -195,9 +230,9 @@ func (x *Tx) Rename(src, dst []byte, e *Entry) {
 // existing set); wroteOver of a replacement or a delete, wide when the
 // value replaced was stored as several records (persist.go). Every
 // mutation reaches one of them.
-func (x *Tx) wrote(s *Shard, key []byte) { x.changed(s, key, false, false) }
+func (x *Tx) wrote(s *Shard, key []byte) { x.changed(s, key, false, false, true) }
 
-func (x *Tx) wroteOver(s *Shard, key []byte, wide bool) { x.changed(s, key, wide, true) }
+func (x *Tx) wroteOver(s *Shard, key []byte, wide bool) { x.changed(s, key, wide, true, false) }
 
 // wroteInt is wroteOver for key's entry e, which now holds an int:
 // CL.THROTTLE's and SET's hot path. Its record is encoded at once rather
@@ -212,10 +247,11 @@ func (x *Tx) wroteInt(s *Shard, key []byte, e *Entry, wide bool) {
 }
 
 // changed counts the write, breaks the key's WATCHes and notes it for
-// the effect log.
-func (x *Tx) changed(s *Shard, key []byte, wide, full bool) {
+// the effect log: full for a replacement or a delete, plain for a change
+// in place that the delta recorder did not see.
+func (x *Tx) changed(s *Shard, key []byte, wide, full, plain bool) {
 	x.counted(s, key)
-	x.persistNote(s, key, wide, full)
+	x.persistNote(s, key, wide, full, plain)
 }
 
 // counted counts a write of key and breaks its WATCHes.
@@ -227,9 +263,9 @@ func (x *Tx) counted(s *Shard, key []byte) {
 }
 
 // persistNote gives the change to the effect log, if there is one.
-func (x *Tx) persistNote(s *Shard, key []byte, wide, full bool) {
+func (x *Tx) persistNote(s *Shard, key []byte, wide, full, plain bool) {
 	if x.fx != nil {
-		x.fx.noteDirty(s, x.db, key, wide, full)
+		x.fx.noteDirty(s, x.db, key, wide, full, plain)
 	}
 }
 

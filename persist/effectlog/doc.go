@@ -50,17 +50,20 @@
 //
 // # Recovery
 //
-// Open walks the segments in order and stops at the first thing that does
-// not read back whole: a bad header, a header whose base is not where the
-// previous segment ended, a length no frame can have, or a CRC mismatch.
-// It zeros what follows in that segment and deletes every later segment,
-// logging where and how many bytes it cut; it never refuses to start for
-// damage in the log. The cut is right because Sync makes segments durable
-// oldest first: every record a Sync acknowledged lies before any damage a
-// machine crash can leave, and past the damage lie only unacknowledged
-// records. After a process crash nothing is damaged (the page cache holds
-// every completed append) except a record whose memcpy the crash
-// interrupted, which had not been acknowledged either.
+// Open walks every segment, resynchronising after each stretch that does
+// not read back whole (a bad header, a length no frame can have, a CRC
+// mismatch, zeros where valid frames follow) on the next valid frame
+// (damage.go, recover.go). What lies after the log's last valid record
+// is a torn tail: Open zeros it and deletes the segments after it,
+// logging where and how many bytes it cut, and opens. The cut is right
+// because Sync makes segments durable oldest first: every record a Sync
+// acknowledged lies before any damage a machine crash can leave. After a
+// process crash nothing is damaged (the page cache holds every completed
+// append) except a record whose memcpy the crash interrupted, which had
+// not been acknowledged either. Damage with valid records after it is not
+// a crash's doing (or not only): Open refuses it with a *DamageError,
+// changing nothing, unless Options.SkipDamaged, which skips exactly the
+// damaged bytes and lists them (Damaged).
 //
 // # Memory
 //

@@ -25,6 +25,14 @@ type Options struct {
 	// and each fsync round ("sync"); an error it returns is that
 	// operation's. Tests make the disk fail with it.
 	Fault func(op string) error
+	// From is the log position the caller will replay from (the
+	// snapshot's): a log whose oldest segment starts after it lacks
+	// records (damage), and a new log, or one whose end is before it,
+	// appends from it.
+	From uint64
+	// SkipDamaged opens a log damaged in the middle (see Open) by skipping
+	// the damaged bytes instead of refusing with a *DamageError.
+	SkipDamaged bool
 }
 
 // defaultSegmentSize is SegmentSize's default.
@@ -67,9 +75,13 @@ type Log struct {
 	roundTarget uint64 // what the last round was to make durable
 	roundErr    error  // and how it ended
 
-	// What Open found, for Replay.
+	// What Open found, for Replay: the segments, and the damaged
+	// stretches of their record areas that Replay skips.
 	openSegs []segment
+	openSkip [][]span
 	openEnd  uint64
+	damage   []Damage
+	dmgFrame []damagedFrame // for EachDamaged
 
 	errMu     sync.Mutex
 	createErr error  // the last failed segment creation, until one succeeds

@@ -271,7 +271,14 @@ func TestDropBefore(t *testing.T) {
 	more := appendRecords(t, l, 60, 5, []int{100})
 	mustClose(t, l)
 
-	l, lb := openLog(t, dir, 4096)
+	if _, err := Open(dir, Options{SegmentSize: 4096}); err == nil {
+		t.Fatal("Open from 0 of a log that starts later succeeded: the records before its start are missing")
+	}
+	lb := &logBuffer{}
+	l, err = Open(dir, Options{SegmentSize: 4096, From: lsn, Logger: slog.New(slog.NewTextHandler(lb, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer l.Close()
 	checkRecords(t, replayAll(t, l, lsn), more)
 	if s := lb.String(); s != "" {

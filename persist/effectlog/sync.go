@@ -9,6 +9,16 @@ import (
 // n is meant to be an LSN that Append or End returned.
 func (l *Log) Synced(n uint64) bool { return l.synced.Load() >= n }
 
+// Unsynced is how far the log runs past what is durable, in log
+// positions (bytes): the fsync lag.
+func (l *Log) Unsynced() uint64 {
+	end, synced := l.End(), l.synced.Load()
+	if end < synced {
+		return 0
+	}
+	return end - synced
+}
+
 // Sync returns once every record ending at or before n is on disk
 // (fdatasync of the segments holding [synced, n)). Concurrent calls share
 // fsyncs: callers that arrive while an fsync runs are served by the next one

@@ -1,0 +1,276 @@
+package cell
+
+import (
+	"fmt"
+	"math/rand"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// recorder is a subscriber that keeps what it receives.
+type recorder struct {
+	mu  sync.Mutex
+	got []string // "channel payload" or "pattern channel payload"
+	n   atomic.Int64
+}
+
+func (r *recorder) deliver(m *pubsubMessage) {
+	s := string(m.channel) + " " + string(m.payload)
+	if m.pattern != nil {
+		s = string(m.pattern) + " " + s
+	}
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+	r.n.Add(1)
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.got
+	r.got = nil
+	return out
+}
+
+func TestPubsubRegistry(t *testing.T) {
+	type op struct {
+		do      string // sub, unsub, psub, punsub, pub
+		who     int
+		name    string
+		payload string
+		want    int64 // pub's count
+	}
+	tests := []struct {
+		name string
+		ops  []op
+		got  [3][]string // what each recorder received, in order
+	}{
+		{"channel", []op{
+			{do: "sub", who: 0, name: "a"},
+			{do: "sub", who: 1, name: "a"},
+			{do: "sub", who: 0, name: "a"}, // twice: still one delivery
+			{do: "pub", name: "a", payload: "1", want: 2},
+			{do: "pub", name: "b", payload: "2", want: 0},
+			{do: "unsub", who: 0, name: "a"},
+			{do: "unsub", who: 2, name: "a"}, // not subscribed: nothing
+			{do: "pub", name: "a", payload: "3", want: 1},
+		}, [3][]string{{"a 1"}, {"a 1", "a 3"}, nil}},
+		{"patterns", []op{
+			{do: "psub", who: 0, name: "news.*"},
+			{do: "psub", who: 0, name: "*"},
+			{do: "psub", who: 1, name: "news.[ab]"},
+			{do: "sub", who: 2, name: "news.a"},
+			{do: "pub", name: "news.a", payload: "x", want: 4},
+			{do: "pub", name: "news.c", payload: "y", want: 2},
+			{do: "pub", name: "other", payload: "z", want: 1},
+			{do: "punsub", who: 0, name: "*"},
+			{do: "punsub", who: 0, name: "nope"},
+			{do: "pub", name: "other", payload: "w", want: 0},
+		}, [3][]string{
+			{"news.* news.a x", "* news.a x", "news.* news.c y", "* news.c y", "* other z"},
+			{"news.[ab] news.a x"},
+			{"news.a x"},
+		}},
+		{"binary names", []op{
+			{do: "sub", who: 0, name: "a\x00b"},
+			{do: "psub", who: 1, name: "a\\*"},
+			{do: "pub", name: "a\x00b", payload: "", want: 1},
+			{do: "pub", name: "a*", payload: "p", want: 1},
+			{do: "pub", name: "ab", payload: "p", want: 0},
+		}, [3][]string{{"a\x00b "}, {"a\\* a* p"}, nil}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newPubsubRegistry(false)
+			recs := [3]*recorder{{}, {}, {}}
+			for _, o := range tc.ops {
+				s := recs[o.who]
+				switch o.do {
+				case "sub":
+					r.subscribe(o.name, s)
+				case "unsub":
+					r.unsubscribe(o.name, s)
+				case "psub":
+					r.psubscribe(o.name, s)
+				case "punsub":
+					r.punsubscribe(o.name, s)
+				case "pub":
+					if n := r.publish(nil, []byte(o.name), []byte(o.payload)); n != o.want {
+						t.Errorf("publish %q: %d deliveries, want %d", o.name, n, o.want)
+					}
+				}
+			}
+			for i, rec := range recs {
+				if got := rec.take(); fmt.Sprint(got) != fmt.Sprint(tc.got[i]) {
+					t.Errorf("subscriber %d got %q, want %q", i, got, tc.got[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPubsubRegistryCounts(t *testing.T) {
+	r := newPubsubRegistry(false)
+	a, b := &recorder{}, &recorder{}
+	r.subscribe("x", a)
+	r.subscribe("x", b)
+	r.subscribe("y", a)
+	r.psubscribe("p*", a)
+	r.psubscribe("p*", b)
+	r.psubscribe("q*", b)
+	if n := r.channels.Load(); n != 2 {
+		t.Errorf("channels %d, want 2", n)
+	}
+	if n := r.patterns.Load(); n != 2 {
+		t.Errorf("patterns %d, want 2 (unique patterns, as NUMPAT)", n)
+	}
+	if n := r.numsub([]byte("x")); n != 2 {
+		t.Errorf("numsub x %d, want 2", n)
+	}
+	if got := r.channelList(nil); strings.Join(got, ",") != "x,y" {
+		t.Errorf("channels %q", got)
+	}
+	if got := r.channelList([]byte("y*")); strings.Join(got, ",") != "y" {
+		t.Errorf("channels y* %q", got)
+	}
+	r.unsubscribe("x", a)
+	r.unsubscribe("x", b)
+	r.punsubscribe("p*", a)
+	if n := r.channels.Load(); n != 1 {
+		t.Errorf("channels after unsubscribing x: %d, want 1", n)
+	}
+	if n := r.patterns.Load(); n != 2 {
+		t.Errorf("patterns after one of p*'s two left: %d, want 2", n)
+	}
+	r.punsubscribe("p*", b)
+	r.punsubscribe("q*", b)
+	if n := r.patterns.Load(); n != 0 || len(r.order) != 0 || len(r.pats) != 0 {
+		t.Errorf("patterns after all left: %d (%d, %d)", n, len(r.order), len(r.pats))
+	}
+}
+
+// TestPubsubRegistryConcurrent publishes from several goroutines while
+// others subscribe and unsubscribe. Subscribers present throughout receive
+// every message of their channel, each publisher's in its order; and the
+// counts PUBLISH returns add up to the deliveries made. Run with -race.
+func TestPubsubRegistryConcurrent(t *testing.T) {
+	const (
+		channels   = 16
+		publishers = 4
+		perPub     = 2000
+		churners   = 4
+	)
+	r := newPubsubRegistry(false)
+	stable := make([]*recorder, channels)
+	for i := range stable {
+		stable[i] = &recorder{}
+		r.subscribe("ch"+strconv.Itoa(i), stable[i])
+	}
+	steady := &recorder{}
+	r.psubscribe("ch1*", steady) // ch1, ch10..ch15
+	var stop atomic.Bool
+	var churned atomic.Int64
+	var wg sync.WaitGroup
+	churnRecs := make([]*recorder, churners)
+	for g := 0; g < churners; g++ {
+		churnRecs[g] = &recorder{}
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(g)))
+			me := churnRecs[g]
+			for !stop.Load() {
+				ch := "ch" + strconv.Itoa(rng.Intn(channels))
+				pat := "ch" + strconv.Itoa(rng.Intn(channels)) + "*"
+				r.subscribe(ch, me)
+				r.psubscribe(pat, me)
+				r.unsubscribe(ch, me)
+				r.punsubscribe(pat, me)
+				churned.Add(1)
+			}
+		}(g)
+	}
+	var total atomic.Int64
+	var pubs sync.WaitGroup
+	for p := 0; p < publishers; p++ {
+		pubs.Add(1)
+		go func(p int) {
+			defer pubs.Done()
+			for i := 0; i < perPub; i++ {
+				ch := "ch" + strconv.Itoa((p+i)%channels)
+				total.Add(r.publish(nil, []byte(ch), []byte(strconv.Itoa(p)+":"+strconv.Itoa(i))))
+			}
+		}(p)
+	}
+	pubs.Wait()
+	stop.Store(true)
+	wg.Wait()
+
+	delivered := steady.n.Load()
+	for _, s := range stable {
+		delivered += s.n.Load()
+	}
+	for _, s := range churnRecs {
+		delivered += s.n.Load()
+	}
+	if total.Load() != delivered {
+		t.Errorf("PUBLISH counted %d deliveries, subscribers received %d", total.Load(), delivered)
+	}
+	for i, s := range stable {
+		got := s.take()
+		if want := publishers * perPub / channels; len(got) != want {
+			t.Errorf("ch%d's subscriber got %d messages, want %d", i, len(got), want)
+		}
+		last := map[string]int{}
+		for _, m := range got {
+			_, body, _ := strings.Cut(m, " ")
+			p, seq, _ := strings.Cut(body, ":")
+			n, _ := strconv.Atoi(seq)
+			if prev, ok := last[p]; ok && n <= prev {
+				t.Fatalf("ch%d: publisher %s's message %d after %d", i, p, n, prev)
+			}
+			last[p] = n
+		}
+	}
+	if want := int64(publishers * perPub / channels * 7); steady.n.Load() != want {
+		t.Errorf("pattern ch1* got %d messages, want %d", steady.n.Load(), want)
+	}
+	if r.channels.Load() != channels || r.patterns.Load() != 1 {
+		t.Errorf("after the churn: %d channels, %d patterns; want %d, 1", r.channels.Load(), r.patterns.Load(), channels)
+	}
+	if churned.Load() == 0 {
+		t.Error("the churners never ran")
+	}
+}
+
+// TestPubsubMessageEncoding: messages and pattern messages in both
+// protocols, as Redis sends them.
+func TestPubsubMessageEncoding(t *testing.T) {
+	tests := []struct {
+		m            pubsubMessage
+		resp2, resp3 string
+	}{
+		{pubsubMessage{channel: []byte("ch"), payload: []byte("hi")},
+			"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n", ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"},
+		{pubsubMessage{sharded: true, channel: []byte("ch"), payload: []byte("x")},
+			"*3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$1\r\nx\r\n", ">3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$1\r\nx\r\n"},
+		{pubsubMessage{pattern: []byte("c*"), channel: []byte("ch"), payload: nil},
+			"*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$0\r\n\r\n", ">4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$0\r\n\r\n"},
+	}
+	for _, tc := range tests {
+		m := tc.m
+		if got := string(m.encoded(2)); got != tc.resp2 {
+			t.Errorf("RESP2 %q, want %q", got, tc.resp2)
+		}
+		if got := string(m.encoded(3)); got != tc.resp3 {
+			t.Errorf("RESP3 %q, want %q", got, tc.resp3)
+		}
+		if got := string(m.encoded(2)); got != tc.resp2 {
+			t.Errorf("RESP2 again %q, want %q", got, tc.resp2)
+		}
+	}
+}
