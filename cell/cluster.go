@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +31,14 @@ import (
 // There are no replicas and no failure detection: a node that dies is down
 // until it restarts (its slots answer nothing, and clients retry), and
 // every node of the file is considered reachable.
+
+// clusterState is the Server's cluster mode: fixed at start, so the
+// command path pays one predictable branch when it is off.
+type clusterState struct {
+	clusterOn bool
+	topo      atomic.Pointer[Topology]
+	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
+}
 
 // ClusterNode is one line of the topology.
 type ClusterNode struct {

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/cellserver/cellserver/persist"
 )
 
 // INFO [section ...], with Redis 7.0.15's sections, field names and order.
@@ -304,6 +306,9 @@ func infoMemory(s *Server, x *Ctx, b *strings.Builder) {
 // shardTotals sums the per-shard counters. The shards are locked by
 // dispatch (flagAllDBs).
 func (s *Server) shardTotals() (dirty, expired int64) {
+	if s.loading.Load() {
+		return 0, 0 // the loader fills the shards unlocked (loading.go)
+	}
 	for d := range s.ks.DBs() {
 		c := s.ks.Counts(d, false)
 		dirty += c.Dirty
@@ -328,19 +333,24 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 	if s.bgsaveFailed.Load() {
 		bgStatus = "err"
 	}
+	// The loader writes what the last load found until it ends.
+	loadingFlag, loadedKeys, loadedExpired, corrupt, d := "1", int64(0), int64(0), int64(0), persist.LogDamage{}
+	if !s.loading.Load() {
+		loadingFlag, loadedKeys, loadedExpired, corrupt, d = "0", s.loadedKeys, s.loadedExpired, s.loadCorrupt, s.loadDamage
+	}
 	inProgress, current := "0", "-1"
 	if s.bgsave.Load() {
 		inProgress, current = "1", itoa(time.Now().Unix()-s.bgsaveStart.Load())
 	}
 	for _, kv := range [][2]string{
-		{"loading", "0"}, {"async_loading", "0"}, {"current_cow_peak", "0"},
+		{"loading", loadingFlag}, {"async_loading", "0"}, {"current_cow_peak", "0"},
 		{"current_cow_size", "0"}, {"current_cow_size_age", "0"}, {"current_fork_perc", "0.00"},
 		{"current_save_keys_processed", "0"}, {"current_save_keys_total", "0"},
 		{"rdb_changes_since_last_save", itoa(max(dirty-s.dirtyAtSave.Load(), 0))}, {"rdb_bgsave_in_progress", inProgress},
 		{"rdb_last_save_time", itoa(s.lastSave.Load())}, {"rdb_last_bgsave_status", bgStatus},
 		{"rdb_last_bgsave_time_sec", itoa(s.bgsaveSecs.Load())}, {"rdb_current_bgsave_time_sec", current},
-		{"rdb_saves", itoa(s.saves.Load())}, {"rdb_last_cow_size", "0"}, {"rdb_last_load_keys_expired", itoa(s.loadedExpired)},
-		{"rdb_last_load_keys_loaded", itoa(s.loadedKeys)}, {"aof_enabled", aof}, {"aof_rewrite_in_progress", "0"},
+		{"rdb_saves", itoa(s.saves.Load())}, {"rdb_last_cow_size", "0"}, {"rdb_last_load_keys_expired", itoa(loadedExpired)},
+		{"rdb_last_load_keys_loaded", itoa(loadedKeys)}, {"aof_enabled", aof}, {"aof_rewrite_in_progress", "0"},
 		{"aof_rewrite_scheduled", "0"}, {"aof_last_rewrite_time_sec", itoa(s.lastRewrite.Load())},
 		{"aof_current_rewrite_time_sec", "-1"}, {"aof_last_bgrewrite_status", "ok"},
 		{"aof_rewrites", itoa(s.rewrites.Load())}, {"aof_rewrites_consecutive_failures", "0"},
@@ -360,13 +370,13 @@ func infoPersistence(s *Server, x *Ctx, b *strings.Builder) {
 		field(b, "aof_pending_bio_fsync", "0")
 		field(b, "aof_delayed_fsync", "0")
 		// What the last start dropped as damaged (persist_damage.go).
-		d := s.loadDamage
-		field(b, "aof_last_load_corrupt_skipped", itoa(s.loadCorrupt))
+		field(b, "aof_last_load_corrupt_skipped", itoa(corrupt))
 		field(b, "aof_last_load_damaged_stretches", itoa(int64(d.Stretches)))
 		field(b, "aof_last_load_damaged_records", itoa(d.Records))
 		field(b, "aof_last_load_damaged_bytes", itoa(d.Bytes))
 		field(b, "aof_last_load_damaged_keys", itoa(d.KeyCount))
 	}
+	infoLoading(s, b) // loading.go
 }
 
 // totalCommands is total_commands_processed since the last RESETSTAT.
@@ -494,6 +504,9 @@ func infoErrorStats(s *Server, x *Ctx, b *strings.Builder) {
 // keys past their expiry that nobody has reaped yet; avg_ttl is the
 // expiry cycle's running estimate, in ms, as Redis's.
 func infoKeyspace(s *Server, x *Ctx, b *strings.Builder) {
+	if s.loading.Load() {
+		return // the loader fills the shards unlocked (loading.go)
+	}
 	for d := range s.ks.DBs() {
 		c := s.ks.Counts(d, false)
 		keys, expires := c.Keys, c.Expires

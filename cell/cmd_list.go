@@ -303,7 +303,7 @@ func lrem(x *Ctx) {
 		limit = -limit // MinInt64 stays negative: no limit, as in Redis
 	}
 	var taken int64
-	removed := l.RemoveIf(count < 0, func(v []byte) bool {
+	removed, lo, hi := l.RemoveIf(count < 0, func(v []byte) bool {
 		if (limit > 0 && taken >= limit) || !bytes.Equal(v, elem) {
 			return false
 		}
@@ -311,7 +311,7 @@ func lrem(x *Ctx) {
 		return true
 	})
 	if removed > 0 {
-		x.RemovedFrom(key, l.Len(), true)
+		x.ListChanged(key, l, lo, hi)
 	}
 	x.W.Int(int64(removed))
 }
@@ -343,14 +343,8 @@ func linsert(x *Ctx) {
 			if after {
 				i++
 			}
-			atEnd := i == 0 || i == l.Len()
-			l.Insert(i, x.Args[4])
-			if atEnd { // a push, at the head or the tail
-				x.NoteListIndex(l, i)
-				x.TouchedNoted(key)
-			} else {
-				x.Touched(key)
-			}
+			lo, hi := l.Insert(i, x.Args[4])
+			x.ListChanged(key, l, lo, hi)
 			x.W.Int(int64(l.Len()))
 			return
 		}

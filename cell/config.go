@@ -66,6 +66,11 @@ type Config struct {
 	Cluster           *Topology
 	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
 
+	// SlowLoad, for tests only, makes loading the store sleep this long
+	// every 1000 keys, so that a test can watch a server while it loads
+	// (cellserver reads it from CELLSERVER_TEST_SLOW_LOAD).
+	SlowLoad time.Duration
+
 	// persistFS replaces the operating system's file system under the
 	// store, and logFault fails the effect log's disk operations; tests
 	// use them to make the disk fail.

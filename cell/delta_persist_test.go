@@ -47,6 +47,11 @@ func TestPersistDeltas(t *testing.T) {
 			{"LINSERT", "l", "BEFORE", "x", "before-head"}, {"LINSERT", "l", "AFTER", "y", "after-tail"},
 		}, 600},
 		{"list middle", [][]string{{"LINSERT", "l", "AFTER", "e0500", "mid"}, {"LREM", "l", "1", "e0007"}, {"LPUSH", "l", "z"}}, 0},
+		// The side nearer an end moves: a few elements each.
+		{"list inserts and removals near the ends", [][]string{
+			{"LINSERT", "l", "AFTER", "e0995", "i1"}, {"LINSERT", "l", "BEFORE", "e0004", "i2"},
+			{"LREM", "l", "1", "e0990"}, {"LREM", "l", "-1", "e0002"}, {"RPUSH", "l", "e0002"}, {"LREM", "l", "-2", "e0002"},
+		}, 800},
 		{"list pops past its start", [][]string{{"LPOP", "l", "600"}, {"LPUSH", "l", "p", "q"}, {"RPOP", "l", "300"}}, 0},
 		{"transaction", [][]string{
 			{"MULTI"}, {"APPEND", "s", "1"}, {"SETRANGE", "s", "3", "mid"}, {"APPEND", "s", "2"},

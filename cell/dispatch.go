@@ -17,8 +17,9 @@ import (
 //  5. MISCONF: writes while the disk is failing (after BUSY, MONITOR and
 //     maxmemory's checks)
 //  6. RESP2 pub/sub mode: only the subscription commands, PING, QUIT, RESET
-//  7. CLIENT PAUSE: wait while a pause applies to the command
-//  8. MULTI queueing: everything but the transaction commands is queued
+//  7. LOADING: while the store loads, commands without the loading flag
+//  8. CLIENT PAUSE: wait while a pause applies to the command
+//  9. MULTI queueing: everything but the transaction commands is queued
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
@@ -100,6 +101,10 @@ func (c *Client) dispatch(args [][]byte) {
 			c.reject(cmd, msg)
 			return
 		}
+	}
+	if c.srv.loading.Load() && cmd.Flags&FlagLoading == 0 {
+		c.reject(cmd, ErrLoading) // the store is loading (loading.go)
+		return
 	}
 	if c.srv.paused.Load() != nil {
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)

@@ -25,8 +25,9 @@
 // (EVAL, cell/script runs the Lua), persist*.go (the store: effects,
 // loading, replay, checkpoints' schedule), expire_loop.go (the active
 // expiry goroutine), maxmemory.go (the limit and its policies), cluster*.go
-// (the topology and routing), config*.go and ops.go (CONFIG, listeners,
-// protected mode, output limits), stats*.go, metrics.go, observe.go,
+// (the topology and routing), config*.go and ops.go (CONFIG and its
+// start-up values), command_rename.go, listen.go (listeners, protected
+// mode), output_limits.go, stats*.go, metrics.go, observe.go,
 // slowlog.go, latency.go, monitor.go (INFO, /metrics and the observers),
 // pubsub.go and cmd_pubsub.go (publish/subscribe: the sharded registry,
 // delivery, subscribed mode), outsink.go (the output of a client others

@@ -39,6 +39,7 @@ const (
 	ErrNoProto       = "NOPROTO unsupported protocol version"
 	ErrNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 	ErrClientName    = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrLoading       = "LOADING Redis is loading the dataset in memory"
 	ErrHelloNoAuth   = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 )
 
@@ -382,4 +383,11 @@ const (
 	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
 	ErrSaveInProg    = "ERR Background save already in progress"
 	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
+)
+
+// The argument-count errors of CL.THROTTLEALL and CL.PROBEALL, worded like
+// CL.THROTTLE's (gcra.MsgUsage); their groups of five take a quantity.
+const (
+	MsgThrottleAllUsage = "Cell error: Store error: Usage: cl.throttleall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+	MsgProbeAllUsage    = "Cell error: Store error: Usage: cl.probeall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
 )

@@ -218,6 +218,9 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	keys := make([]int, s.ks.DBs())
 	ttl := make([]int, s.ks.DBs())
 	for d := range s.ks.DBs() {
+		if s.loading.Load() {
+			break // the loader fills the shards unlocked (loading.go)
+		}
 		c := s.ks.Counts(d, true)
 		keys[d], ttl[d] = c.Keys, c.Expires
 		expired += c.Expired

@@ -2,15 +2,6 @@ package cell
 
 import "time"
 
-// totalKeys counts the keys of every database, each shard locked in turn.
-func (s *Server) totalKeys() int {
-	n := 0
-	for d := range s.ks.DBs() {
-		n += s.ks.CountKeys(d)
-	}
-	return n
-}
-
 // writePersistMetrics adds the persistence figures to /metrics, each the
 // INFO persistence field its help names, so a dashboard and INFO agree.
 func (s *Server) writePersistMetrics(gauge, counter func(name, help string, v float64, labels ...string)) {
@@ -46,6 +37,10 @@ func (s *Server) writePersistMetrics(gauge, counter func(name, help string, v fl
 		lag = time.Since(time.Unix(0, t)).Seconds()
 	}
 	gauge("cellserver_persistence_fsync_lag_seconds", "Seconds since the last fsync of the log while some of it is unsynced (0: all synced).", lag)
+	gauge("cellserver_persistence_last_load_corrupt_skipped", "Records the last start dropped as damaged (INFO aof_last_load_corrupt_skipped).",
+		float64(s.loadCorrupt))
+	gauge("cellserver_persistence_last_load_damaged_bytes", "Bytes of effect log the last start skipped as damaged (INFO aof_last_load_damaged_bytes).",
+		float64(s.loadDamage.Bytes))
 	gauge("cellserver_persistence_misconf", "1 while the disk fails and writes are refused with MISCONF (INFO aof_last_write_status:err).",
 		b2f(s.store.Err() != nil))
 }

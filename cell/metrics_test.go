@@ -196,6 +196,8 @@ func TestMetricsPersistenceMatchesInfo(t *testing.T) {
 			{"cellserver_persistence_snapshot_bytes", num("aof_base_size")},
 			{"cellserver_persistence_log_bytes", num("aof_current_size") - num("aof_base_size")},
 			{"cellserver_persistence_misconf", flag("aof_last_write_status", "err")},
+			{"cellserver_persistence_last_load_corrupt_skipped", num("aof_last_load_corrupt_skipped")},
+			{"cellserver_persistence_last_load_damaged_bytes", num("aof_last_load_damaged_bytes")},
 		} {
 			if got, ok := metricValue(fams, tc.metric); !ok || got != tc.want {
 				t.Errorf("%s: %s = %v (present %v), INFO says %v", when, tc.metric, got, ok, tc.want)

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"math"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,10 +12,11 @@ import (
 )
 
 // Running it for real: start-up values of CONFIG parameters (from a
-// configuration file or flags), renamed commands, protected mode, the idle
-// timeout and output buffer limits. TLS, maxmemory, SHUTDOWN and CONFIG
-// REWRITE have files of their own (tls.go, maxmemory.go, cmd_shutdown.go,
-// config_rewrite.go).
+// configuration file or flags) and the idle timeout, here; renamed
+// commands (command_rename.go), listeners and protected mode (listen.go),
+// output buffer limits (output_limits.go), TLS, maxmemory, SHUTDOWN and
+// CONFIG REWRITE (tls.go, maxmemory.go, cmd_shutdown.go,
+// config_rewrite.go) have files of their own.
 
 // opsState is the live state of those settings; CONFIG SET changes it
 // while clients run.
@@ -163,127 +163,6 @@ func ConfigQuote(s string) string {
 	return b.String()
 }
 
-// CheckRenames validates rename-command pairs, applied in order, with
-// Redis's texts.
-func CheckRenames(pairs [][2]string) error {
-	_, err := renamedTable(pairs)
-	return err
-}
-
-// renamedTable copies the command table with each pair applied in order:
-// the command leaves its old name and, unless the new one is "", takes
-// the new. Subcommands follow their container.
-//
-// Unlike Redis, disabling a command the server does not have
-// (rename-command DEBUG "", common in hardened redis.conf files) is
-// accepted: it is already unavailable. Renaming one to a new name is
-// refused with Redis's error.
-func renamedTable(pairs [][2]string) (map[string]*Command, error) {
-	t := make(map[string]*Command, len(commands))
-	for k, v := range commands {
-		t[k] = v
-	}
-	for _, p := range pairs {
-		from, to := strings.ToLower(p[0]), strings.ToLower(p[1])
-		cmd, ok := t[from]
-		if !ok && to == "" {
-			continue
-		}
-		if !ok {
-			return nil, errors.New(MsgNoSuchRename)
-		}
-		if to != "" {
-			if _, taken := t[to]; taken {
-				return nil, errors.New(MsgRenameTaken)
-			}
-		}
-		delete(t, from)
-		if to != "" {
-			t[to] = cmd
-		}
-	}
-	return t, nil
-}
-
-// lookupCommand finds a top-level command by the name clients call it,
-// rename-command applied.
-func (s *Server) lookupCommand(name []byte) *Command {
-	if s.ops.commands == nil {
-		return lookupCommand(commands, name)
-	}
-	if len(name) > 64 {
-		return nil
-	}
-	return s.ops.commands[strings.ToLower(string(name))]
-}
-
-// listenBind listens on one bind address as redis.conf writes them: "*"
-// is every IPv4 address, "::*" every IPv6 one, and a leading "-" makes
-// the address optional: if it cannot be bound (no IPv6 here) it is
-// skipped with a nil listener instead of failing the start.
-func listenBind(addr string, port int) (net.Listener, error) {
-	optional := strings.HasPrefix(addr, "-")
-	host := strings.TrimPrefix(addr, "-")
-	switch host {
-	case "*":
-		host = "0.0.0.0"
-	case "::*":
-		host = "::"
-	}
-	// Each address family on its own socket, as Redis does (Go would
-	// make 0.0.0.0 a dual-stack socket, and "* ::*" would then collide).
-	network := "tcp"
-	if ip := net.ParseIP(host); ip != nil {
-		network = "tcp6"
-		if ip.To4() != nil {
-			network = "tcp4"
-		}
-	}
-	ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil && optional {
-		return nil, nil
-	}
-	return ln, err
-}
-
-// protectedModeDenies reports whether Redis's protected mode refuses the
-// client: it is on, no password is set, and the client is neither on the
-// unix socket nor at 127.0.0.1 or ::1 (Redis 7.0 compares those two
-// strings, so 127.0.0.2 is not local).
-func (s *Server) protectedModeDenies(c *Client) bool {
-	if !s.ops.protectedMode.Load() || s.live.requirePass.Load() != nil || c.isUnix {
-		return false
-	}
-	ta, ok := c.nc.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return false
-	}
-	ip := ta.IP.String()
-	return ip != "127.0.0.1" && ip != "::1"
-}
-
-// denyProtected sends the DENIED explanation and reports that the client
-// must be closed, as Redis's clientAcceptHandler does.
-func (c *Client) denyProtected() bool {
-	if !c.srv.protectedModeDenies(c) {
-		return false
-	}
-	c.srv.stats.rejectedConns.Add(1)
-	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	c.nc.Write([]byte("-" + ErrProtectedMode + "\r\n"))
-	return true
-}
-
-// refuseConn sends an error to a connection the server will not serve
-// and closes it. It runs in a goroutine of its own and within a deadline:
-// on the TLS port the write first runs the handshake, which a client
-// could stall.
-func refuseConn(nc net.Conn, msg string) {
-	nc.SetDeadline(time.Now().Add(time.Second))
-	nc.Write([]byte("-" + msg + "\r\n"))
-	nc.Close()
-}
-
 // clientsCron closes clients idle for longer than timeout, once a second,
 // as Redis's clientsCron does.
 func (s *Server) clientsCron() {
@@ -312,177 +191,6 @@ func (s *Server) closeIdle(cutoff int64) {
 			c.nc.Close()
 		}
 	}
-}
-
-// outputLimits is client-output-buffer-limit for the normal class: the
-// replies a client has not read yet. 0 disables a limit.
-//
-// Redis queues replies without bound and checks these limits as it does;
-// cellserver writes each batch of replies before it reads more commands,
-// so a client that stops reading stops being served (TCP backpressure)
-// and its unsent replies stay within about one batch (64 KiB plus the last
-// reply), whatever the limits. The limits then close clients whose unsent
-// replies stay large: at once past hard, or after softSec above soft.
-type outputLimits struct {
-	hard, soft int64
-	softSec    int64
-	// pubsub is the class of subscribed clients, whose messages are queued
-	// for them as in Redis (outsink.go).
-	pubsub classLimits
-	// text is the whole parameter as CONFIG GET prints it, the replica
-	// class included (kept, not used: there are no replicas here).
-	text string
-}
-
-// classLimits is one class's hard and soft limits in bytes (0: none) and
-// the soft limit's seconds.
-type classLimits struct {
-	hard, soft, softSec int64
-}
-
-const defaultOutputLimits = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
-
-// parseOutputLimits validates "class hard soft seconds ..." as Redis's
-// CONFIG SET client-output-buffer-limit and returns it with sizes in
-// bytes; the classes it does not name keep their values (apply merges).
-func parseOutputLimits(v string) (string, string) {
-	merged := mergeOutputLimits(defaultOutputLimits, v)
-	switch merged {
-	case "":
-		return "", MsgOutputLimitArgs
-	case "!":
-		return "", MsgOutputLimitClass
-	case "?":
-		return "", MsgOutputLimitNumber
-	}
-	// Only the classes given, normalised: merging them into the default
-	// picks their numbers out.
-	f, m := strings.Fields(v), strings.Fields(merged)
-	var out []string
-	for i := 0; i+3 < len(f); i += 4 {
-		class := strings.ToLower(f[i])
-		if class == "replica" {
-			class = "slave"
-		}
-		for k := 0; k+3 < len(m); k += 4 {
-			if m[k] == class {
-				out = append(out, m[k:k+4]...)
-			}
-		}
-	}
-	return strings.Join(out, " "), ""
-}
-
-// mergeOutputLimits applies the classes set in v over base (both in the
-// CONFIG GET form). It returns "" for a wrong word count, "!" for an
-// unknown class and "?" for a bad number, the caller's cue for the error.
-func mergeOutputLimits(base, v string) string {
-	if base == "" {
-		base = defaultOutputLimits
-	}
-	f := strings.Fields(v)
-	if len(f) == 0 || len(f)%4 != 0 {
-		return ""
-	}
-	cur := strings.Fields(base)
-	for i := 0; i < len(f); i += 4 {
-		class := strings.ToLower(f[i])
-		switch class {
-		case "replica":
-			class = "slave"
-		case "normal", "slave", "pubsub":
-		default:
-			return "!"
-		}
-		var nums [3]string
-		for j := 0; j < 3; j++ {
-			var n int64
-			var ok bool
-			if j < 2 {
-				n, ok = ParseMemory(f[i+1+j])
-			} else {
-				var err error
-				n, err = strconv.ParseInt(f[i+1+j], 10, 64)
-				ok = err == nil && n >= 0
-			}
-			if !ok {
-				return "?"
-			}
-			nums[j] = itoa(n)
-		}
-		for k := 0; k+3 < len(cur); k += 4 {
-			if cur[k] == class {
-				copy(cur[k+1:k+4], nums[:])
-			}
-		}
-	}
-	return strings.Join(cur, " ")
-}
-
-// setOutputLimits makes a validated parameter value live.
-func (s *Server) setOutputLimits(v string) {
-	f := strings.Fields(v)
-	l := &outputLimits{text: v}
-	for k := 0; k+3 < len(f); k += 4 {
-		var cl classLimits
-		cl.hard, _ = strconv.ParseInt(f[k+1], 10, 64)
-		cl.soft, _ = strconv.ParseInt(f[k+2], 10, 64)
-		cl.softSec, _ = strconv.ParseInt(f[k+3], 10, 64)
-		switch f[k] {
-		case "normal":
-			l.hard, l.soft, l.softSec = cl.hard, cl.soft, cl.softSec
-		case "pubsub":
-			l.pubsub = cl
-		}
-	}
-	s.ops.outLimit.Store(l)
-}
-
-// writeLimited writes b under the output buffer limits: it refuses to
-// start past the hard limit and gives up when more than soft bytes have
-// stayed unsent for softSec. It reports whether everything was written.
-func (c *Client) writeLimited(b []byte, l *outputLimits) bool {
-	if l.hard > 0 && int64(len(b)) > l.hard {
-		c.srv.log.Warn("closing client that reached max output buffer length",
-			"id", c.id, "addr", c.addr, "pending", len(b), "class", "normal")
-		return false
-	}
-	const chunk = 16 << 10
-	var over time.Time // when the unsent bytes went above soft
-	for len(b) > 0 {
-		dl := time.Time{}
-		if l.soft > 0 && int64(len(b)) > l.soft {
-			if over.IsZero() {
-				over = time.Now()
-			}
-			dl = over.Add(time.Duration(l.softSec) * time.Second)
-		} else {
-			over = time.Time{}
-		}
-		c.nc.SetWriteDeadline(dl)
-		n, err := c.nc.Write(b[:min(len(b), chunk)])
-		b = b[n:]
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				c.srv.log.Warn("closing client that reached max output buffer length",
-					"id", c.id, "addr", c.addr, "pending", len(b), "class", "normal")
-			}
-			return false
-		}
-	}
-	c.nc.SetWriteDeadline(time.Time{})
-	return true
-}
-
-// flushOps writes the pending replies, under output limits when some are
-// set. It replaces a plain Write in Client.flush.
-func (c *Client) flushOps() bool {
-	if l := c.srv.ops.outLimit.Load(); l != nil && (l.hard > 0 || l.soft > 0) {
-		return c.writeLimited(c.w.Bytes(), l)
-	}
-	_, err := c.nc.Write(c.w.Bytes())
-	return err == nil
 }
 
 // opsParams wires the operational parameters of the CONFIG table to the

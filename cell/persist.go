@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -43,6 +45,65 @@ import (
 //
 // With --appendonly no there is no store: s.store is nil and each hook is
 // one nil check.
+
+// persistState is the Server's persistence: the store, the checkpoints'
+// schedule and state, the saves' figures and what loading keeps aside.
+type persistState struct {
+	// store is the durable keyspace (effect log and snapshot); nil with
+	// appendonly no, or for servers made by New.
+	store *persist.Store
+	// Checkpoints (persist_checkpoint.go): one at a time under ckptMu;
+	// ckptFull after one failed (the next rewrites); overKeys the key
+	// records written over the base since it was; ckptBase the store's
+	// size after the last one; replayed the log records replayed at
+	// start; ckptBatch the
+	// batch checkpoints gather what they write in, kept from one to the
+	// next so that its few megabytes are not garbage each time.
+	ckptMu   sync.Mutex
+	ckptFull bool
+	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
+	// marks a server made by New, which writes no file at all.
+	rdbMu     sync.Mutex
+	memOnly   bool
+	ckptBatch *persist.Batch
+	overKeys  int64
+	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
+	// foreignSets: the sets among them the log's replay changes, decoded
+	// until it ends; foreignEmpty: those the current record left empty.
+	foreignSets  map[dbKey]*foreignSet
+	foreignEmpty []dbKey
+	// expiredSets: loadStore's expired sorted sets, until the log's
+	// replay has seen whether it changes them (keepExpiredSet).
+	expiredSets map[dbKey]expiredSet
+	// Rewrites done since start and the last one's duration (INFO's
+	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
+	rewrites    atomic.Int64
+	lastRewrite atomic.Int64
+	ckptBase    atomic.Int64
+	replayed    int
+	// The appendfsync policy, live (CONFIG SET appendfsync).
+	fsyncAlways   atomic.Bool
+	fsyncEverySec atomic.Bool
+	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
+	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
+	dirtyAtSave   atomic.Int64      // totalDirty() at that save
+	saves         atomic.Int64      // saves done (rdb_saves)
+	bgsave        atomic.Bool       // a BGSAVE is running
+	bgsaveStart   atomic.Int64      // Unix s it started
+	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool       // the last one failed
+	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
+	loadProgress  loadProgress      // its progress (loading.go)
+	loadedKeys    int64             // keys loaded at start
+	loadedExpired int64             // keys found expired at start
+	// What the start dropped as damaged: records of the snapshot or log
+	// that did not decode, and what effectlog-load-damaged skip skipped
+	// of the log (persist_damage.go).
+	loadCorrupt int64
+	loadDamage  persist.LogDamage
+}
 
 // Fsync policies, as appendfsync spells them.
 const (
@@ -98,6 +159,7 @@ func (s *Server) loadStore() error {
 			}
 			return nil
 		}
+		s.loadProgress.record() // loading.go
 		if !s.ks.LoadPut(db, key, v, s.zsetConfig()) {
 			skipped++
 			s.log.Warn("persistence: skipping a key of a type this build does not know",
@@ -115,6 +177,7 @@ func (s *Server) loadStore() error {
 		// all that was loaded, can then wait until the server serves.
 		debug.SetGCPercent(gcPercent)
 	}
+	s.loadProgress.snapDone.Store(true)
 	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
@@ -129,7 +192,10 @@ func (s *Server) loadStore() error {
 	if len(s.foreign) > 0 {
 		s.log.Warn("persistence: keys of databases beyond --databases are kept on disk, not served", "count", len(s.foreign))
 	}
-	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", loaded,
+	// keys: what the keyspace holds now (DBSIZE's sum), the snapshot's
+	// keys and those the log's replay added or removed; snapshot_keys:
+	// the snapshot's alone.
+	s.log.Info("persistence: loaded", "dir", s.store.Path(), "keys", s.loadedTotal(), "snapshot_keys", loaded,
 		"expired_dropped", expired, "corrupt_skipped", s.loadCorrupt, "log_records_replayed", records,
 		"ms", time.Since(start).Milliseconds())
 	return nil

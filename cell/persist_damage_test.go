@@ -75,6 +75,9 @@ func TestPersistDamagedLog(t *testing.T) {
 			t.Fatalf("INFO persistence lacks %q:\n%s", f, info)
 		}
 	}
+	if v, _ := metricValue(scrape(t, srv), "cellserver_persistence_last_load_corrupt_skipped"); v != 1 {
+		t.Errorf("/metrics after the skip: cellserver_persistence_last_load_corrupt_skipped %v", v)
+	}
 	if r := c.do("CONFIG", "GET", "effectlog-load-damaged"); r != "*2\r\n$22\r\neffectlog-load-damaged\r\n$4\r\nskip\r\n" {
 		t.Fatalf("CONFIG GET effectlog-load-damaged: %q", r)
 	}

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func (s *Server) rdbPath() string {
 
 // rdbLoadStats is what a load found, for its log line.
 type rdbLoadStats struct {
-	perDB                              map[int]int
+	perDB                              []int
 	expired, unsupported, beyondDBs    int
 	functions, moduleAux, emptySkipped int
 }
@@ -62,8 +63,8 @@ func (s *Server) loadRDBAtStart() error {
 	}
 	total := 0
 	attrs := []any{"file", path}
-	for db := 0; db < s.ks.DBs(); db++ {
-		if n := st.perDB[db]; n > 0 {
+	for db, n := range st.perDB {
+		if n > 0 {
 			total += n
 			attrs = append(attrs, fmt.Sprintf("db%d", db), n)
 		}
@@ -91,7 +92,7 @@ func (s *Server) loadRDBAtStart() error {
 
 // loadRDBFile puts every key of the file in the keyspace.
 func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
-	st := rdbLoadStats{perDB: map[int]int{}}
+	st := rdbLoadStats{perDB: make([]int, s.ks.DBs())}
 	// As loadStore: what a load allocates stays live, so the collector
 	// would find little to free.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
@@ -103,6 +104,7 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("RDB file %s: %w", path, err)
 	}
+	r.Borrow = true // putRDBKey copies what it keeps
 	now := time.Now().UnixMilli()
 	zcfg := s.zsetConfig()
 	for {
@@ -133,6 +135,10 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 	return st, nil
 }
 
+// skipLogLines is how many skipped keys of each kind get a log line of
+// their own; the load's summary line counts them all.
+const skipLogLines = 10
+
 // putRDBKey stores one key, or skips it (and says why) when it expired,
 // lies beyond --databases, or is of a type the keyspace cannot hold.
 func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *rdbLoadStats, path string) error {
@@ -141,8 +147,9 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		return nil
 	}
 	if rec.DB >= s.ks.DBs() {
-		st.beyondDBs++
-		s.log.Warn("rdb: skipping a key of a database beyond --databases", "file", path, "db", rec.DB, "key", string(rec.Key))
+		if st.beyondDBs++; st.beyondDBs <= skipLogLines {
+			s.log.Warn("rdb: skipping a key of a database beyond --databases", "file", path, "db", rec.DB, "key", string(rec.Key))
+		}
 		return nil
 	}
 	e := &keyspace.Entry{Exp: rec.Expire}
@@ -150,7 +157,7 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		if n, ok := resp.ParseInt(rec.Value.Str); ok {
 			e.SetInt(n)
 		} else {
-			e.SetStr(rec.Value.Str)
+			e.SetStr(bytes.Clone(rec.Value.Str)) // borrowed from the reader
 		}
 	} else {
 		_, obj, ok := valueObject(&rec.Value, zcfg)
@@ -162,14 +169,18 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet {
 				return fmt.Errorf("RDB file %s: %s %q with a duplicate field at offset %d", path, rec.Value.Type, rec.Key, rec.Offset)
 			}
-			st.unsupported++
-			s.log.Warn("rdb: skipping a key of a type cellserver does not hold", "file", path, "db", rec.DB,
-				"key", string(rec.Key), "type", rec.Value.Type.String(), "offset", rec.Offset)
+			if st.unsupported++; st.unsupported <= skipLogLines {
+				s.log.Warn("rdb: skipping a key of a type cellserver does not hold", "file", path, "db", rec.DB,
+					"key", string(rec.Key), "type", rec.Value.Type.String(), "offset", rec.Offset)
+			}
 			return nil
 		}
 		e.SetObj(obj)
 	}
-	s.ks.Put(rec.DB, rec.Key, e)
+	if !s.ks.LoadEntry(rec.DB, rec.Key, e) {
+		// Redis refuses such a file too ("RDB has duplicated key").
+		return fmt.Errorf("RDB file %s: key %q of db %d listed twice, at offset %d", path, rec.Key, rec.DB, rec.Offset)
+	}
 	st.perDB[rec.DB]++
 	return nil
 }

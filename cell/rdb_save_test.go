@@ -123,3 +123,25 @@ func TestSaveWritesRDB(t *testing.T) {
 }
 
 func strconvF(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// TestShutdownSaveWritesRDB: SHUTDOWN SAVE's final save writes the RDB
+// file, with or without a store; SHUTDOWN NOSAVE does not.
+func TestShutdownSaveWritesRDB(t *testing.T) {
+	for _, appendonly := range []bool{true, false} {
+		for _, m := range []ShutdownMode{{Save: true}, {NoSave: true}} {
+			dir := t.TempDir()
+			srv, _ := openServer(t, dir, func(c *Config) { c.AppendOnly = appendonly })
+			dial(t, srv).do("SET", "k", "v")
+			if err := srv.beforeExit(m); err != nil {
+				t.Fatalf("appendonly %v, %+v: %v", appendonly, m, err)
+			}
+			_, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+			if written := err == nil; written != m.Save {
+				t.Errorf("appendonly %v, %+v: dump.rdb written: %v", appendonly, m, written)
+			}
+			if m.Save && readRDB(t, filepath.Join(dir, "dump.rdb"))["0/k"] != "string:v" {
+				t.Errorf("appendonly %v: the file lacks k", appendonly)
+			}
+		}
+	}
+}

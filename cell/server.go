@@ -47,66 +47,11 @@ type Server struct {
 	closing         atomic.Bool
 	memReturn       memReturn // bigargs.go
 
-	// store is the durable keyspace (effect log and snapshot); nil with
-	// appendonly no, or for servers made by New.
-	store *persist.Store
-	// Checkpoints (checkpoint.go): one at a time under ckptMu; ckptFull
-	// after one failed (the next rewrites); overKeys the key records
-	// written over the base since it was; ckptBase the store's size after
-	// the last one; flushedDBs the databases flushed since the last one
-	// began; replayed the log records replayed at start; ckptBatch the
-	// batch checkpoints gather what they write in, kept from one to the
-	// next so that its few megabytes are not garbage each time.
-	ckptMu   sync.Mutex
-	ckptFull bool
-	// rdbMu serialises writes of the RDB file (rdb_save.go); memOnly
-	// marks a server made by New, which writes no file at all.
-	rdbMu     sync.Mutex
-	memOnly   bool
-	ckptBatch *persist.Batch
-	overKeys  int64
-	foreign   map[dbKey][]byte // keepForeign's keys and encoded values
-	// foreignSets: the sets among them the log's replay changes, decoded
-	// until it ends; foreignEmpty: those the current record left empty.
-	foreignSets  map[dbKey]*foreignSet
-	foreignEmpty []dbKey
-	// expiredSets: loadStore's expired sorted sets, until the log's
-	// replay has seen whether it changes them (keepExpiredSet).
-	expiredSets map[dbKey]expiredSet
-	// Rewrites done since start and the last one's duration (INFO's
-	// aof_rewrites, aof_last_rewrite_time_sec; -1: none).
-	rewrites    atomic.Int64
-	lastRewrite atomic.Int64
-	ckptBase    atomic.Int64
-	replayed    int
-	// The appendfsync policy, live (CONFIG SET appendfsync).
-	fsyncAlways   atomic.Bool
-	fsyncEverySec atomic.Bool
-	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
-	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
-	dirtyAtSave   atomic.Int64      // totalDirty() at that save
-	saves         atomic.Int64      // saves done (rdb_saves)
-	bgsave        atomic.Bool       // a BGSAVE is running
-	bgsaveStart   atomic.Int64      // Unix s it started
-	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
-	bgsaveFailed  atomic.Bool       // the last one failed
-	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
-	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
-	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
-	loadedKeys    int64             // keys loaded at start
-	loadedExpired int64             // keys found expired at start
-	// What the start dropped as damaged: records of the snapshot or log
-	// that did not decode, and what effectlog-load-damaged skip skipped
-	// of the log (persist_damage.go).
-	loadCorrupt int64
-	loadDamage  persist.LogDamage
-	bg          sync.WaitGroup // background goroutines, done before the store closes
+	persistState                // the store, its checkpoints and saves (persist.go)
+	bg           sync.WaitGroup // background goroutines, done before the store closes
 
-	// Cluster mode (cluster.go): fixed at start, so the command path pays
-	// one predictable branch when it is off.
-	clusterOn bool
-	topo      atomic.Pointer[Topology]
-	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
+	clusterState // cluster mode (cluster.go)
+
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
 	scripts  *script.Engine
@@ -116,6 +61,9 @@ type Server struct {
 	// (scriptctx.go); guarded by scriptMu.
 	scriptWatcher bool
 	busyScripts   atomic.Int32
+
+	// limiters: rate limiter decisions and clock (limiter_stats.go).
+	limiters limiterState
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -139,6 +87,22 @@ func New(cfg Config) *Server {
 // cfg.Dir and loads the keyspace from it first. It fails when the store
 // cannot be opened, for instance because another server uses cfg.Dir.
 func Open(cfg Config) (*Server, error) {
+	s, err := OpenStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenStore makes a server from cfg and, with cfg.AppendOnly, opens its
+// store without loading it, so that the server can listen first (a port in
+// use is found at once) and answer clients while it loads, as Redis does:
+// commands without the loading flag and PING get -LOADING, and INFO
+// persistence shows the progress (loading.go). Load must follow.
+func OpenStore(cfg Config) (*Server, error) {
 	s := newServer(cfg)
 	if s.cfg.AppendOnly {
 		switch s.cfg.AppendFsync {
@@ -155,10 +119,20 @@ func Open(cfg Config) (*Server, error) {
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
-		if err := s.loadStore(); err != nil {
-			st.Close()
+	}
+	s.loading.Store(true) // until Load ends: the store, or an RDB file
+	return s, nil
+}
+
+// Load fills the keyspace from the store OpenStore opened, then starts
+// the background work (expiry, fsync, checkpoints). On failure the store
+// is closed and the server must not be used: the caller exits.
+func (s *Server) Load() error {
+	if s.store != nil {
+		if err := s.loadWithProgress(); err != nil { // loading.go
+			s.store.Close()
 			close(s.done)
-			return nil, fmt.Errorf("loading %s: %w", st.Path(), err)
+			return fmt.Errorf("loading %s: %w", s.store.Path(), err)
 		}
 	}
 	if err := s.loadRDBAtStart(); err != nil { // rdb_load.go
@@ -166,10 +140,11 @@ func Open(cfg Config) (*Server, error) {
 			s.store.Close()
 		}
 		close(s.done)
-		return nil, err
+		return err
 	}
+	s.loading.Store(false)
 	s.startBackground()
-	return s, nil
+	return nil
 }
 
 func newServer(cfg Config) *Server {
@@ -445,13 +420,17 @@ func (s *Server) saveAndClose() {
 	// replaying the log; SHUTDOWN NOSAVE skips it (the log is synced by
 	// Close all the same).
 	start := time.Now()
-	if s.ExitMode().NoSave {
+	if s.loading.Load() {
+		// Stopped before or while loading: memory holds part of the
+		// store at most, and saving it would lose the rest.
+		s.log.Info("persistence: no final save: the store was not loaded yet, it stays as it was")
+	} else if s.ExitMode().NoSave {
 		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
 			"log_bytes", s.store.LogSize())
 	} else if err := s.saveNow(); err != nil {
 		s.log.Error("persistence: save at shutdown failed", "err", err)
 	} else {
-		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.totalKeys(),
+		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.loadedTotal(),
 			"snapshot_bytes", s.store.SnapshotSize(), "ms", time.Since(start).Milliseconds())
 	}
 	if err := s.store.Close(); err != nil {

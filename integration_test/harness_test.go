@@ -77,6 +77,7 @@ func TestMain(m *testing.M) {
 	}
 	harness.tmp = tmp
 	code := m.Run()
+	printSkipped()
 	harness.mu.Lock()
 	procs := harness.procs
 	harness.mu.Unlock()
@@ -123,8 +124,52 @@ func requirePeer(t testing.TB, program string) string {
 	if os.Getenv("CELLSERVER_REQUIRE_PEERS") == "1" {
 		t.Fatalf("%s (CELLSERVER_REQUIRE_PEERS=1)", msg)
 	}
+	noteSkip(t, msg)
 	t.Skip(msg)
 	return ""
+}
+
+// skipped records the tests skipped for a missing peer, by the message
+// that says what is missing, for the summary TestMain prints.
+var skipped struct {
+	sync.Mutex
+	tests map[string][]string
+	order []string
+}
+
+func noteSkip(t testing.TB, msg string) {
+	skipped.Lock()
+	defer skipped.Unlock()
+	if skipped.tests == nil {
+		skipped.tests = map[string][]string{}
+	}
+	if _, ok := skipped.tests[msg]; !ok {
+		skipped.order = append(skipped.order, msg)
+	}
+	skipped.tests[msg] = append(skipped.tests[msg], t.Name())
+}
+
+// printSkipped writes one line per missing peer and the tests (the
+// README's "Works with" rows among them) it left unverified. go test
+// shows a passing package's output only with -v, so the lines also go to
+// the terminal when there is one: a newcomer's "go test ./..." that says
+// ok must not hide that the Node or Python clients were never run.
+func printSkipped() {
+	skipped.Lock()
+	defer skipped.Unlock()
+	if len(skipped.order) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, msg := range skipped.order {
+		tests := skipped.tests[msg]
+		fmt.Fprintf(&b, "integration_test: NOT VERIFIED (%s): %d tests skipped: %s\n", msg, len(tests), strings.Join(tests, ", "))
+	}
+	fmt.Fprint(os.Stdout, b.String())
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprint(tty, b.String())
+		tty.Close()
+	}
 }
 
 // cellserverBinary builds cellserver once per run and returns its path. A

@@ -149,6 +149,9 @@ func TestStorePebbleDamage(t *testing.T) {
 			if !strings.Contains(msg, name) && !strings.Contains(msg, num) {
 				t.Fatalf("%s: refused, but the error does not name the file: %v", what, err)
 			}
+			if !strings.Contains(msg, "backup") && !strings.Contains(msg, "remove the file") && !strings.Contains(msg, "effectlog") {
+				t.Fatalf("%s: refused, but the error does not say what to do: %v", what, err)
+			}
 			k := kinds[kind]
 			k[0]++
 			kinds[kind] = k

@@ -102,6 +102,9 @@ type Store struct {
 	// What LogSize and SnapshotSize last gave.
 	lastLogSize  atomic.Int64
 	lastSnapSize atomic.Uint64
+	// replayedBytes is how far Replay has read the log since the
+	// checkpoint, for the progress of a load (ReplayedBytes).
+	replayedBytes atomic.Int64
 
 	// damage is what Open skipped of a damaged effect log (LogDamage).
 	damage LogDamage
@@ -157,12 +160,12 @@ func Open(dir string, o Options) (*Store, error) {
 		if s.readOnly != nil {
 			return nil, fmt.Errorf("opening %s read-only, the disk having no room (%v): %w", s.path, s.readOnly, err)
 		}
-		return nil, fmt.Errorf("opening %s: %w", s.path, err)
+		return nil, fmt.Errorf("opening %s: %w", s.path, s.explainCorrupt(err))
 	}
 	s.db, s.pb = db, newSnapshotBatch(db)
 	if err := s.checkVersion(); err != nil {
 		s.closeDB()
-		return nil, err
+		return nil, s.explainCorrupt(err)
 	}
 	for _, m := range []struct {
 		key  []byte
@@ -172,7 +175,7 @@ func Open(dir string, o Options) (*Store, error) {
 		n, err := s.metaUvarint(m.key)
 		if err != nil {
 			s.closeDB()
-			return nil, fmt.Errorf("%s: unreadable %s: %w", s.path, m.what, err)
+			return nil, fmt.Errorf("%s: unreadable %s: %w", s.path, m.what, s.explainCorrupt(err))
 		}
 		m.dst.Store(n)
 	}
@@ -356,6 +359,7 @@ func (s *Store) Path() string { return s.path }
 // is only valid during the call. An error from fn stops Load and is
 // returned.
 func (s *Store) Load(fn func(db int, key []byte, v Value) error) (skipped int, err error) {
+	defer func() { err = s.explainCorrupt(err) }()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -709,8 +713,10 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 		return 0, 0, ErrClosed
 	}
 	var e Effect
-	err = s.elog.Replay(s.ckpt.Load(), func(start uint64, payload []byte) error {
+	from := s.ckpt.Load()
+	err = s.elog.Replay(from, func(start uint64, payload []byte) error {
 		records++
+		s.replayedBytes.Store(int64(start-from) + int64(len(payload)))
 		derr := decodeEffects(payload, &e, fn)
 		if derr == nil {
 			e = Effect{Kind: EffectEnd}
@@ -725,6 +731,10 @@ func (s *Store) Replay(fn func(e *Effect) error) (records, skipped int, err erro
 	})
 	return records, skipped, err
 }
+
+// ReplayedBytes is how much of the log a running Replay has read: the
+// progress of a load (INFO loading_loaded_bytes).
+func (s *Store) ReplayedBytes() int64 { return s.replayedBytes.Load() }
 
 // SnapshotSize is the bytes the snapshot uses on disk; the last size it
 // gave while a Close or a Reopen holds the store, as LogSize.

@@ -16,12 +16,21 @@ import (
 var errTruncatedBlob = errors.New("entry runs past the end of its blob")
 
 // ints collects integer entries' text in one buffer, each a capped slice.
-type ints []byte
+// size is the blob's length: the buffer is made once, at twice it (an
+// integer entry takes at least half the bytes of its text with its
+// length), so it is not grown entry by entry.
+type ints struct {
+	buf  []byte
+	size int
+}
 
 func (a *ints) add(v int64) []byte {
-	start := len(*a)
-	*a = strconv.AppendInt(*a, v, 10)
-	return (*a)[start:len(*a):len(*a)]
+	if a.buf == nil {
+		a.buf = make([]byte, 0, 2*a.size+20)
+	}
+	start := len(a.buf)
+	a.buf = strconv.AppendInt(a.buf, v, 10)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
 // ziplistEntries appends a ziplist's entries to out.
@@ -33,7 +42,7 @@ func ziplistEntries(b []byte, out [][]byte) ([][]byte, error) {
 		return nil, errors.New("bad ziplist header")
 	}
 	want := int(binary.LittleEndian.Uint16(b[8:]))
-	var nums ints
+	nums := ints{size: len(b)}
 	n := 0
 	p := 10
 	for b[p] != 0xff {
@@ -132,7 +141,7 @@ func listpackEntries(b []byte, out [][]byte) ([][]byte, error) {
 		return nil, errors.New("bad listpack header")
 	}
 	want := int(binary.LittleEndian.Uint16(b[4:]))
-	var nums ints
+	nums := ints{size: len(b)}
 	n := 0
 	p := 6
 	end := len(b) - 1
@@ -224,7 +233,7 @@ func intsetEntries(b []byte) ([][]byte, error) {
 	if size != 2 && size != 4 && size != 8 || uint64(len(b)-8) != n*uint64(size) {
 		return nil, errors.New("bad intset header")
 	}
-	var nums ints
+	nums := ints{size: len(b)}
 	out := make([][]byte, 0, n)
 	for p := 8; p < len(b); p += size {
 		out = append(out, nums.add(leInt(b[p:p+size])))

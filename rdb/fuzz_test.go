@@ -6,7 +6,7 @@ import (
 )
 
 // FuzzReader: any input is read to an error or a clean end, with and
-// without its size known; never a panic.
+// without its size known, borrowing or not; never a panic.
 func FuzzReader(f *testing.F) {
 	f.Add(oldEncodingsFile())
 	f.Add(writerFile(f))
@@ -14,6 +14,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		readAll(p, int64(len(p)))
 		readAll(p, -1)
+		readAllBorrow(p, -1, true)
 	})
 }
 

@@ -142,6 +142,24 @@ func (s *src) stringDouble() (float64, error) {
 // parseScore reads a score's text as strtod does: out of range is an
 // infinity, not an error; NaN is refused.
 func parseScore(b []byte) (float64, bool) {
+	// Integers of up to 15 digits (a listpack's integer entries, most
+	// scores of rate limiters: timestamps) are exact as float64.
+	if n := len(b); n > 0 && n <= 15 {
+		neg := b[0] == '-'
+		v, i := int64(0), 0
+		if neg {
+			i = 1
+		}
+		for ; i < n && b[i] >= '0' && b[i] <= '9'; i++ {
+			v = v*10 + int64(b[i]-'0')
+		}
+		if i == n && n > btoi(neg) {
+			if neg {
+				return -float64(v), true // -0 stays negative, as strtod reads it
+			}
+			return float64(v), true
+		}
+	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
@@ -363,4 +381,11 @@ func moduleName(id uint64) string {
 		id >>= 6
 	}
 	return string(b[:])
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -38,10 +38,17 @@ type Record struct {
 // Reader reads an RDB file record by record: only the current record is
 // held, so a file of any size streams through.
 type Reader struct {
-	s       *src
-	version int
-	db      int
-	done    bool
+	// Borrow makes a key's Record.Key, and a string key's Value.Str,
+	// valid only until the next call of Next: they are read into buffers
+	// the Reader reuses, which spares two allocations per key to a caller
+	// that copies what it keeps anyway (a loader).
+	Borrow bool
+
+	s              *src
+	version        int
+	db             int
+	done           bool
+	keyBuf, valBuf []byte
 }
 
 // NewReader reads the header of an RDB file. size is the input's length
@@ -170,11 +177,24 @@ func (r *Reader) Next() (Record, error) {
 		case opEOF:
 			return Record{}, r.finish()
 		default:
-			k, err := s.str()
+			var k []byte
+			var v Value
+			if r.Borrow {
+				k, err = s.strInto(r.keyBuf[:0])
+				r.keyBuf = k
+			} else {
+				k, err = s.str()
+			}
 			if err != nil {
 				return Record{}, err
 			}
-			v, err := s.object(op)
+			if op == typeString && r.Borrow {
+				v = Value{Type: TypeString, Encoding: typeString}
+				v.Str, err = s.strInto(r.valBuf[:0])
+				r.valBuf = v.Str
+			} else {
+				v, err = s.object(op)
+			}
 			if err != nil {
 				return Record{}, err
 			}

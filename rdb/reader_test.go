@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 )
 
 // readAll reads every record of p; size -1 hides the length from the reader.
-func readAll(p []byte, size int64) (n int, err error) {
+func readAll(p []byte, size int64) (n int, err error) { return readAllBorrow(p, size, false) }
+
+func readAllBorrow(p []byte, size int64, borrow bool) (n int, err error) {
 	r, err := NewReader(bytes.NewReader(p), size)
 	if err != nil {
 		return 0, err
 	}
+	r.Borrow = borrow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -57,11 +62,13 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, size := range []int64{int64(buf.Len()), -1} {
-		r, err := NewReader(bytes.NewReader(buf.Bytes()), size)
+	for _, size := range []int64{int64(buf.Len()), -1, -2} {
+		r, err := NewReader(bytes.NewReader(buf.Bytes()), max(size, -1))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// -2: unknown size, borrowed keys and strings, copied here.
+		r.Borrow = size == -2
 		got := model{}
 		for {
 			rec, err := r.Next()
@@ -72,10 +79,13 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rec.Kind == KindKey {
+				if r.Borrow && rec.Value.Type == TypeString {
+					rec.Value.Str = bytes.Clone(rec.Value.Str)
+				}
 				got.add(rec.DB, string(rec.Key), rec.Value, rec.Expire)
 			}
 		}
-		want.diff(t, "round trip", got)
+		want.diff(t, fmt.Sprintf("round trip (size %d)", size), got)
 	}
 }
 
@@ -169,5 +179,23 @@ func TestDecodeDumpRejects(t *testing.T) {
 	}
 	if v, err := DecodeDump(withTrailer(body, 1)); err != nil || canonical(v) != `list:"a","b"` {
 		t.Errorf("older version: %v %v", canonical(v), err)
+	}
+}
+
+func TestParseScore(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0", 0, true}, {"-0", math.Copysign(0, -1), true}, {"1732000000000", 1732000000000, true},
+		{"-999999999999999", -999999999999999, true}, {"1234567890123456789", 1234567890123456789, true},
+		{"1.5", 1.5, true}, {"inf", math.Inf(1), true}, {"-inf", math.Inf(-1), true}, {"1e400", math.Inf(1), true},
+		{"-", 0, false}, {"", 0, false}, {"nan", 0, false}, {"12a", 0, false},
+	} {
+		got, ok := parseScore([]byte(c.in))
+		if ok != c.ok || ok && (got != c.want || math.Signbit(got) != math.Signbit(c.want)) {
+			t.Errorf("parseScore(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -238,13 +238,27 @@ func (s *src) count() (int, error) {
 // grow by append past it, so a forged count costs nothing up front.
 func prealloc(n int) int { return min(n, 1<<16) }
 
-// str reads a string in any of its encodings.
-func (s *src) str() ([]byte, error) {
+// str reads a string in any of its encodings, into a new slice.
+func (s *src) str() ([]byte, error) { return s.strInto(nil) }
+
+// strInto reads a string in any of its encodings, appending it to dst
+// (a compressed one comes back in a slice of its own).
+func (s *src) strInto(dst []byte) ([]byte, error) {
 	n, enc, err := s.length()
 	if err != nil {
 		return nil, err
 	}
 	if !enc {
+		if s.r == nil || n <= bufSize {
+			if !s.fits(n) {
+				return nil, s.fail(fmt.Sprintf("length %d beyond the end of input", n))
+			}
+			b, err := s.take(int(n))
+			if err != nil {
+				return nil, err
+			}
+			return append(dst, b...), nil
+		}
 		return s.bytes(n)
 	}
 	switch n {
@@ -253,19 +267,19 @@ func (s *src) str() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return itoa(int64(int8(b[0]))), nil
+		return strconv.AppendInt(dst, int64(int8(b[0])), 10), nil
 	case encInt16:
 		b, err := s.take(2)
 		if err != nil {
 			return nil, err
 		}
-		return itoa(int64(int16(uint16(b[0]) | uint16(b[1])<<8))), nil
+		return strconv.AppendInt(dst, int64(int16(uint16(b[0])|uint16(b[1])<<8)), 10), nil
 	case encInt32:
 		b, err := s.take(4)
 		if err != nil {
 			return nil, err
 		}
-		return itoa(int64(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))), nil
+		return strconv.AppendInt(dst, int64(int32(uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24)), 10), nil
 	case encLZF:
 		clen, err := s.plainLen()
 		if err != nil {

@@ -15,11 +15,13 @@ import (
 // string's byte range, a hash's field, a list's position) and end with
 // TouchedNoted; the commit then logs, under the value's head, the final
 // state of what was touched (persist.Batch.PatchString, PutHashHead,
-// PutListHead): a cost in proportion to the command's arguments. A change
-// the recorder did not see (LINSERT, LREM, anything through touched)
-// makes the record the whole value, as does a change that touched as much
-// as the value holds, where the whole value is no bigger. Replay applies
-// the records through applyDelta (load.go).
+// PutListHead): a cost in proportion to the command's arguments. LINSERT
+// and LREM in the middle of a list log the elements they moved, the side
+// nearer an end (ListChanged), or the whole list past half of it. A change
+// the recorder did not see (anything through Touched) makes the record the
+// whole value, as does a change that touched as much as the value holds,
+// where the whole value is no bigger. Replay applies the records through
+// applyDelta (load.go).
 //
 // Each record says what the touched parts are after the execution, not
 // how they changed, so that replaying it over a later state (a
@@ -86,8 +88,28 @@ func (x *Tx) NoteListPush(l *List, front bool) {
 }
 
 // NoteListIndex records that the execution set the i-th element of l
-// (LSET, or LINSERT at an end).
+// (LSET).
 func (x *Tx) NoteListIndex(l *List, i int) { x.noteListPos(l, l.pos+int64(i)) }
+
+// ListChanged ends a change of key's list l that moved its elements
+// [lo, hi) (Insert, RemoveIf): the key goes if the list is empty; else
+// the log gets the moved elements, or the whole list when they are more
+// than half of it.
+func (x *Tx) ListChanged(key []byte, l *List, lo, hi int) {
+	switch {
+	case l.n == 0:
+		x.Remove(key)
+	case hi-lo > l.n/2:
+		x.Touched(key)
+	default:
+		if x.fx != nil {
+			for i := lo; i < hi; i++ {
+				x.noteListPos(l, l.pos+int64(i))
+			}
+		}
+		x.TouchedNoted(key)
+	}
+}
 
 func (x *Tx) noteListPos(l *List, pos int64) {
 	if x.fx != nil {

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -76,6 +77,52 @@ func TestPatchString(t *testing.T) {
 	} {
 		if got := string(patchString([]byte(tt.s), tt.len, tt.off, []byte(tt.data))); got != tt.out {
 			t.Errorf("patch %q to %d with %q at %d: %q, want %q", tt.s, tt.len, tt.data, tt.off, got, tt.out)
+		}
+	}
+}
+
+// TestListMovedRanges: after Insert and RemoveIf, every element outside
+// the range they report as moved keeps its position in the list's
+// numbering, and the elements inside it are where a model list has them:
+// the log writes only the moved range (ListChanged), so a wrong range
+// loses elements on replay.
+func TestListMovedRanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 300 {
+		l, next := NewList(), 0
+		push := func(front bool) {
+			v := []byte(fmt.Sprint("v", next))
+			next++
+			if front {
+				l.PushFront(v)
+			} else {
+				l.PushBack(v)
+			}
+		}
+		for range 1 + r.IntN(40) {
+			push(r.IntN(2) == 0)
+		}
+		before := map[string]int64{}
+		for i := range l.Len() {
+			before[string(l.At(i))] = l.pos + int64(i)
+		}
+		var lo, hi int
+		var what string
+		if r.IntN(2) == 0 {
+			i := r.IntN(l.Len() + 1)
+			what = fmt.Sprintf("Insert(%d) into %d", i, l.Len())
+			lo, hi = l.Insert(i, []byte("new"))
+		} else {
+			fromTail, mod := r.IntN(2) == 0, 2+r.IntN(5)
+			what = fmt.Sprintf("RemoveIf(fromTail %v, every %dth) from %d", fromTail, mod, l.Len())
+			_, lo, hi = l.RemoveIf(fromTail, func(v []byte) bool { return len(v)%mod == 0 || v[len(v)-1]%byte(mod) == 0 })
+		}
+		for i := range l.Len() {
+			p, was := before[string(l.At(i))]
+			if (i < lo || i >= hi) && (!was || p != l.pos+int64(i)) {
+				t.Fatalf("round %d, %s: element %d (%q) is outside the moved [%d, %d) but moved from %d (known %v) to %d",
+					round, what, i, l.At(i), lo, hi, p, was, l.pos+int64(i))
+			}
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package keyspace
 
+import "slices"
+
 // List is the value of a list key: a deque of byte strings in a ring
 // buffer, so pushes and pops at either end are O(1) amortized and indexing
 // is O(1). Inserting or removing in the middle (LINSERT, LREM) moves the
@@ -117,29 +119,35 @@ func (l *List) PopBack() []byte {
 }
 
 // Insert puts a copy of v at position i (0 <= i <= Len()), moving the
-// shorter side of the list by one.
-func (l *List) Insert(i int, v []byte) {
+// shorter side of the list by one. The elements [lo, hi) of the list
+// after it are the new one and those that moved, the others keep their
+// positions in pos's numbering (what ListChanged logs).
+func (l *List) Insert(i int, v []byte) (lo, hi int) {
 	if i == 0 {
 		l.PushFront(v)
-		return
+		return 0, 1
 	}
 	if i == l.n {
 		l.PushBack(v)
-		return
+		return i, i + 1
 	}
 	l.grow()
 	if i < l.n/2 {
 		l.head = (l.head - 1) & (len(l.buf) - 1)
+		l.pos--
 		for j := 0; j < i; j++ {
 			l.buf[l.slot(j)] = l.buf[l.slot(j+1)]
 		}
+		lo, hi = 0, i+1
 	} else {
 		for j := l.n; j > i; j-- {
 			l.buf[l.slot(j)] = l.buf[l.slot(j-1)]
 		}
+		lo, hi = i, l.n+1
 	}
 	l.buf[l.slot(i)] = ownCopy(v)
 	l.n++
+	return lo, hi
 }
 
 // Trim keeps the elements [start, stop) and drops the rest,
@@ -161,46 +169,67 @@ func (l *List) Trim(start, stop int) {
 
 // RemoveIf drops the elements for which drop returns true, visiting them
 // from the head (fromTail false) or from the tail, and returns how many
-// it dropped. drop sees each element once, in visiting order.
-func (l *List) RemoveIf(fromTail bool, drop func(v []byte) bool) int {
-	removed := 0
-	if !fromTail {
-		w := 0
-		for r := 0; r < l.n; r++ {
-			v := l.buf[l.slot(r)]
-			if drop(v) {
-				removed++
+// it dropped. drop sees each element once, in visiting order. The kept
+// elements then close up toward the end nearer the dropped ones, as few
+// moving as can; those that moved are [lo, hi) of the list after it, the
+// others keep their positions in pos's numbering (what ListChanged logs).
+func (l *List) RemoveIf(fromTail bool, drop func(v []byte) bool) (removed, lo, hi int) {
+	var gone []int // the indexes dropped, ascending
+	for k := 0; k < l.n; k++ {
+		i := k
+		if fromTail {
+			i = l.n - 1 - k
+		}
+		if drop(l.At(i)) {
+			gone = append(gone, i)
+		}
+	}
+	removed = len(gone)
+	if removed == 0 {
+		return 0, 0, 0
+	}
+	if fromTail {
+		slices.Reverse(gone)
+	}
+	first, last := gone[0], gone[removed-1]
+	if l.n-first <= last+1 {
+		// Toward the head: the kept elements after first move back.
+		w, j := first, 0
+		for r := first; r < l.n; r++ {
+			if j < removed && gone[j] == r {
+				j++
 				continue
 			}
-			l.buf[l.slot(w)] = v
+			l.buf[l.slot(w)] = l.buf[l.slot(r)]
 			w++
 		}
 		for i := w; i < l.n; i++ {
 			l.buf[l.slot(i)] = nil
 		}
 		l.n = w
+		lo, hi = first, w
 	} else {
-		w := l.n - 1
-		for r := l.n - 1; r >= 0; r-- {
-			v := l.buf[l.slot(r)]
-			if drop(v) {
-				removed++
+		// Toward the tail: the kept elements before last move on.
+		w, j := last, removed-1
+		for r := last; r >= 0; r-- {
+			if j >= 0 && gone[j] == r {
+				j--
 				continue
 			}
-			l.buf[l.slot(w)] = v
+			l.buf[l.slot(w)] = l.buf[l.slot(r)]
 			w--
 		}
 		// The kept elements now occupy [w+1, n).
 		for i := 0; i <= w; i++ {
 			l.buf[l.slot(i)] = nil
 		}
-		if l.n > 0 {
-			l.head = l.slot(w + 1)
-		}
+		l.head = l.slot(w + 1)
 		l.n -= w + 1
+		l.pos += int64(w + 1)
+		lo, hi = 0, last+1-removed
 	}
 	l.shrink()
-	return removed
+	return removed, lo, hi
 }
 
 // ownCopy copies b so the keyspace never aliases a request buffer.

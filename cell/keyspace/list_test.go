@@ -57,7 +57,7 @@ func TestListModel(t *testing.T) {
 			case op == 7 || op == 8:
 				fromTail, limit := op == 8, r.IntN(3)
 				taken := 0
-				got := l.RemoveIf(fromTail, func(x []byte) bool {
+				got, _, _ := l.RemoveIf(fromTail, func(x []byte) bool {
 					if string(x) != v || (limit > 0 && taken >= limit) {
 						return false
 					}

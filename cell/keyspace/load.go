@@ -38,6 +38,18 @@ func (ks *Keyspace) LoadPut(db int, key []byte, v persist.Value, cfg zsetlite.Co
 	return ok
 }
 
+// LoadEntry stores v, an Entry made outside the keyspace, under db's key
+// while loading (an RDB file), and reports false, storing nothing, when
+// the key is there already: a file listing a key twice is corrupt.
+func (ks *Keyspace) LoadEntry(db int, key []byte, v *Entry) bool {
+	sh := ks.shardOf(db, key)
+	if sh.keys.get(key) != nil {
+		return false
+	}
+	sh.adopt(key, v)
+	return true
+}
+
 // Reserve sizes db's shards for n keys in all, before a load: it spares the
 // rehashing of indexes grown one doubling at a time.
 func (ks *Keyspace) Reserve(db, n int) {

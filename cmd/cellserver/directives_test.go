@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -229,5 +230,46 @@ func TestDeployConfigParses(t *testing.T) {
 	if cfg.Port != 6379 || cfg.Dir != "/data" || !reflect.DeepEqual(cfg.Bind, []string{"*", "-::*"}) ||
 		cfg.Params["protected-mode"] != "no" || cfg.Params["timeout"] != "0" {
 		t.Errorf("%+v", cfg)
+	}
+}
+
+// TestSystemdUnitAsShipped: the systemd unit and the configuration its
+// instructions install, both unedited, listen on loopback only with
+// protected mode on (metrics too), signal readiness (Type=notify with
+// supervised systemd), and do not refuse a restart after exit code 1,
+// which a port still in use gives.
+func TestSystemdUnitAsShipped(t *testing.T) {
+	unit, err := os.ReadFile("../../deploy/cellserver.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{}
+	for _, l := range strings.Split(string(unit), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			settings[k] = v
+		}
+	}
+	if settings["Type"] != "notify" || settings["NotifyAccess"] != "main" ||
+		slices.Contains(strings.Fields(settings["RestartPreventExitStatus"]), "1") {
+		t.Errorf("unit: %v", settings)
+	}
+	args := strings.Fields(settings["ExecStart"])
+	if len(args) < 2 || args[1] != "/etc/cellserver/cellserver.conf" ||
+		!strings.Contains(string(unit), "install -m 0644 deploy/cellserver-systemd.conf /etc/cellserver/cellserver.conf") {
+		t.Fatalf("ExecStart %q does not read the file the instructions install", args)
+	}
+	args[1] = "../../deploy/cellserver-systemd.conf"
+	cfg, err := parseFlags(args[1:], &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Bind, []string{"127.0.0.1", "-::1"}) || cfg.Params["protected-mode"] != "yes" ||
+		cfg.RequirePass != "" || cfg.MetricsBind != "" || cfg.Params["supervised"] != "systemd" || cfg.Dir != "/var/lib/cellserver" {
+		t.Errorf("as shipped: bind %q protected-mode %q metrics-bind %q supervised %q dir %q",
+			cfg.Bind, cfg.Params["protected-mode"], cfg.MetricsBind, cfg.Params["supervised"], cfg.Dir)
+	}
+	cfg.MetricsPort = 9121 // as its commented line enables it
+	if a := metricsAddr(cfg); a != "127.0.0.1:9121" {
+		t.Errorf("metrics would listen on %s", a)
 	}
 }

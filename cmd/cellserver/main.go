@@ -54,18 +54,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGHUP)
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cell.ReplaceLogLevel}))
 	cfg.Logger = log
-	srv, err := cell.Open(cfg)
+	if d, err := time.ParseDuration(os.Getenv("CELLSERVER_TEST_SLOW_LOAD")); err == nil {
+		cfg.SlowLoad = d // tests only: watch a server while it loads
+	}
+	// The store is opened, not loaded, so that the server listens first:
+	// a port in use is reported at once, and clients get -LOADING while
+	// it loads, as redis-server answers them.
+	srv, err := cell.OpenStore(cfg)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
 	if err := srv.Listen(); err != nil {
-		srv.Shutdown(context.Background())
+		srv.Shutdown(context.Background()) // saves nothing: not loaded
 		log.Error("cannot listen", "err", err)
 		return 1
 	}
 	stopMetrics, err := startMetrics(cfg, srv, log)
 	if err != nil {
+		srv.Shutdown(context.Background())
 		log.Error("cannot listen for metrics", "err", err)
 		return 1
 	}
@@ -73,6 +80,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var addrs []string
 	for _, a := range srv.Addrs() {
 		addrs = append(addrs, a.String())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	notify := newNotifier(cfg) // sdnotify.go
+	notify.send("STATUS=Loading the dataset")
+	if err := srv.Load(); err != nil {
+		log.Error("cannot load the data", "err", err)
+		return 1
+	}
+	if sent, err := notify.send("READY=1\nSTATUS=Ready to accept connections"); err != nil {
+		log.Warn("systemd readiness not sent", "socket", os.Getenv("NOTIFY_SOCKET"), "err", err)
+	} else if sent {
+		log.Info("systemd told: ready", "socket", os.Getenv("NOTIFY_SOCKET"))
 	}
 	log.Info("cellserver ready", "addr", strings.Join(addrs, ","), "version", version,
 		"redis_version", cfg.Version, "databases", cfg.Databases, "shards", srv.Keyspace().Shards(),
@@ -83,8 +103,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	stopHUP := handleHUP(cfg, srv, log) // cluster.go
 	defer stopHUP()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
@@ -96,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	notify.send("STOPPING=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

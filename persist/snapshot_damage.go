@@ -13,6 +13,13 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
+// Damage to the snapshot (Pebble's files) must stop a start, never give
+// a partial keyspace. Tables carry checksums: a damaged block fails the
+// read that finds it (Load), and a background task that finds one is
+// noted (noteCorruption) rather than Pebble's exit. The OPTIONS file is
+// named when Pebble cannot read it (checkOptionsFile). And the MANIFEST
+// is checked with the checkpoint mark.
+//
 // The checkpoint mark: a check that Pebble kept every checkpoint it made
 // durable.
 //
@@ -178,4 +185,13 @@ func checkOptionsFile(fs vfs.FS, dir string, opts *pebble.Options) error {
 		return fmt.Errorf("%s is damaged (%v); it holds only Pebble's settings, which cellserver writes again at each start: remove the file to start", path, err)
 	}
 	return nil
+}
+
+// explainCorrupt adds to an error of Pebble's that reports damage what
+// to do about it.
+func (s *Store) explainCorrupt(err error) error {
+	if err != nil && pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%w; the snapshot in %s is damaged: restore the directory from a backup", err, s.path)
+	}
+	return err
 }
