@@ -396,3 +396,10 @@ const (
 	MsgThrottleAllUsage = "Cell error: Store error: Usage: cl.throttleall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
 	MsgProbeAllUsage    = "Cell error: Store error: Usage: cl.probeall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
 )
+
+// CL.WINDOW's range errors (ours).
+const (
+	ErrWindowLimit = "ERR limit must be 0 or more"
+	ErrWindowSpan  = "ERR window_ms must be between 1 and 3153600000000"
+	ErrWindowCost  = "ERR cost must be 0 or more"
+)
