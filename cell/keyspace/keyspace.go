@@ -255,6 +255,20 @@ func (s *Shard) lockUnlessBusy() bool {
 	}
 }
 
+// TryAdd adds s to a set that is already locked, locking s only if that
+// needs no wait: a script that reaches past its shards after writing
+// must not wait out of ascending order, which could deadlock.
+func (l *LockSet) TryAdd(s *Shard) bool {
+	if slices.Contains(l.shards, s) {
+		return true
+	}
+	if !s.mu.TryLock() {
+		return false
+	}
+	l.Add(s)
+	return true
+}
+
 // Unlock releases every shard of the set and empties it.
 func (l *LockSet) Unlock() {
 	for i := len(l.shards) - 1; i >= 0; i-- {
