@@ -26,6 +26,7 @@ const (
 	valHash
 	valList
 	valSet
+	valWindow
 )
 
 // isString reports whether the value is a string (bytes or int).
@@ -115,11 +116,13 @@ func (e *Entry) Obj() any {
 		return (*List)(e.ptr)
 	case valSet:
 		return (*Set)(e.ptr)
+	case valWindow:
+		return (*Window)(e.ptr)
 	}
 	return nil
 }
 
-// setObj makes o, a *ZSet, *Hash, *List or *Set, the value.
+// setObj makes o, a *ZSet, *Hash, *List, *Set or *Window, the value.
 func (e *Entry) SetObj(o any) {
 	switch v := o.(type) {
 	case *ZSet:
@@ -130,6 +133,8 @@ func (e *Entry) SetObj(o any) {
 		e.ptr, e.kind = unsafe.Pointer(v), valList
 	case *Set:
 		e.ptr, e.kind = unsafe.Pointer(v), valSet
+	case *Window:
+		e.ptr, e.kind = unsafe.Pointer(v), valWindow
 	default:
 		panic(fmt.Sprintf("cell: %T stored as a value", o)) // a bug in this package
 	}
