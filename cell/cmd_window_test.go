@@ -239,3 +239,86 @@ func TestWindowPersist(t *testing.T) {
 		t.Errorf("a after restart: %q, want %q", got[0], want)
 	}
 }
+
+// TestLimiterMetrics: every rate limiting command's outcomes reach INFO
+// limiters and /metrics (parsed by Prometheus's parser).
+func TestLimiterMetrics(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	for _, cmd := range []string{
+		"cl.window w 1 60000", "cl.window w 1 60000", "cl.window w x 60000",
+		"cl.throttleall a 0 1 60 1 b 0 1 60 1", "cl.throttleall a 0 1 60 1", "cl.probeall a 0 1 60 0",
+		"cl.probeall a 0 1 60 1 b 0 1 60 0",
+	} {
+		c.do(strings.Fields(cmd)...)
+	}
+	info := c.do("info", "limiters")
+	for _, want := range []string{
+		"# Limiters\r\n",
+		"limiter_cl_window:allowed=1,limited=1,errors=1\r\n",
+		"limiter_cl_throttleall:allowed=1,limited=1,errors=0\r\n",
+		"limiter_cl_probeall:allowed=1,limited=1,errors=0\r\n",
+		"limiter_cl_throttle:allowed=0,limited=0,errors=0\r\n",
+	} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO limiters lacks %q:\n%s", want, info)
+		}
+	}
+	if strings.Contains(c.do("info"), "limiter_") {
+		t.Error("INFO without arguments shows the limiters section, which Redis's has not")
+	}
+	fams := scrape(t, srv)
+	for _, tc := range []struct {
+		cmd, result string
+		want        float64
+	}{
+		{"cl.window", "allowed", 1}, {"cl.window", "limited", 1}, {"cl.window", "error", 1},
+		{"cl.throttleall", "allowed", 1}, {"cl.throttleall", "limited", 1},
+		{"cl.probeall", "allowed", 1}, {"cl.probeall", "limited", 1},
+	} {
+		if got, ok := metricValue(fams, "cellserver_throttle_total", "cmd", tc.cmd, "result", tc.result); !ok || got != tc.want {
+			t.Errorf("cellserver_throttle_total{cmd=%s,result=%s} = %v (present %v), want %v", tc.cmd, tc.result, got, ok, tc.want)
+		}
+	}
+}
+
+// TestLimiterPrefixesAndTop: decisions are counted per named prefix
+// (set at start and by CONFIG SET), and CL.TOPREFUSED lists the keys
+// refused most, estimated from a sample.
+func TestLimiterPrefixesAndTop(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.LimiterPrefixes = "api:,login:" })
+	c := dial(t, srv)
+	if got := c.do("config", "get", "limiter-prefixes"); got != "*2\r\n$16\r\nlimiter-prefixes\r\n$11\r\napi:,login:\r\n" {
+		t.Errorf("CONFIG GET: %q", got)
+	}
+	for i := 0; i < 400; i++ {
+		c.do("cl.window", "api:hot", "1", "600000")     // 1 allowed, 399 refused
+		c.do("cl.throttle", "login:x", "0", "1", "600") // 1 allowed, 399 refused
+		c.do("cl.window", "other:"+strconv.Itoa(i%3), "1000", "600000")
+	}
+	c.do("cl.probe", "api:hot2", "0", "1", "600")
+	info := c.do("info", "limiters")
+	for _, want := range []string{
+		"limiter_prefix_0:prefix=api:,allowed=2,limited=399\r\n",
+		"limiter_prefix_1:prefix=login:,allowed=1,limited=399\r\n",
+	} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO limiters lacks %q:\n%s", want, info)
+		}
+	}
+	fams := scrape(t, srv)
+	if got, ok := metricValue(fams, "cellserver_limiter_prefix_total", "prefix", "login:", "result", "limited"); !ok || got != 399 {
+		t.Errorf("cellserver_limiter_prefix_total{login:,limited} = %v (present %v)", got, ok)
+	}
+	top := c.do("cl.toprefused", "2")
+	if !strings.HasPrefix(top, "*2\r\n*2\r\n") || !strings.Contains(top, "api:hot") || !strings.Contains(top, "login:x") || strings.Contains(top, "other:") {
+		t.Errorf("CL.TOPREFUSED 2: %q", top)
+	}
+	if got := c.do("cl.toprefused", "x"); got != "-"+ErrNotInteger+"\r\n" {
+		t.Errorf("CL.TOPREFUSED x: %q", got)
+	}
+	c.do("config", "set", "limiter-prefixes", "")
+	if strings.Contains(c.do("info", "limiters"), "limiter_prefix_") {
+		t.Error("prefixes still counted after CONFIG SET limiter-prefixes \"\"")
+	}
+}

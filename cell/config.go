@@ -48,6 +48,9 @@ type Config struct {
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
 	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
 	MetricsPort int            // serve GET /metrics on this port; 0: off
+	// LimiterPrefixes are the key prefixes, comma-separated, whose limiter
+	// decisions INFO limiters and /metrics count apart (limiter_stats.go).
+	LimiterPrefixes string
 	MetricsBind string         // address for /metrics; "": the first Bind address
 
 	// Operations (ops.go).
@@ -89,6 +92,8 @@ type liveConfig struct {
 	// insert (zset.go).
 	zsetMaxListpackEntries atomic.Int64
 	zsetMaxListpackValue   atomic.Int64
+	// set-max-intset-entries, read at every set insert (cmd_set.go).
+	setMaxIntsetEntries atomic.Int64
 	// auto-aof-rewrite-min-size and -percentage: when the effect log has
 	// grown enough for a checkpoint (checkpoint.go).
 	ckptMinSize atomic.Int64
@@ -135,6 +140,7 @@ func (l *liveConfig) load(c *Config) {
 	l.busyReplyThresholdMs.Store(c.BusyReplyThreshold.Milliseconds())
 	l.zsetMaxListpackEntries.Store(128)
 	l.zsetMaxListpackValue.Store(64)
+	l.setMaxIntsetEntries.Store(512) // keyspace.SetMaxIntsetEntries
 	l.ckptMinSize.Store(64 << 20)
 	l.ckptPercent.Store(100)
 }
