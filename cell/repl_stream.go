@@ -14,7 +14,7 @@ import (
 // keyspace while the execution's shards are still locked. A string is a
 // SET (PXAT for its expiry), a missing key a DEL (expired keys too, as
 // Redis 7 propagates them), a hash, list or sorted set a DEL and its
-// rebuild (HSET, RPUSH, ZADD) then PEXPIREAT. Each command states a key's
+// rebuild (HSET, RPUSH, SADD, ZADD) then PEXPIREAT. Each command states a key's
 // whole value, so replaying the stream from any earlier point of a
 // snapshot converges on the master's state: a full resync can send the
 // keyspace a shard at a time while clients keep writing. So a redis-server
@@ -81,10 +81,13 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 	b = replCmd(b, []byte("DEL"), key)
 	n := 2
 	switch v.Type {
-	case rdb.TypeHash, rdb.TypeList:
+	case rdb.TypeHash, rdb.TypeList, rdb.TypeSet:
 		name := []byte("RPUSH")
-		if v.Type == rdb.TypeHash {
+		switch v.Type {
+		case rdb.TypeHash:
 			name = []byte("HSET") // Elems alternate field, value
+		case rdb.TypeSet:
+			name = []byte("SADD")
 		}
 		b = replHeader(b, 2+len(v.Elems))
 		b = replBulk(b, name)

@@ -42,6 +42,7 @@ func TestReplStreamEffects(t *testing.T) {
 		{"del", [][]string{{"DEL", "k"}}, cmd("DEL", "k")},
 		{"del none", [][]string{{"DEL", "nothing"}}, ""},
 		{"hset", [][]string{{"HSET", "h", "f", "1"}}, cmd("MULTI") + cmd("DEL", "h") + cmd("HSET", "h", "f", "1") + cmd("EXEC")},
+		{"sadd", [][]string{{"SADD", "st", "a"}}, cmd("MULTI") + cmd("DEL", "st") + cmd("SADD", "st", "a") + cmd("EXEC")},
 		{"zadd", [][]string{{"ZADD", "z", "1.5", "a"}}, cmd("MULTI") + cmd("DEL", "z") + cmd("ZADD", "z", "1.5", "a") + cmd("EXEC")},
 		{"rpush expire", [][]string{{"MULTI"}, {"RPUSH", "l", "x", "y"}, {"PEXPIREAT", "l", "4102444800000"}, {"EXEC"}},
 			cmd("MULTI") + cmd("DEL", "l") + cmd("RPUSH", "l", "x", "y") + cmd("PEXPIREAT", "l", "4102444800000") + cmd("EXEC")},

@@ -123,6 +123,8 @@ return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 			t.Fatalf("W7: %v", err)
 		}
 	}
+	// A set of the users seen.
+	m.SAdd(ctx, "seen", fmt.Sprint(round))
 	// A key that goes, and one that expires.
 	m.Set(ctx, "gone", "x", 0)
 	m.Del(ctx, "gone")
@@ -148,6 +150,10 @@ func keyState(t *testing.T, c *redis.Client, key string) string {
 		v = ks
 	case "list":
 		v = c.LRange(ctx, key, 0, -1).Val()
+	case "set":
+		m := c.SMembers(ctx, key).Val()
+		slices.Sort(m)
+		v = m
 	case "zset":
 		v = c.ZRangeWithScores(ctx, key, 0, -1).Val()
 	}
