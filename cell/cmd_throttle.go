@@ -33,64 +33,92 @@ func throttle(x *Ctx, write bool, usage string) (limited bool) {
 		x.Error(usage)
 		return false
 	}
-	p := gcra.Params{Quantity: 1}
-	fields := [4]*int64{&p.MaxBurst, &p.Count, &p.Period, &p.Quantity}
-	for i, a := range x.Args[2:] {
-		v, ok := gcra.ParseInt(a)
-		if !ok {
-			x.Error(gcra.ParseFailure(a))
-			return false
-		}
-		*fields[i] = v
-	}
-	if err := p.Validate(); err != nil {
-		x.Error(err.Error())
-		return false
-	}
-	key := x.Args[1]
-	e, ok := x.lookupString(key)
+	p, ok := parseLimit(x, x.Args[2:])
 	if !ok {
 		return false
 	}
-	var tat uint64
-	if e != nil {
-		// The TAT is normally stored as an int (setInt below); any other
-		// value is parsed as redis-cell parses it.
-		if v, isInt := e.IntVal(); isInt && v >= 0 {
-			tat = uint64(v)
-		} else {
-			var buf [20]byte
-			var err error
-			if tat, err = gcra.ParseTAT(e.StrTo(&buf)); err != nil {
-				x.Error(err.Error())
-				return false
-			}
-		}
+	key := x.Args[1]
+	e, tat, ok := readTAT(x, key)
+	if !ok {
+		return false
 	}
 	// redis-cell reads the wall clock on every call, also inside MULTI and
 	// scripts, where Redis's own expiry clock is frozen.
-	now := x.wallNow()
+	now := x.limiterNow()
 	r, err := gcra.Throttle(tat, e != nil, now, p)
 	if err != nil && err != gcra.ErrExpire {
 		x.Error(err.Error())
 		return false
 	}
 	if write && r.Store {
-		exp := int64(0)
-		if r.TTLms >= 0 {
-			exp = now/int64(time.Millisecond) + r.TTLms
-		}
-		x.storeTAT(key, e, r.NewTAT, exp)
+		x.storeTAT(key, e, r.NewTAT, tatExpiry(now, r))
 	}
 	if err != nil { // ErrExpire: the value is written without a TTL, then the error
 		x.Error(err.Error())
 		return false
 	}
+	writeGCRAReply(x, r)
+	return r.Limited
+}
+
+// parseLimit parses CL.THROTTLE's numbers, max_burst count period and an
+// optional quantity (default 1), and checks the rate, replying the error
+// of the first bad one.
+func parseLimit(x *Ctx, args [][]byte) (p gcra.Params, ok bool) {
+	p.Quantity = 1
+	fields := [4]*int64{&p.MaxBurst, &p.Count, &p.Period, &p.Quantity}
+	for i, a := range args {
+		v, ok := gcra.ParseInt(a)
+		if !ok {
+			x.Error(gcra.ParseFailure(a))
+			return p, false
+		}
+		*fields[i] = v
+	}
+	if err := p.Validate(); err != nil {
+		x.Error(err.Error())
+		return p, false
+	}
+	return p, true
+}
+
+// readTAT returns key's live entry (nil: none) and the TAT it holds, as
+// redis-cell reads it; ok is false with the error replied when the key is
+// of another type or holds no u64.
+func readTAT(x *Ctx, key []byte) (e *keyspace.Entry, tat uint64, ok bool) {
+	e, ok = x.lookupString(key)
+	if !ok || e == nil {
+		return e, 0, ok
+	}
+	// The TAT is normally stored as an int (setInt below); any other
+	// value is parsed as redis-cell parses it.
+	if v, isInt := e.IntVal(); isInt && v >= 0 {
+		return e, uint64(v), true
+	}
+	var buf [20]byte
+	tat, err := gcra.ParseTAT(e.StrTo(&buf))
+	if err != nil {
+		x.Error(err.Error())
+		return nil, 0, false
+	}
+	return e, tat, true
+}
+
+// tatExpiry is the absolute expiry in Unix ms of a TAT r stores at now
+// (ns); 0 for none.
+func tatExpiry(now int64, r gcra.Result) int64 {
+	if r.TTLms < 0 {
+		return 0
+	}
+	return now/int64(time.Millisecond) + r.TTLms
+}
+
+// writeGCRAReply writes the five integers of a CL.THROTTLE reply.
+func writeGCRAReply(x *Ctx, r gcra.Result) {
 	x.W.Array(5)
 	for _, v := range r.Reply() {
 		x.W.Int(v)
 	}
-	return r.Limited
 }
 
 // storeTAT writes the new TAT of key, whose live entry is e (nil: none):

@@ -45,3 +45,13 @@ func (x *Ctx) Error(msg string) {
 	x.failed = true
 	x.srv.stats.countError(msg)
 }
+
+// limiterNow is the wall clock in Unix ns for the rate limiting commands:
+// wallNow, unless a test set the server's limiter clock to decide at a
+// chosen instant (limiterState.fixedNow).
+func (x *Ctx) limiterNow() int64 {
+	if t := x.srv.limiters.fixedNow.Load(); t != 0 {
+		return t
+	}
+	return x.wallNow()
+}

@@ -384,3 +384,10 @@ const (
 	ErrSaveInProg    = "ERR Background save already in progress"
 	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
 )
+
+// The argument-count errors of CL.THROTTLEALL and CL.PROBEALL, worded like
+// CL.THROTTLE's (gcra.MsgUsage); their groups of five take a quantity.
+const (
+	MsgThrottleAllUsage = "Cell error: Store error: Usage: cl.throttleall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+	MsgProbeAllUsage    = "Cell error: Store error: Usage: cl.probeall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+)

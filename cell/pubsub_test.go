@@ -1,13 +1,16 @@
 package cell
 
 import (
+	"bufio"
 	"fmt"
 	"math/rand"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // recorder is a subscriber that keeps what it receives.
@@ -271,6 +274,147 @@ func TestPubsubMessageEncoding(t *testing.T) {
 		}
 		if got := string(m.encoded(2)); got != tc.resp2 {
 			t.Errorf("RESP2 again %q, want %q", got, tc.resp2)
+		}
+	}
+}
+
+// TestPubsubServerConcurrent runs the whole path: subscribers on their own
+// connections while publishers on others publish at once and a third kind
+// of connection subscribes, resets and disconnects without pause. Every
+// subscriber receives every message twice (its channel and its pattern),
+// each publisher's in its order, and the publishers' counts add up. Run
+// with -race.
+func TestPubsubServerConcurrent(t *testing.T) {
+	const (
+		subscribers = 4
+		publishers  = 4
+		perPub      = 300
+		channels    = 4
+		churnRounds = 200
+		// patience bounds each wait for a message, against a hang; it
+		// says nothing about speed.
+		patience = 30 * time.Second
+	)
+	srv := startServer(t, nil)
+	subs := make([]*testConn, subscribers)
+	for i := range subs {
+		c := dial(t, srv)
+		c.nc.Write(encode("SUBSCRIBE", "cc:0", "cc:1", "cc:2", "cc:3"))
+		for j := 0; j < channels; j++ {
+			c.read()
+		}
+		if got := c.do("PSUBSCRIBE", "cc:*"); !strings.HasSuffix(got, ":5\r\n") {
+			t.Fatalf("PSUBSCRIBE: %q", got)
+		}
+		subs[i] = c
+	}
+	var stop atomic.Bool
+	var churn sync.WaitGroup
+	churnErr := make(chan error, 2)
+	for g := 0; g < 2; g++ {
+		churn.Add(1)
+		go func(g int) {
+			defer churn.Done()
+			// Bounded, so that a loaded machine still runs the publishers.
+			for i := 0; i < churnRounds && !stop.Load(); i++ {
+				nc, err := net.Dial("tcp", srv.Addrs()[0].String())
+				if err != nil {
+					churnErr <- err
+					return
+				}
+				br := bufio.NewReader(nc)
+				nc.Write(encode("SUBSCRIBE", "cc:1"))
+				nc.Write(encode("PSUBSCRIBE", "cc:?"))
+				if g == 0 {
+					nc.Write(encode("RESET"))
+					nc.Write(encode("PING"))
+					// Confirmations, messages until RESET, +RESET, then
+					// PING's plain +PONG: out of pub/sub mode.
+					for reply := ""; reply != "+PONG\r\n"; {
+						var sb strings.Builder
+						nc.SetReadDeadline(time.Now().Add(patience))
+						if err := readReply(br, &sb); err != nil {
+							churnErr <- fmt.Errorf("churn after %q: %v", reply, err)
+							nc.Close()
+							return
+						}
+						reply = sb.String()
+					}
+				}
+				nc.Close() // g == 1 leaves without a word
+			}
+		}(g)
+	}
+	var total atomic.Int64
+	var pubs sync.WaitGroup
+	pubErr := make(chan error, publishers)
+	for p := 0; p < publishers; p++ {
+		pubs.Add(1)
+		go func(p int) {
+			defer pubs.Done()
+			nc, err := net.Dial("tcp", srv.Addrs()[0].String())
+			if err != nil {
+				pubErr <- err
+				return
+			}
+			defer nc.Close()
+			br := bufio.NewReader(nc)
+			for i := 0; i < perPub; i++ {
+				nc.Write(encode("PUBLISH", "cc:"+strconv.Itoa(i%channels), strconv.Itoa(p)+":"+strconv.Itoa(i)))
+				var sb strings.Builder
+				nc.SetReadDeadline(time.Now().Add(patience))
+				if err := readReply(br, &sb); err != nil {
+					pubErr <- err
+					return
+				}
+				n, _ := strconv.Atoi(strings.TrimSpace(sb.String()[1:]))
+				total.Add(int64(n))
+			}
+		}(p)
+	}
+	want := 2 * publishers * perPub
+	for i, c := range subs {
+		last := map[string]int{}
+		for n := 0; n < want; n++ {
+			c.nc.SetReadDeadline(time.Now().Add(patience))
+			var sb strings.Builder
+			if err := readReply(c.br, &sb); err != nil {
+				select {
+				case perr := <-pubErr:
+					t.Fatalf("subscriber %d: message %d of %d: %v; a publisher failed: %v", i, n, want, err, perr)
+				default:
+				}
+				t.Fatalf("subscriber %d: message %d of %d: %v (publishers counted %d deliveries so far)", i, n, want, err, total.Load())
+			}
+			reply := sb.String()
+			parts := strings.Split(reply, "\r\n")
+			payload := parts[len(parts)-2]
+			kind := parts[2] // message or pmessage
+			p, seq, _ := strings.Cut(payload, ":")
+			s, _ := strconv.Atoi(seq)
+			if prev, ok := last[kind+p]; ok && s <= prev {
+				t.Fatalf("subscriber %d: %s %d of publisher %s after %d", i, kind, s, p, prev)
+			}
+			last[kind+p] = s
+		}
+	}
+	pubs.Wait()
+	stop.Store(true)
+	churn.Wait()
+	close(pubErr)
+	close(churnErr)
+	for err := range pubErr {
+		t.Fatal(err)
+	}
+	for err := range churnErr {
+		t.Fatal(err)
+	}
+	if min := int64(subscribers * want); total.Load() < min {
+		t.Errorf("PUBLISH counted %d deliveries, fewer than the %d to the steady subscribers", total.Load(), min)
+	}
+	for _, c := range subs {
+		if got := c.do("PING"); got != "*2\r\n$4\r\npong\r\n$0\r\n\r\n" {
+			t.Errorf("PING after the messages: %q", got)
 		}
 	}
 }

@@ -62,6 +62,9 @@ type Server struct {
 	scriptWatcher bool
 	busyScripts   atomic.Int32
 
+	// limiters: rate limiter decisions and clock (limiter_stats.go).
+	limiters limiterState
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[int64]*Client

@@ -57,6 +57,21 @@ func (c *pair) receive(what string) {
 	}
 }
 
+// forBothProtocolsOwn is forBothProtocols on servers of the test's own:
+// for tests whose scripts would leave the shared redis-server's Lua memory
+// changed for the scripting tests after them.
+func forBothProtocolsOwn(t *testing.T, fn func(t *testing.T, c *pair)) {
+	t.Helper()
+	s := startServers(t, serverOptions{})
+	t.Run("RESP2", func(t *testing.T) { fn(t, newPairOn(t, s)) })
+	t.Run("RESP3", func(t *testing.T) {
+		c := newPairOn(t, s)
+		c.DoMasked(maskHello, "HELLO", "3")
+		c.proto = 3
+		fn(t, c)
+	})
+}
+
 func TestPubsubSubscribe(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
@@ -166,7 +181,9 @@ func TestPubsubSubscribedMode(t *testing.T) {
 // TestPubsubResp3: a RESP3 subscriber receives pushes and may run any
 // command, its own messages included; HELLO 2 brings RESP2's rules back.
 func TestPubsubResp3(t *testing.T) {
-	c := newPair3(t)
+	c := newPairOn(t, startServers(t, serverOptions{}))
+	c.DoMasked(maskHello, "HELLO", "3")
+	c.proto = 3
 	o := c.OtherClient()
 	c.Do("SUBSCRIBE", "r3:a")
 	c.Do("SET", "r3:k", "v")
@@ -204,7 +221,7 @@ func TestPubsubResp3(t *testing.T) {
 // SUBSCRIBE runs in MULTI (Redis keeps it for compatibility) but not in
 // scripts.
 func TestPubsubTransactionsAndScripts(t *testing.T) {
-	forBothProtocols(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		o.Do("SUBSCRIBE", "tx:a")
 		c.Do("MULTI")
@@ -233,7 +250,7 @@ func TestPubsubTransactionsAndScripts(t *testing.T) {
 // mode: shard channels are a namespace of their own, counted apart, that
 // patterns do not see; SSUBSCRIBE is refused inside EXEC.
 func TestPubsubSharded(t *testing.T) {
-	forBothProtocols(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		c.Do("SUNSUBSCRIBE")
 		c.Error("SSUBSCRIBE")
