@@ -35,7 +35,7 @@ func TestSystemdNotify(t *testing.T) {
 	defer ln.Close()
 	t.Setenv("NOTIFY_SOCKET", sock)
 	t.Setenv("CELLSERVER_TEST_SLOW_LOAD", "300ms") // per 1000 keys: about a second
-	p2 := cellOnDir(t, dir, "--supervised", "systemd")
+	p2 := startLoading(t, dir, "--supervised", "systemd")
 	c2 := mustDial(t, p2)
 	buf := make([]byte, 512)
 	var got []string
