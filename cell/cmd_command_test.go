@@ -35,7 +35,7 @@ func TestCommandInfoModuleCommands(t *testing.T) {
 	if got := c.do("command", "docs", "cl.throttleall"); !strings.Contains(got, "$7\r\nsummary\r\n") || !strings.Contains(got, "$10\r\nredis-cell\r\n") {
 		t.Errorf("COMMAND DOCS cl.throttleall: %q", got)
 	}
-	if got, want := c.do("command", "list", "filterby", "module", "redis-cell"), "*4\r\n$8\r\ncl.probe\r\n$11\r\ncl.probeall\r\n$11\r\ncl.throttle\r\n$14\r\ncl.throttleall\r\n"; got != want {
+	if got, want := c.do("command", "list", "filterby", "module", "redis-cell"), "*5\r\n$8\r\ncl.probe\r\n$11\r\ncl.probeall\r\n$11\r\ncl.throttle\r\n$14\r\ncl.throttleall\r\n$9\r\ncl.window\r\n"; got != want {
 		t.Errorf("COMMAND LIST FILTERBY MODULE: got %q, want %q", got, want)
 	}
 }

@@ -32,6 +32,9 @@ func init() {
 		&Command{Name: "lrem", Arity: 4, Flags: wr, FirstKey: 1, LastKey: 1, Handler: lrem},
 		&Command{Name: "linsert", Arity: 5, Flags: wr | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: linsert},
 		&Command{Name: "lpos", Arity: -3, Flags: ro, FirstKey: 1, LastKey: 1, Handler: lpos},
+		&Command{Name: "lmove", Arity: 5, Flags: wr | FlagDenyOOM, FirstKey: 1, LastKey: 2, Handler: lmove},
+		&Command{Name: "rpoplpush", Arity: 3, Flags: wr | FlagDenyOOM, FirstKey: 1, LastKey: 2, Handler: rpoplpush},
+		&Command{Name: "lmpop", Arity: -4, Flags: wr | FlagMovableKeys, Keys: numkeysKeys(1, false), Handler: lmpop},
 	)
 }
 
@@ -446,4 +449,112 @@ func lpos(x *Ctx) {
 		return
 	}
 	x.W.Int(found[0])
+}
+
+// listEnd parses LEFT or RIGHT (LMOVE, LMPOP): front is true for LEFT.
+func listEnd(x *Ctx, arg []byte) (front, ok bool) {
+	switch {
+	case optIs(arg, "left"):
+		return true, true
+	case optIs(arg, "right"):
+		return false, true
+	}
+	x.Error(ErrSyntax)
+	return false, false
+}
+
+// lmove is LMOVE source destination LEFT|RIGHT LEFT|RIGHT: both ends are
+// parsed first, then the source (missing: null), then the destination's
+// type, as Redis's lmoveGenericCommand. With source and destination the
+// same key it rotates the list; a one-element list stays.
+func lmove(x *Ctx) {
+	from, ok := listEnd(x, x.Args[3])
+	if !ok {
+		return
+	}
+	to, ok := listEnd(x, x.Args[4])
+	if !ok {
+		return
+	}
+	moveElement(x, from, to)
+}
+
+// rpoplpush is LMOVE source destination RIGHT LEFT.
+func rpoplpush(x *Ctx) { moveElement(x, false, true) }
+
+func moveElement(x *Ctx, from, to bool) {
+	src, dst := x.Args[1], x.Args[2]
+	l, ok := x.lookupList(src)
+	if !ok {
+		return
+	}
+	if l == nil {
+		x.W.Null()
+		return
+	}
+	d, ok := x.lookupList(dst)
+	if !ok {
+		return
+	}
+	var v []byte
+	if from {
+		v = l.PopFront()
+	} else {
+		v = l.PopBack()
+	}
+	created := d == nil
+	if created {
+		d = keyspace.NewList()
+	}
+	if to {
+		d.PushFront(v)
+	} else {
+		d.PushBack(v)
+	}
+	if created {
+		x.SetObject(dst, d, 0)
+	} else {
+		x.NoteListPush(d, to)
+		x.TouchedNoted(dst)
+	}
+	if d != l {
+		x.RemovedFromNoted(src, l.Len(), true)
+	}
+	x.W.Bulk(v)
+}
+
+// lmpop is LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] (7.0): it
+// pops up to count elements from the first key holding a list, stopping
+// at the first key of another type with WRONGTYPE, and replies [key,
+// [element, ...]] (from the tail first for RIGHT), or a null array when
+// every key is missing.
+func lmpop(x *Ctx) {
+	keys, right, count, ok := parseMpop(x, "left", "right")
+	if !ok {
+		return
+	}
+	front := !right
+	for _, key := range keys {
+		l, ok := x.lookupList(key)
+		if !ok {
+			return
+		}
+		if l == nil {
+			continue
+		}
+		n := int(min(count, int64(l.Len())))
+		x.W.Array(2)
+		x.W.Bulk(key)
+		x.W.Array(n)
+		for range n {
+			if front {
+				x.W.Bulk(l.PopFront())
+			} else {
+				x.W.Bulk(l.PopBack())
+			}
+		}
+		x.RemovedFromNoted(key, l.Len(), true)
+		return
+	}
+	x.W.NullArray()
 }

@@ -143,13 +143,19 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		return
 	}
 	keys := x.Args[3 : 3+n]
+	strict := x.srv.cfg.LuaStrictKeys
+	inExec := x != &x.cl.ctx // EXEC holds every shard for a script
 	r := &scriptRun{
 		x:        x,
 		db:       x.DB(),
 		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
-		allowAll: x.srv.cfg.LuaAllowUndeclaredKeys,
+		allowAll: !strict && (inExec || s.NeedsAll.Load()),
+		strict:   strict,
 		stop:     make(chan struct{}),
 		start:    time.Now(),
+	}
+	if r.allowAll && !inExec && !x.holdAll() {
+		return
 	}
 	if !r.allowAll {
 		r.held = r.heldBuf[:0]
@@ -157,7 +163,19 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 			r.held = append(r.held, x.srv.ks.ShardOf(x.DB(), k))
 		}
 	}
-	x.srv.runScript(r, s, keys, x.Args[3+n:])
+	argv := x.Args[3+n:]
+	if !x.srv.runScript(r, s, keys, argv) {
+		if r.needsAll {
+			s.NeedsAll.Store(true)
+		}
+		return
+	}
+	// Abandoned before it showed anything: again, holding every shard.
+	s.NeedsAll.Store(true)
+	r = &scriptRun{x: x, db: x.DB(), readOnly: r.readOnly, allowAll: true, stop: make(chan struct{}), start: time.Now()}
+	if x.holdAll() {
+		x.srv.runScript(r, s, keys, argv)
+	}
 }
 
 // scriptRun is one running script: the Host its redis.calls go through, and
@@ -169,10 +187,17 @@ type scriptRun struct {
 	db       int               // the script's own SELECT; starts as the caller's
 	held     []*keyspace.Shard // the shards the script may touch (not with allowAll)
 	heldBuf  [4]*keyspace.Shard
-	allowAll bool
+	allowAll bool // holds every shard of every database
+	strict   bool // --lua-allow-undeclared-keys no: reaching past is an error
 	readOnly bool
-	start    time.Time
-	sub      Ctx // the Ctx of the command redis.call runs, reused
+	// abandoned: the run reached past its shards before writing, and is
+	// to be run again holding all (script_shards.go); needsAll: it reached
+	// past them after writing, and took them.
+	abandoned bool
+	needsAll  bool
+	logs      []scriptLog // redis.log lines held until the run stands
+	start     time.Time
+	sub       Ctx // the Ctx of the command redis.call runs, reused
 
 	stop chan struct{} // closed to stop the script, and when it has ended
 
@@ -189,18 +214,28 @@ type scriptRun struct {
 }
 
 // runScript runs s for r's EVAL, with r registered where SCRIPT KILL and
-// the shards' BUSY waiters can see it, and writes the reply.
-func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte) {
+// the shards' BUSY waiters can see it, and writes the reply. true: the run
+// was abandoned, leaving no reply, to be run again holding every shard.
+func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte) (abandoned bool) {
 	x := r.x
 	c := x.cl
 	savedDB := c.db
 	keyspace.Hold(r.shards(srv), &r.mark)
 	srv.watchScript(r)
 
+	mark := x.W.Len()
+	rng := srv.scripts.RNG()
 	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
-	x.failed = out.Failed
-	for _, e := range out.Errors {
-		srv.stats.countError(e)
+	if r.abandoned {
+		x.W.Truncate(mark)
+		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
+		r.logs = nil
+	} else {
+		r.flushLogs()
+		x.failed = out.Failed
+		for _, e := range out.Errors {
+			srv.stats.countError(e)
+		}
 	}
 
 	r.mu.Lock()
@@ -215,6 +250,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	r.mark.Finish()
 	r.halt(nil)
 	c.db = savedDB // SELECT inside a script does not leak to its caller
+	return r.abandoned
 }
 
 // shards lists the shards r holds for BUSY purposes.
@@ -290,22 +326,38 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		}
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
+		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
 		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
-			refuse(cmd, errUndeclaredWholeDB(cmd.Name))
-			return
+			if r.strict {
+				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
+				return
+			}
+			if !r.reachDB(r.db, cmd.Flags&flagAllDBs != 0, quiet) {
+				return
+			}
 		}
 		// The client's key-position scratch: its EVAL took its locks
 		// already, and no command a script runs locks again.
 		c := x.cl
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {
-			if !r.holds(x.srv.ks.ShardOf(r.db, args[i])) {
-				refuse(cmd, errUndeclaredKey(args[i]))
-				return
+			if sh := x.srv.ks.ShardOf(r.db, args[i]); !r.holds(sh) {
+				if r.strict {
+					refuse(cmd, errUndeclaredKey(args[i]))
+					return
+				}
+				if !r.reach(sh, quiet) {
+					return
+				}
 			}
 		}
 	}
 	r.mu.Lock()
+	if r.abandoned {
+		r.mu.Unlock()
+		w.Error(string(errAbandoned))
+		return
+	}
 	if r.killed {
 		r.mu.Unlock()
 		refuse(cmd, ErrScriptKilled)

@@ -19,8 +19,8 @@ func keysOnShards(srv *Server) (a, b string) {
 	}
 }
 
-func TestScriptUndeclaredKeys(t *testing.T) {
-	srv := startServer(t, nil)
+func TestScriptStrictKeys(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.LuaStrictKeys = true })
 	c := dial(t, srv)
 	a, b := keysOnShards(srv)
 	throttle := "return redis.call('cl.throttle', KEYS[1], 1, 2, 60)"
@@ -39,11 +39,33 @@ func TestScriptUndeclaredKeys(t *testing.T) {
 	}
 }
 
-func TestScriptAllowUndeclaredKeys(t *testing.T) {
-	srv := startServer(t, func(c *Config) { c.LuaAllowUndeclaredKeys = true })
+// TestScriptUndeclaredKeys: by default a script reaches past its KEYS as
+// on Redis, before or after writing, in its db or another.
+func TestScriptUndeclaredKeys(t *testing.T) {
+	srv := startServer(t, nil)
 	c := dial(t, srv)
+	a, b := keysOnShards(srv)
+	for _, tt := range []struct{ body, want string }{
+		// read of an undeclared key first: abandoned, rerun holding all
+		{"local v = redis.call('get', ARGV[1]) redis.call('set', KEYS[1], 'r') return v", "$-1\r\n"},
+		// write first, then an undeclared write and read
+		{"redis.call('set', KEYS[1], 'w') redis.call('set', ARGV[1], 'u') return redis.call('get', ARGV[1])", "$1\r\nu\r\n"},
+		// write first, then a whole-db command
+		{"redis.call('set', KEYS[1], 'w') return #redis.call('keys', '*')", ":1\r\n"},
+		{"redis.call('set', KEYS[1], 'w') return redis.call('dbsize')", ":1\r\n"},
+	} {
+		c.do("FLUSHALL")
+		body := tt.body + " -- " + strconv.Itoa(len(tt.want)) // a fresh script each, not yet noted NeedsAll
+		if got := c.do("EVAL", body, "1", a, b); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.body, got, tt.want)
+		}
+	}
+	if got := c.do("GET", a); got != "$1\r\nw\r\n" {
+		t.Errorf("declared key after the script: %q", got)
+	}
+	c.do("FLUSHALL")
 	if got := c.do("EVAL", "redis.call('cl.throttle', 'x', 1, 2, 60) redis.call('select', 2) redis.call('cl.throttle', 'y', 1, 2, 60) return redis.call('dbsize')", "0"); got != ":1\r\n" {
-		t.Errorf("undeclared keys with the flag: %q", got)
+		t.Errorf("undeclared keys and SELECT: %q", got)
 	}
 	if got := c.do("DBSIZE"); got != ":1\r\n" {
 		t.Errorf("db 0 after the script: %q (SELECT must not leak)", got)

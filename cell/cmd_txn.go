@@ -155,6 +155,13 @@ func exec(x *Ctx) {
 	db := c.db
 	for _, q := range t.cmds {
 		c.lockFor(locks, q.cmd, q.args, db)
+		if q.cmd.Flags&flagScript != 0 && !c.srv.cfg.LuaStrictKeys {
+			// A script may reach past its keys, and EXEC cannot let go
+			// of its shards to rerun it: it holds them all from the start.
+			for d := range c.srv.ks.DBs() {
+				locks.AddDB(c.srv.ks, d)
+			}
+		}
 		if q.cmd.Name == "select" {
 			if n, ok := parseDBIndex(c.srv, q.args[1]); ok {
 				db = n

@@ -747,43 +747,11 @@ func zpop(x *Ctx, max bool) {
 // key of another type with WRONGTYPE, and replies [key, [[member, score],
 // ...]] in both protocols, or a null array when every key is missing.
 func zmpop(x *Ctx) {
-	args := x.Args
-	numkeys, ok := resp.ParseInt(args[1])
-	if !ok || numkeys < 1 {
-		x.Error(ErrNumkeysPositive)
+	keys, max, count, ok := parseMpop(x, "min", "max")
+	if !ok {
 		return
 	}
-	if numkeys >= int64(len(args)-2) {
-		x.Error(ErrSyntax)
-		return
-	}
-	where := 2 + int(numkeys)
-	var max bool
-	switch {
-	case optIs(args[where], "min"):
-	case optIs(args[where], "max"):
-		max = true
-	default:
-		x.Error(ErrSyntax)
-		return
-	}
-	count := int64(-1)
-	for j := where + 1; j < len(args); j++ {
-		if count == -1 && optIs(args[j], "count") && j+1 < len(args) {
-			j++
-			if count, ok = resp.ParseInt(args[j]); !ok || count < 1 {
-				x.Error(ErrCountPositive)
-				return
-			}
-			continue
-		}
-		x.Error(ErrSyntax)
-		return
-	}
-	if count == -1 {
-		count = 1
-	}
-	for _, key := range args[2:where] {
+	for _, key := range keys {
 		z, ok := x.lookupZSetW(key)
 		if !ok {
 			return

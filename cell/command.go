@@ -50,8 +50,8 @@ const (
 	// flagTxn commands drive a transaction and are never queued
 	// (MULTI, EXEC, DISCARD, WATCH, plus QUIT and RESET).
 	flagTxn
-	// flagScript commands run a script (EVAL and friends): with
-	// --lua-allow-undeclared-keys they lock the whole keyspace.
+	// flagScript commands run a script (EVAL and friends): dispatch locks
+	// their declared keys, and the script may need more (script_shards.go).
 	flagScript
 	// flagChannelKeys commands' keys are shard channels (SPUBLISH,
 	// SSUBSCRIBE): cluster mode routes them, but they are no keys of the

@@ -39,10 +39,10 @@ type Config struct {
 	// need its shards get -BUSY and SCRIPT KILL may stop it (Redis's
 	// busy-reply-threshold, alias lua-time-limit).
 	BusyReplyThreshold time.Duration
-	// LuaAllowUndeclaredKeys lets scripts touch keys they did not list in
-	// KEYS, as standalone Redis does. Every script then locks every shard
-	// of every database, so scripts no longer run beside other commands.
-	LuaAllowUndeclaredKeys bool
+	// LuaStrictKeys refuses scripts that touch keys they did not list in
+	// KEYS, or run whole-keyspace commands (--lua-allow-undeclared-keys
+	// no). Off, scripts run as on Redis (script_shards.go).
+	LuaStrictKeys bool
 
 	// Observability (logging.go, metrics.go).
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice

@@ -293,21 +293,26 @@ const (
 	ErrScriptDebug      = "ERR SCRIPT DEBUG is not supported by this server"
 )
 
-// errUndeclaredKey refuses a key a script did not list in KEYS: its shard
-// is not locked, so touching it would break the script's atomicity.
+// errUndeclaredKey refuses a key a script did not list in KEYS: with
+// --lua-allow-undeclared-keys no (strict mode).
 func errUndeclaredKey(key []byte) string {
 	k := cstring(key)
 	if len(k) > 128 {
 		k = k[:128]
 	}
-	return "ERR script tried accessing undeclared key '" + k + "': list every key in KEYS, or start the server with --lua-allow-undeclared-keys"
+	return "ERR script tried accessing undeclared key '" + k + "': list every key in KEYS, or start the server with --lua-allow-undeclared-keys yes"
 }
 
 // errUndeclaredWholeDB refuses a command that touches every key (DBSIZE,
-// FLUSHALL, ...) from a script that holds only its declared keys.
+// FLUSHALL, ...) from a script in strict mode.
 func errUndeclaredWholeDB(name string) string {
-	return "ERR script tried running '" + name + "', which touches every key of the database: start the server with --lua-allow-undeclared-keys"
+	return "ERR script tried running '" + name + "', which touches every key of the database: start the server with --lua-allow-undeclared-keys yes"
 }
+
+// ErrScriptReach ends a call of a script that reached past its declared
+// keys after writing, while another script held the shard it needed past
+// busy-reply-threshold (script_shards.go). Declaring every key avoids it.
+const ErrScriptReach = "ERR script reached a key outside its declared KEYS after writing, and another script held it: list every key in KEYS"
 
 // Cluster.
 const (
@@ -390,4 +395,11 @@ const (
 const (
 	MsgThrottleAllUsage = "Cell error: Store error: Usage: cl.throttleall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
 	MsgProbeAllUsage    = "Cell error: Store error: Usage: cl.probeall <key> <max_burst> <count per period> <period> <quantity> [<key> <max_burst> <count per period> <period> <quantity> ...]"
+)
+
+// CL.WINDOW's range errors (ours).
+const (
+	ErrWindowLimit = "ERR limit must be 0 or more"
+	ErrWindowSpan  = "ERR window_ms must be between 1 and 3153600000000"
+	ErrWindowCost  = "ERR cost must be 0 or more"
 )

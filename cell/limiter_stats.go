@@ -8,3 +8,6 @@ type limiterState struct {
 	// limiter commands decide at (Ctx.limiterNow); 0: the real one.
 	fixedNow atomic.Int64
 }
+
+// countWindow records the outcome of one CL.WINDOW call.
+func (x *Ctx) countWindow(limited bool) {}

@@ -94,7 +94,7 @@ const scriptMemoryLimit = 1 << 30
 // watchScripts checks the running scripts until none runs.
 func (srv *Server) watchScripts() {
 	var runs []*scriptRun
-	heap := []metrics.Sample{{Name: heapMetric}}
+	samples := heapSamples()
 	for {
 		threshold := time.Duration(srv.live.busyReplyThresholdMs.Load()) * time.Millisecond
 		time.Sleep(watchInterval(threshold))
@@ -109,13 +109,18 @@ func (srv *Server) watchScripts() {
 			runs = append(runs, r)
 		}
 		srv.scriptMu.Unlock()
-		metrics.Read(heap)
-		var used uint64
-		if heap[0].Value.Kind() == metrics.KindUint64 {
-			used = heap[0].Value.Uint64()
+		heap, live := readHeap(samples)
+		for _, r := range runs {
+			if r.overMemory(heap, 0) {
+				// The heap counts garbage not yet collected: look
+				// again after a collection before stopping anyone.
+				runtime.GC()
+				heap, live = readHeap(samples)
+				break
+			}
 		}
 		for _, r := range runs {
-			r.check(srv, threshold, used)
+			r.check(srv, threshold, heap, live)
 		}
 		clear(runs)
 	}
@@ -123,7 +128,7 @@ func (srv *Server) watchScripts() {
 
 // check marks r busy once it has run past threshold, and stops it when the
 // heap has grown by scriptMemoryLimit since it was first checked.
-func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
+func (r *scriptRun) check(srv *Server, threshold time.Duration, heap, live uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
@@ -139,7 +144,7 @@ func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
 		return
 	}
 	if r.memBase == 0 {
-		r.memBase = heap
+		r.memBase = memoryBaseline(heap, live)
 	} else if heap > r.memBase+scriptMemoryLimit && !r.killed {
 		r.killed = true
 		r.haltLocked(scriptError(ErrScriptMemory))
@@ -147,23 +152,31 @@ func (r *scriptRun) check(srv *Server, threshold time.Duration, heap uint64) {
 	}
 }
 
+// overMemory reports that a heap of heap bytes, plus extra about to be
+// allocated, is past r's memory limit.
+func (r *scriptRun) overMemory(heap, extra uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.memBase != 0 && !r.killed && heap+extra > r.memBase+scriptMemoryLimit
+}
+
 // Reserve is script.MemoryGuard: a builtin about to allocate n bytes at
 // once asks first, since the watcher only samples the heap now and then.
-// The heap counts garbage not yet collected, so a refusal is only made
-// after a collection has shown it real.
+// As in the watcher, a refusal is only made after a collection has shown
+// the heap really full.
 func (r *scriptRun) Reserve(n int64) bool {
 	if n > scriptMemoryLimit {
 		return r.refuseMemory()
 	}
+	samples := heapSamples()
 	for attempt := 0; ; attempt++ {
-		heap := heapObjectBytes()
+		heap, live := readHeap(samples)
 		r.mu.Lock()
 		if r.memBase == 0 {
-			r.memBase = heap
+			r.memBase = memoryBaseline(heap, live)
 		}
-		fits := heap+uint64(n) <= r.memBase+scriptMemoryLimit
 		r.mu.Unlock()
-		if fits {
+		if !r.overMemory(heap, uint64(n)) {
 			return true
 		}
 		if attempt == 1 {
@@ -183,17 +196,32 @@ func (r *scriptRun) refuseMemory() bool {
 	return false
 }
 
-// heapObjectBytes is the Go heap's size in objects, live or not yet swept.
-func heapObjectBytes() uint64 {
-	s := [1]metrics.Sample{{Name: heapMetric}}
-	metrics.Read(s[:])
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// memoryBaseline is where a script's memory is counted from: the heap
+// live at the last collection, so that garbage left by earlier work does
+// not count in the script's favour.
+func memoryBaseline(heap, live uint64) uint64 {
+	if live > 0 && live < heap {
+		return live
 	}
-	return s[0].Value.Uint64()
+	return heap
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+func heapSamples() []metrics.Sample {
+	return []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+}
+
+// readHeap is the Go heap's objects, live or not yet swept, and what was
+// live at the last collection (0 where the runtime does not say).
+func readHeap(s []metrics.Sample) (heap, live uint64) {
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		heap = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		live = s[1].Value.Uint64()
+	}
+	return heap, live
+}
 
 // pastThreshold reports that r has run past busy-reply-threshold.
 func (r *scriptRun) pastThreshold() bool { return r.mark.IsBusy() }

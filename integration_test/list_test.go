@@ -8,7 +8,7 @@ import (
 )
 
 // Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LINDEX, LSET,
-// LRANGE, LTRIM, LREM, LINSERT, LPOS.
+// LRANGE, LTRIM, LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP.
 
 func TestListPushPop(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
@@ -414,5 +414,88 @@ func TestListRandomOps(t *testing.T) {
 			}
 		}
 		c.Do("DBSIZE")
+	})
+}
+
+// LMOVE, RPOPLPUSH, LMPOP: the list moves of Redis 7.0.
+func TestListMove(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("RPUSH", "src", "a", "b", "c", "d")
+		c.Do("LMOVE", "src", "dst", "LEFT", "RIGHT") // creates dst
+		c.Do("LMOVE", "src", "dst", "right", "left")
+		c.Do("LMOVE", "src", "dst", "Left", "Left")
+		c.Do("LMOVE", "src", "dst", "RIGHT", "RIGHT") // src's last: src goes
+		c.Do("EXISTS", "src")
+		c.Do("LRANGE", "dst", "0", "-1")
+		c.Do("LMOVE", "src", "dst", "LEFT", "RIGHT") // missing source: null
+		c.Do("LMOVE", "dst", "dst", "LEFT", "RIGHT") // rotation
+		c.Do("LMOVE", "dst", "dst", "RIGHT", "LEFT")
+		c.Do("LMOVE", "dst", "dst", "LEFT", "LEFT")
+		c.Do("LRANGE", "dst", "0", "-1")
+		c.Do("RPUSH", "one", "x")
+		c.Do("LMOVE", "one", "one", "LEFT", "RIGHT") // stays
+		c.Do("LRANGE", "one", "0", "-1")
+		c.Do("RPOPLPUSH", "one", "one")
+		c.Do("RPOPLPUSH", "dst", "other")
+		c.Do("RPOPLPUSH", "dst", "other")
+		c.Do("LRANGE", "other", "0", "-1")
+		c.Do("RPOPLPUSH", "nokey", "other")
+		c.Do("EXPIRE", "dst", "100")
+		c.Do("LMOVE", "dst", "other", "LEFT", "LEFT")
+		c.Do("TTL", "dst")
+		c.Do("SET", "str", "v")
+		c.Error("LMOVE", "str", "dst", "LEFT", "LEFT")
+		c.Error("LMOVE", "dst", "str", "LEFT", "LEFT")
+		c.Error("RPOPLPUSH", "str", "dst")
+		c.Error("RPOPLPUSH", "dst", "str")
+		c.Do("LMOVE", "nokey", "str", "LEFT", "LEFT") // missing source first
+		c.Do("RPOPLPUSH", "nokey", "str")
+		c.Do("LRANGE", "dst", "0", "-1")
+		c.Error("LMOVE", "dst", "str", "UP", "LEFT") // syntax before the keys
+		c.Error("LMOVE", "str", "dst", "LEFT", "DOWN")
+		c.Error("LMOVE", "nokey", "dst", "LEFT", "LEFTX")
+		c.Error("LMOVE", "dst", "other", "LEFT")
+		c.Error("RPOPLPUSH", "dst")
+		c.Error("RPOPLPUSH", "dst", "other", "x")
+		c.Do("LLEN", "dst")
+		c.Do("LLEN", "other")
+		c.Do("DBSIZE")
+	})
+}
+
+func TestListMpop(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("RPUSH", "a", "1", "2", "3", "4", "5")
+		c.Do("RPUSH", "b", "x", "y")
+		c.Do("LMPOP", "2", "nokey", "a", "LEFT")
+		c.Do("LMPOP", "2", "nokey", "a", "RIGHT", "COUNT", "2") // tail first
+		c.Do("LMPOP", "1", "a", "left", "count", "10")          // a goes
+		c.Do("EXISTS", "a")
+		c.Do("LMPOP", "3", "a", "nokey", "b", "RIGHT")
+		c.Do("LMPOP", "2", "a", "nokey", "LEFT") // null array
+		c.Do("LMPOP", "1", "b", "LEFT", "COUNT", "9223372036854775807")
+		c.Do("DBSIZE")
+		c.Do("SET", "s", "v")
+		c.Do("RPUSH", "l", "e")
+		c.Error("LMPOP", "2", "s", "l", "LEFT")
+		c.Do("LMPOP", "2", "nokey", "l", "LEFT") // before s: not reached
+		c.Do("RPUSH", "l", "e")
+		c.Do("LMPOP", "2", "l", "s", "LEFT") // the first list wins
+		c.Error("LMPOP", "2", "nokey", "s", "LEFT")
+		for _, bad := range []string{"0", "-1", "x", "", "1.5", "9223372036854775808"} {
+			c.Error("LMPOP", bad, "l", "LEFT")
+		}
+		c.Error("LMPOP", "2", "l", "LEFT")      // where is missing
+		c.Error("LMPOP", "3", "l", "x", "LEFT") // ditto
+		c.Error("LMPOP", "1", "l", "UP")        // bad where
+		c.Error("LMPOP", "1", "l", "LEFT", "COUNT")
+		c.Error("LMPOP", "1", "l", "LEFT", "COUNT", "1", "COUNT", "1")
+		c.Error("LMPOP", "1", "l", "LEFT", "FOO")
+		for _, bad := range []string{"0", "-1", "x", "", "9223372036854775808"} {
+			c.Error("LMPOP", "1", "l", "LEFT", "COUNT", bad)
+			c.Error("LMPOP", "1", "s", "LEFT", "COUNT", bad) // options before the keys
+		}
+		c.Error("LMPOP", "1", "l")
+		c.Error("LMPOP", "1")
 	})
 }

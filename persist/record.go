@@ -67,6 +67,11 @@ const (
 	// zero bytes) and then puts bytes at offset. walkEffects reads it
 	// (EffectPatch); Decode refuses it.
 	KindStrPatch Kind = 'p'
+	// KindWindow is a CL.WINDOW sliding-window log: its payload is runs
+	// of uvarint(time - the previous run's time) | uvarint(count), in
+	// ascending time, the first time from 0 (AppendWindow). Decode checks
+	// it and returns it in Str.
+	KindWindow Kind = 'W'
 )
 
 // Value is one key's stored state: its kind, its absolute expiry in Unix ms
@@ -246,7 +251,7 @@ func AppendValue(dst []byte, v Value) []byte {
 			dst = AppendItem(dst, it)
 		}
 		return dst
-	case KindZSetInts: // Str holds the count and the deltas, as Decode gives them
+	case KindZSetInts, KindWindow: // Str holds the payload, as Decode gives it
 		dst = append(dst, byte(v.Kind))
 		dst = binary.AppendUvarint(dst, uint64(v.Exp))
 		return append(dst, v.Str...)
@@ -314,6 +319,12 @@ func decodeReusing(b []byte, items [][]byte) (Value, error) {
 	case KindZSetInts:
 		if err := EachZSetInt(b, nil); err != nil {
 			return Value{}, err
+		}
+		v.Str = b
+		return v, nil
+	case KindWindow:
+		if !validWindow(b) {
+			return Value{}, ErrCorrupt
 		}
 		v.Str = b
 		return v, nil
@@ -412,4 +423,35 @@ func DecodeScore(b []byte) (float64, error) {
 		return 0, ErrCorrupt
 	}
 	return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+}
+
+// AppendWindow appends a KindWindow value whose payload is runs, as
+// cell/keyspace's Window holds them.
+func AppendWindow(dst []byte, exp int64, runs []byte) []byte {
+	dst = append(dst, byte(KindWindow))
+	dst = binary.AppendUvarint(dst, uint64(exp))
+	return append(dst, runs...)
+}
+
+// validWindow reports whether b is a KindWindow payload: at least one
+// run, each a time delta (positive after the first) and a positive count,
+// the times within int64.
+func validWindow(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	var t uint64
+	for i := 0; len(b) > 0; i++ {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || (i > 0 && d == 0) || d > math.MaxInt64-t {
+			return false
+		}
+		c, m := binary.Uvarint(b[n:])
+		if m <= 0 || c == 0 || c > math.MaxInt64 {
+			return false
+		}
+		t += d
+		b = b[n+m:]
+	}
+	return true
 }

@@ -368,6 +368,9 @@ func objectFromStored(v persist.Value, cfg zsetlite.Config) (any, bool) {
 		z.AddInts(vs)
 		return z, true
 	}
+	if v.Kind == persist.KindWindow {
+		return windowFromStored(v.Str)
+	}
 	if len(v.Items) == 0 {
 		return nil, false
 	}

@@ -25,6 +25,7 @@ const (
 	valZSet
 	valHash
 	valList
+	valWindow
 )
 
 // isString reports whether the value is a string (bytes or int).
@@ -112,11 +113,13 @@ func (e *Entry) Obj() any {
 		return (*Hash)(e.ptr)
 	case valList:
 		return (*List)(e.ptr)
+	case valWindow:
+		return (*Window)(e.ptr)
 	}
 	return nil
 }
 
-// setObj makes o, a *ZSet, *Hash or *List, the value.
+// setObj makes o, a *ZSet, *Hash, *List or *Window, the value.
 func (e *Entry) SetObj(o any) {
 	switch v := o.(type) {
 	case *ZSet:
@@ -125,6 +128,8 @@ func (e *Entry) SetObj(o any) {
 		e.ptr, e.kind = unsafe.Pointer(v), valHash
 	case *List:
 		e.ptr, e.kind = unsafe.Pointer(v), valList
+	case *Window:
+		e.ptr, e.kind = unsafe.Pointer(v), valWindow
 	default:
 		panic(fmt.Sprintf("cell: %T stored as a value", o)) // a bug in this package
 	}

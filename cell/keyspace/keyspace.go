@@ -77,6 +77,8 @@ func (e *Entry) Type() string {
 		return "hash"
 	case valList:
 		return "list"
+	case valWindow:
+		return "window"
 	}
 	return "string"
 }
@@ -251,6 +253,20 @@ func (s *Shard) lockUnlessBusy() bool {
 		case <-done:
 		}
 	}
+}
+
+// TryAdd adds s to a set that is already locked, locking s only if that
+// needs no wait: a script that reaches past its shards after writing
+// must not wait out of ascending order, which could deadlock.
+func (l *LockSet) TryAdd(s *Shard) bool {
+	if slices.Contains(l.shards, s) {
+		return true
+	}
+	if !s.mu.TryLock() {
+		return false
+	}
+	l.Add(s)
+	return true
 }
 
 // Unlock releases every shard of the set and empties it.

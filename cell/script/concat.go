@@ -25,13 +25,16 @@ func rewriteConcat(chunk []ast.Stmt) {
 // luaConcat is a .. b with C Lua's semantics: strings and numbers (as
 // "%.14g") concatenate, anything else tries __concat, then fails with
 // Lua's message.
-func luaConcat(L *lua.LState) int {
+func (st *state) luaConcat(L *lua.LState) int {
 	a, b := L.Get(1), L.Get(2)
 	as, aok := concatText(a)
 	bs, bok := concatText(b)
 	if aok && bok {
-		if len(as)+len(bs) > maxStringLen {
-			L.RaiseError("string length overflow")
+		if n := len(as) + len(bs); n >= reserveFrom {
+			if n > maxStringLen {
+				L.RaiseError("string length overflow")
+			}
+			st.reserve(L, n)
 		}
 		L.Push(lua.LString(as + bs))
 		return 1

@@ -69,6 +69,10 @@ type Script struct {
 	// assignsGlobal: the script may write a global, so it must run with
 	// the read-only proxy as its environment (fastenv.go).
 	assignsGlobal bool
+	// NeedsAll is the host's note that this script once reached past the
+	// keys it declared: later runs start holding everything. It lives as
+	// long as the cached script, so the notes are bounded by the cache.
+	NeedsAll atomic.Bool
 }
 
 // Host runs the commands a script calls. Call runs args (already checked
@@ -77,6 +81,31 @@ type Script struct {
 // package decides what an error reply does (raise or return).
 type Host interface {
 	Call(args [][]byte, w *resp.Writer)
+}
+
+// LogHost is a Host that takes the run's redis.log lines itself: a run the
+// host may abandon and rerun must not log twice.
+type LogHost interface {
+	Log(level int, msg string)
+}
+
+// RNG is the state of math.random's shared generator, read before a run
+// the host may abandon.
+func (e *Engine) RNG() uint64 {
+	e.rng.mu.Lock()
+	defer e.rng.mu.Unlock()
+	return e.rng.x
+}
+
+// RewindRNG puts the generator back to before, the state read before an
+// abandoned run, unless another script drew from it since that run ended
+// at after: the rerun then sees the numbers the abandoned run saw.
+func (e *Engine) RewindRNG(before, after uint64) {
+	e.rng.mu.Lock()
+	if e.rng.x == after {
+		e.rng.x = before
+	}
+	e.rng.mu.Unlock()
 }
 
 // Logger receives redis.log lines; level is a LOG_* constant.

@@ -225,7 +225,11 @@ func (st *state) logFn(L *lua.LState) int {
 			parts = append(parts, fmt14(float64(v)))
 		}
 	}
-	st.e.log(level, strings.Join(parts, " "))
+	if h, ok := st.host.(LogHost); ok {
+		h.Log(level, strings.Join(parts, " "))
+	} else {
+		st.e.log(level, strings.Join(parts, " "))
+	}
 	return 0
 }
 

@@ -353,7 +353,7 @@ func (st *state) patchBase() {
 		L.Push(lua.LNumber(st.e.MemoryUsed() / 1024))
 		return 1
 	})
-	G.RawSetString(concatName, L.NewFunction(luaConcat))
+	G.RawSetString(concatName, L.NewFunction(st.luaConcat))
 	G.RawSetString(ctorName, L.NewFunction(st.luaCtor))
 	G.RawSetString(unmName, L.NewFunction(st.luaUnm))
 	G.RawSetString(mulName, L.NewFunction(st.luaMul))

@@ -273,3 +273,23 @@ func TestSystemdUnitAsShipped(t *testing.T) {
 		t.Errorf("metrics would listen on %s", a)
 	}
 }
+
+// TestLuaAllowUndeclaredKeys: the setting is on by default and turned off
+// by no, on the command line and alone as yes.
+func TestLuaAllowUndeclaredKeys(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		strict bool
+	}{
+		{nil, false},
+		{[]string{"--lua-allow-undeclared-keys", "no"}, true},
+		{[]string{"--lua-allow-undeclared-keys=no"}, true},
+		{[]string{"--lua-allow-undeclared-keys", "yes"}, false},
+		{[]string{"--lua-allow-undeclared-keys"}, false},
+	} {
+		cfg, err := parseFlags(tt.args, &bytes.Buffer{})
+		if err != nil || cfg.LuaStrictKeys != tt.strict {
+			t.Errorf("%q: strict %v, err %v", tt.args, cfg.LuaStrictKeys, err)
+		}
+	}
+}

@@ -42,8 +42,8 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	busy := msFlag{&cfg.BusyReplyThreshold}
 	fs.Var(busy, "busy-reply-threshold", "`ms` a script runs before others get -BUSY and SCRIPT KILL applies")
 	fs.Var(busy, "lua-time-limit", "`ms`: alias of --busy-reply-threshold")
-	fs.BoolVar(&cfg.LuaAllowUndeclaredKeys, "lua-allow-undeclared-keys", false,
-		"let scripts touch keys not listed in KEYS; every script then locks the whole keyspace")
+	fs.Var(notFlag{&cfg.LuaStrictKeys}, "lua-allow-undeclared-keys",
+		"yes: scripts may touch keys not listed in KEYS and whole-keyspace commands, as on Redis;\nno: refuse them with an error")
 	// Observability.
 	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
 	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
@@ -153,6 +153,28 @@ func (f sizeFlag) Set(s string) error {
 	*f.v = n
 	return nil
 }
+
+// notFlag is a yes/no flag stored negated: the setting's name says what
+// is allowed, the config field what is refused (its zero is the default).
+type notFlag struct{ v *bool }
+
+func (f notFlag) String() string {
+	if f.v == nil || !*f.v {
+		return "true"
+	}
+	return "false"
+}
+
+func (f notFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*f.v = !b
+	return nil
+}
+
+func (f notFlag) IsBoolFlag() bool { return true }
 
 // msFlag is a duration given in milliseconds, as redis.conf gives them.
 type msFlag struct{ v *time.Duration }
