@@ -39,7 +39,7 @@ func TestSystemdNotify(t *testing.T) {
 	c2 := mustDial(t, p2)
 	buf := make([]byte, 512)
 	var got []string
-	ln.SetReadDeadline(time.Now().Add(30 * time.Second))
+	ln.SetReadDeadline(time.Now().Add(60 * time.Second))
 	for {
 		n, err := ln.Read(buf)
 		if err != nil {
@@ -61,6 +61,7 @@ func TestSystemdNotify(t *testing.T) {
 		t.Errorf("PING after READY: %q", r)
 	}
 	p2.Stop()
+	ln.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, err := ln.Read(buf)
 	if err != nil || string(buf[:n]) != "STOPPING=1" {
 		t.Errorf("at SIGTERM: %q, %v", buf[:n], err)
