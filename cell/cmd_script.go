@@ -195,7 +195,8 @@ type scriptRun struct {
 	// past them after writing, and took them.
 	abandoned bool
 	needsAll  bool
-	logs      []scriptLog // redis.log lines held until the run stands
+	logs      []scriptLog  // redis.log lines held until the run stands
+	later     []scriptFeed // MONITOR and slow log feeds held until then
 	start     time.Time
 	sub       Ctx // the Ctx of the command redis.call runs, reused
 
@@ -229,7 +230,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	if r.abandoned {
 		x.W.Truncate(mark)
 		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
-		r.logs = nil
+		r.logs, r.later = nil, nil
 	} else {
 		r.flushLogs()
 		x.failed = out.Failed
@@ -327,12 +328,12 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
 		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
-		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
+		if all := cmd.allDBs(args); all || cmd.Flags&flagWholeDB != 0 {
 			if r.strict {
 				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 				return
 			}
-			if !r.reachDB(r.db, cmd.Flags&flagAllDBs != 0, quiet) {
+			if !r.reachDB(r.db, all, quiet) {
 				return
 			}
 		}
@@ -377,7 +378,8 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	r.db = sub.DB()
 	// Fed after the command, as Redis's call() does: a SELECT shows the
 	// database it selected.
-	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+	monitor := x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0
+	if monitor && !r.mayAbandon() {
 		x.cl.feedMonitorsAs(cmd, args, r.db, "lua")
 	}
 	d := time.Since(r.start) - began
@@ -388,7 +390,10 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	if sub.failed {
 		cs.failed.Add(1)
 	}
-	if int64(d) >= x.srv.obs.gate.Load() {
+	observe := int64(d) >= x.srv.obs.gate.Load()
+	if r.mayAbandon() && (monitor || observe) {
+		r.later = append(r.later, scriptFeed{cmd: cmd, args: cloneArgs(args), db: r.db, d: d, monitor: monitor, observe: observe})
+	} else if observe {
 		x.srv.obs.observe(nil, cmd, args, d) // MONITOR was fed above
 	}
 }

@@ -113,19 +113,48 @@ type scriptLog struct {
 
 // Log is script.LogHost: lines of a run that may still be abandoned wait.
 func (r *scriptRun) Log(level int, msg string) {
-	if r.allowAll || r.strict {
+	if !r.mayAbandon() {
 		scriptLogger(r.x.srv)(level, msg)
 		return
 	}
 	r.logs = append(r.logs, scriptLog{level, msg})
 }
 
-// flushLogs writes the lines held back, once the run has stood.
+// mayAbandon: the run may still be dropped, so what it shows waits.
+func (r *scriptRun) mayAbandon() bool { return !r.allowAll && !r.strict }
+
+// scriptFeed is one command of a run that may still be abandoned, for
+// MONITOR and the slow log once the run stands.
+type scriptFeed struct {
+	cmd              *Command
+	args             [][]byte
+	db               int
+	d                time.Duration
+	monitor, observe bool
+}
+
+func cloneArgs(args [][]byte) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = append([]byte(nil), a...)
+	}
+	return out
+}
+
+// flushLogs writes the lines and feeds held back, once the run has stood.
 func (r *scriptRun) flushLogs() {
 	for _, l := range r.logs {
 		scriptLogger(r.x.srv)(l.level, l.msg)
 	}
-	r.logs = nil
+	for _, f := range r.later {
+		if f.monitor {
+			r.x.cl.feedMonitorsAs(f.cmd, f.args, f.db, "lua")
+		}
+		if f.observe {
+			r.x.srv.obs.observe(nil, f.cmd, f.args, f.d)
+		}
+	}
+	r.logs, r.later = nil, nil
 }
 
 var _ script.LogHost = (*scriptRun)(nil)

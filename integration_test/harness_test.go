@@ -106,6 +106,7 @@ var peerInstallHints = map[string]string{
 	"node":         "apt-get install nodejs npm, then npm ci --prefix integration_test/node",
 	// Asked for by name when python3 is there but cannot import redis.
 	"python3-redis-module": "apt-get install python3-redis",
+	"python3-limits":       "apt-get install python3-limits",
 }
 
 // requirePeer skips t when program is not on PATH, or fails it when

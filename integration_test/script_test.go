@@ -12,8 +12,8 @@ import (
 )
 
 // Scripting: EVAL and friends compared byte for byte with redis-server
-// (spec section 4). Scripts that touch keys declare them in KEYS, since
-// cellserver refuses undeclared keys by default (spec section 7).
+// (spec section 4). Most scripts declare their keys in KEYS; those of
+// TestScriptUndeclaredKeys do not, as Redis allows.
 
 // evalEach sends EVAL body 0 for every body and compares the replies.
 func evalEach(c *pair, bodies ...string) {
@@ -318,6 +318,51 @@ func TestScriptInTransaction(t *testing.T) {
 		c.Do("EVAL", "return redis.pcall('multi')", "0")
 		c.Do("EVAL", "return redis.pcall('exec')", "0")
 		c.Do("EVAL", "return redis.pcall('watch', KEYS[1])", "1", "k")
+	})
+}
+
+// TestScriptUndeclaredKeys: scripts that touch keys they did not declare,
+// run whole-database commands or SELECT another database work as on Redis
+// (cellserver's default --lua-allow-undeclared-keys yes). Each body is run
+// fresh (a new script) and then again (cellserver remembers it needs every
+// shard), with keys on many shards.
+func TestScriptUndeclaredKeys(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		for i := range 20 {
+			c.Do("SET", "u"+strconv.Itoa(i), strconv.Itoa(i))
+		}
+		for run, body := range []string{
+			// read then write of undeclared keys
+			"local v = redis.call('get', 'u3') redis.call('set', 'u4', v .. 'x') return redis.call('get', 'u4')",
+			// a declared write, then undeclared writes and reads
+			"redis.call('set', KEYS[1], 'd') redis.call('incr', 'u5') redis.call('set', 'u6', 'w') return {redis.call('get', 'u5'), redis.call('get', 'u6'), redis.call('get', KEYS[1])}",
+			// KEYS, sorted (Redis 7.0 does not sort it for scripts)
+			"local k = redis.call('keys', 'u1*') table.sort(k) return k",
+			"redis.call('set', KEYS[1], 'd2') local k = redis.call('keys', '*') table.sort(k) return k",
+			// SCAN to the end, sorted
+			"local cur, all = '0', {} repeat local r = redis.call('scan', cur, 'match', 'u*', 'count', 7) cur = r[1] for _, k in ipairs(r[2]) do all[#all+1] = k end until cur == '0' table.sort(all) return all",
+			"return {redis.call('dbsize'), redis.call('exists', 'u1', 'u2', 'nosuch')}",
+			// SELECT another database and touch keys there
+			"redis.call('select', 4) redis.call('set', 'other', 'x') local n = redis.call('dbsize') redis.call('select', 0) return {n, redis.call('get', 'u1')}",
+			"redis.call('set', KEYS[1], 'v') redis.call('select', 5) redis.call('rpush', 'l', KEYS[1]) return redis.call('lrange', 'l', 0, -1)",
+			"redis.call('select', 4) local k = redis.call('keys', '*') redis.call('flushdb') return {k, redis.call('dbsize')}",
+			// whole-database writes
+			"redis.call('set', KEYS[1], 'z') redis.call('select', 6) redis.call('set', 'g', 1) redis.call('flushdb') return redis.call('dbsize')",
+			"return redis.call('randomkey') ~= false",
+			// errors after reaching past KEYS stay Redis's
+			"redis.call('set', KEYS[1], 'e') return redis.call('incr', 'u1x') + redis.call('hget', 'u2', 'f')",
+			"local v = redis.call('get', 'u7') return redis.pcall('lpush', 'u8', v)",
+		} {
+			body += " -- " + strconv.Itoa(c.proto) + "/" + strconv.Itoa(run)
+			c.Do("EVAL", body, "1", "decl")
+			c.Do("EVAL", body, "1", "decl")
+			c.Do("GET", "decl")
+		}
+		c.Do("SELECT", "5")
+		c.Do("LRANGE", "l", "0", "-1")
+		c.Do("SELECT", "0")
+		c.Do("DBSIZE")
+		c.Do("EVAL", "redis.call('flushall') return redis.call('dbsize')", "0")
 	})
 }
 
@@ -766,6 +811,9 @@ func TestScriptMonitor(t *testing.T) {
 	}
 	c.Do("EVAL", "redis.call('set', KEYS[1], 'v') return redis.call('get', KEYS[1])", "1", "mk")
 	c.Do("EVAL", "redis.call('select', 2) return redis.call('ping')", "0")
+	// Undeclared: the first run is dropped and rerun, and must show once.
+	c.Do("EVAL", "local v = redis.call('get', 'mon-a') redis.call('set', 'mon-b', 'x') return v", "0")
+	c.Do("EVAL", "redis.call('set', KEYS[1], 'y') return redis.call('get', 'mon-c')", "1", "mk")
 	c.Error("EVALSHA", "0000000000000000000000000000000000000000", "0")
 	c.Error("EVAL", "return 1", "x")
 	c.Do("ECHO", "end-script")
