@@ -777,6 +777,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Listen for messages published to channels matching the given patterns"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of patterns the client is already subscribed to."), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern")))))),
 	},
+	"psync": {
+		info:  rarr(rb("psync"), ri(-3), rset(rs("admin"), rs("noscript"), rs("no_async_loading"), rs("no_multi")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Internal command used for replication"), rb("since"), rb("2.8.0"), rb("group"), rb("server"), rb("arguments"), rarr(rmap(rb("name"), rb("replicationid"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))),
+	},
 	"pttl": {
 		info:  rarr(rb("pttl"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
@@ -864,6 +869,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("An internal command for configuring the replication stream"), rb("since"), rb("3.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("syscmd"))),
 	},
+	"replicaof": {
+		info:  rarr(rb("replicaof"), ri(3), rset(rs("admin"), rs("noscript"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Make the server a replica of another instance, or promote it as master."), rb("since"), rb("5.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("args"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("host-port"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")))), rmap(rb("name"), rb("no-one"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")), rmap(rb("name"), rb("one"), rb("type"), rb("pure-token"), rb("token"), rb("ONE")))))))),
+	},
 	"reset": {
 		info:  rarr(rb("reset"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("no_auth"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
@@ -878,6 +888,11 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("restore-asking"), ri(-4), rset(rs("write"), rs("denyoom"), rs("asking")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("An internal command for migrating keys in a cluster"), rb("since"), rb("3.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."), rb("doc_flags"), rset(rs("syscmd")), rb("history"), rset(rarr(rb("3.0.0"), rb("Added the `REPLACE` modifier.")), rarr(rb("5.0.0"), rb("Added the `ABSTTL` modifier.")), rarr(rb("5.0.0"), rb("Added the `IDLETIME` and `FREQ` options."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("ttl"), rb("type"), rb("integer")), rmap(rb("name"), rb("serialized-value"), rb("type"), rb("string")), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("since"), rb("3.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("absttl"), rb("type"), rb("pure-token"), rb("token"), rb("ABSTTL"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("IDLETIME"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("frequency"), rb("type"), rb("integer"), rb("token"), rb("FREQ"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))))),
+	},
+	"role": {
+		info:  rarr(rb("role"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@fast"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Return the role of the instance in the context of replication"), rb("since"), rb("2.8.12"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
 	},
 	"rpop": {
 		info:  rarr(rb("rpop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
@@ -1020,6 +1035,11 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("sismember"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine if a given value is a member of a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
+	},
+	"slaveof": {
+		info:  rarr(rb("slaveof"), ri(3), rset(rs("admin"), rs("noscript"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Make the server a replica of another instance, or promote it as master."), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("5.0.0"), rb("replaced_by"), rb("`REPLICAOF`"), rb("arguments"), rarr(rmap(rb("name"), rb("args"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("host-port"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")))), rmap(rb("name"), rb("no-one"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")), rmap(rb("name"), rb("one"), rb("type"), rb("pure-token"), rb("token"), rb("ONE")))))))),
 	},
 	"slowlog": {
 		info:  rarr(rb("slowlog"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
@@ -1172,6 +1192,12 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("unwatch"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@transaction")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Forget about all watched keys"), rb("since"), rb("2.2.0"), rb("group"), rb("transactions"), rb("complexity"), rb("O(1)")),
+	},
+	"wait": {
+		info:  rarr(rb("wait"), ri(3), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("request_policy:all_shards"), rb("response_policy:agg_min")), rset()),
+		tips:  []string{"request_policy:all_shards", "response_policy:agg_min"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Wait for the synchronous replication of all the write commands sent in the context of the current connection"), rb("since"), rb("3.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("numreplicas"), rb("type"), rb("integer")), rmap(rb("name"), rb("timeout"), rb("type"), rb("integer")))),
 	},
 	"watch": {
 		info:  rarr(rb("watch"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(1), ri(-1), ri(1), rset(rs("@fast"), rs("@transaction")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
