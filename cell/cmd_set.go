@@ -508,7 +508,7 @@ func sscan(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	pat, usePat, ok := elementScanOptions(x)
+	pat, usePat, ok := parseElemScan(x)
 	if !ok {
 		return
 	}

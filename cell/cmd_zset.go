@@ -807,7 +807,7 @@ func zscan(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	pat, usePat, ok := elementScanOptions(x)
+	pat, usePat, ok := parseElemScan(x)
 	if !ok {
 		return
 	}

@@ -2,11 +2,12 @@ package cell
 
 import "github.com/cellserver/cellserver/resp"
 
-// elementScanOptions reads the MATCH and COUNT options of SSCAN and ZSCAN
-// (arguments from the fourth on), replying Redis's error when one is bad.
-// COUNT is checked and otherwise unused: both reply the whole collection
-// at once. usePat is false for no pattern or "*".
-func elementScanOptions(x *Ctx) (pat []byte, usePat, ok bool) {
+// parseElemScan parses the options of HSCAN and ZSCAN, [MATCH pattern]
+// [COUNT count], as Redis's scanGenericCommand: a COUNT that is not an
+// integer, then one below 1 (a syntax error), any other word a syntax
+// error. COUNT is checked and not used: the whole value is one step.
+// usePat is false for no pattern or "*".
+func parseElemScan(x *Ctx) (pat []byte, usePat, ok bool) {
 	for i := 3; i < len(x.Args); i += 2 {
 		a, more := x.Args[i], i+1 < len(x.Args)
 		switch {
