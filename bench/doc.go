@@ -4,7 +4,7 @@
 //	go run ./bench                 # every workload, depths 1 and 16, ~5 s a row
 //	go run ./bench -quick          # a smoke run
 //	go run ./bench -workloads throttle,w1 -depths 16 -json-file out.json
-//	go run ./bench -mem            # bytes per key and per element
+//	go run ./bench -mem            # bytes per key and per element (CL.WINDOW beside W1)
 //	go run ./bench -redis-module /path/to/libredis_cell.so
 //	go run ./bench -cluster-nodes 1,2,3   # cellserver as 1-, 2-, 3-node clusters
 //	go run ./bench -scan           # full SCAN and KEYS over 1M keys, GET latency meanwhile

@@ -31,6 +31,7 @@ type memCase struct {
 	script string // Lua GCRA: EVALSHA instead of CL.THROTTLE
 	window int    // entries per window; 0 for throttle keys
 	uuid   bool   // window members are UUIDs (score still the timestamp)
+	native bool   // the window is CL.WINDOW's (cellserver only), not a sorted set
 }
 
 func (b *bench) memCases() []memCase {
@@ -46,6 +47,7 @@ func (b *bench) memCases() []memCase {
 		for _, k := range []serverKind{kindRedis, kindCell} {
 			cs = append(cs, memCase{what: fmt.Sprintf("W1 window of %d", size), kind: k, window: size})
 		}
+		cs = append(cs, memCase{what: fmt.Sprintf("CL.WINDOW of %d", size), kind: kindCell, window: size, native: true})
 	}
 	for _, k := range []serverKind{kindRedis, kindCell} {
 		cs = append(cs, memCase{what: "W1 window of 1000, UUID members", kind: k, window: 1000, uuid: true})
@@ -142,7 +144,27 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	} else {
 		r.Keys = min(b.o.memKeys, max(1, b.o.memMaxElem/mc.window))
 		r.Elements = r.Keys * mc.window
+		if mc.native {
+			// CL.WINDOW records at the server's clock: one call per key
+			// per round, a millisecond or more apart, gives each event a
+			// millisecond of its own as the sorted-set rows have.
+			for j := 0; j < mc.window; j++ {
+				for i := range r.Keys {
+					key := "limit:" + strconv.Itoa(i) + ":win"
+					if e, err := add(encodeCommand("CL.WINDOW", key, strconv.Itoa(mc.window), "600000", "1")); err != nil || e != "" {
+						return memFail(r, mc.kind, e, err)
+					}
+				}
+				if e, err := flush(); err != nil || e != "" {
+					return memFail(r, mc.kind, e, err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		for i := range r.Keys {
+			if mc.native {
+				break
+			}
 			key := "limit:" + strconv.Itoa(i) + ":w1"
 			for from := 0; from < mc.window; from += 100 {
 				to := min(from+100, mc.window)

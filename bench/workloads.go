@@ -124,6 +124,8 @@ func keyPrefix(w *workload) (string, string) {
 		return "limit:", ":w1"
 	case "w2":
 		return "limit:", ":w2"
+	case "window":
+		return "limit:", ":win"
 	default:
 		return "rl:", ""
 	}
@@ -274,6 +276,21 @@ var workloads = []*workload{
 		},
 		benchmark: "-r {keys} EVALSHA {sha} 1 limit:__rand_int__:w2 1700000000000 1699999940000 60",
 		benchNote: "load the script first: redis-cli -p <port> -x SCRIPT LOAD < bench/window.lua; the timestamps are fixed, so every call adds the same member and the sets stay at one entry",
+	},
+	{
+		// W1's decision natively: cellserver's CL.WINDOW (ours), a
+		// 60-per-minute window like W2's; redis-server has no equivalent.
+		name: "window", about: "CL.WINDOW limit:<rand>:win 60 60000 (cellserver only: W1's decision in one command)", replies: 1, keys: -1,
+		newGen: func(keys *keyTable, _ string) generator {
+			head := cat(appendArrayHeader(nil, 4), bulks("CL.WINDOW"))
+			tail := bulks("60", strconv.Itoa(windowSeconds*1000))
+			return func(g *genState, dst []byte) []byte {
+				dst = append(dst, head...)
+				dst = append(dst, keys.random(g.rng)...)
+				return append(dst, tail...)
+			}
+		},
+		benchmark: "-r {keys} CL.WINDOW limit:__rand_int__:win 60 60000",
 	},
 	{
 		name: "w3", about: "W3: INCR rl:<rand>:<window> + EXPIRE .. 60 NX", replies: 2, keys: -1,

@@ -257,9 +257,10 @@ func TestDumpRestore(t *testing.T) {
 		t.Errorf("ZSCORE of the -0 member after RESTORE: %q", got)
 	}
 	// A payload with a valid trailer but a bad body.
-	// In RDB encoding: type byte (0 string, 1 list, 2 set, 4 hash), body.
+	// In RDB encoding: type byte (0 string, 1 list, 2 set, 4 hash), body;
+	// a set with a member twice is refused as Redis refuses it.
 	for _, body := range [][]byte{{99}, {0, 5, 'a'}, {1, 0}, {4, 1, 1, 'f'}, {4, 2, 1, 'f', 1, 'v', 1, 'f', 1, 'w'},
-		{2, 1, 1, 'm'}, {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
+		{2, 2, 1, 'm', 1, 'm'}, {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
 		if got := c.do("RESTORE", "bad", "0", string(sealDump(body))); got != "-"+ErrBadDataFormat+"\r\n" {
 			t.Errorf("body %v: %q", body, got)
 		}

@@ -206,7 +206,13 @@ var configParams = []*configParam{
 	{name: "hash-max-listpack-entries", alias: "hash-max-ziplist-entries", kind: kindInt, def: "512", min: 0, max: math.MaxInt64},
 	{name: "hash-max-listpack-value", alias: "hash-max-ziplist-value", kind: kindInt, def: "64", min: 0, max: math.MaxInt64},
 	{name: "list-max-listpack-size", alias: "list-max-ziplist-size", kind: kindInt, def: "-2", min: math.MinInt32, max: intMax},
-	{name: "set-max-intset-entries", kind: kindInt, def: "512", min: 0, max: math.MaxInt64},
+	{name: "set-max-intset-entries", kind: kindInt, def: "512", min: 0, max: math.MaxInt64,
+		get: func(s *Server) string { return itoa(s.live.setMaxIntsetEntries.Load()) },
+		apply: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.live.setMaxIntsetEntries.Store(n)
+			return ""
+		}},
 	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: kindInt, def: "5000", min: 0, max: math.MaxInt64,
 		get: func(s *Server) string { return itoa(s.live.busyReplyThresholdMs.Load()) },
 		apply: func(s *Server, v string) string {

@@ -51,6 +51,8 @@ var infoSections = []struct {
 	{"Latencystats", false, true, infoLatencyStats},
 	{"Cluster", true, true, infoCluster},
 	{"Keyspace", true, true, infoKeyspace},
+	// Ours, printed only when named: Redis's sections stay as they are.
+	{"Limiters", false, false, infoLimiters}, // limiter_stats.go
 }
 
 func info(x *Ctx) {

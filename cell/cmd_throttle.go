@@ -20,11 +20,11 @@ func init() {
 
 // clThrottle is redis-cell's CL.THROTTLE key max_burst count period [quantity]:
 // GCRA over a string key holding the theoretical arrival time in ns.
-func clThrottle(x *Ctx) { x.countThrottle(false, throttle(x, true, gcra.MsgUsage)) }
+func clThrottle(x *Ctx) { x.countThrottle(limThrottle, throttle(x, true, gcra.MsgUsage)) }
 
 // clProbe is our CL.PROBE: the reply CL.THROTTLE would give now, without
 // writing anything, creating the key or touching its TTL.
-func clProbe(x *Ctx) { x.countThrottle(true, throttle(x, false, MsgProbeUsage)) }
+func clProbe(x *Ctx) { x.countThrottle(limProbe, throttle(x, false, MsgProbeUsage)) }
 
 // throttle runs CL.THROTTLE or CL.PROBE and reports whether the reply
 // said limited (for the metrics; errors are seen in x.failed).

@@ -23,11 +23,11 @@ func init() {
 // [key ...]: several GCRA limits decided at one instant, all charged when
 // every one allows, none when any refuses.
 func clThrottleAll(x *Ctx) {
-	x.countThrottle(false, throttleAll(x, true, MsgThrottleAllUsage))
+	x.countThrottle(limThrottleAll, throttleAll(x, true, MsgThrottleAllUsage))
 }
 
 // clProbeAll is our CL.PROBEALL: CL.THROTTLEALL's reply, charging nothing.
-func clProbeAll(x *Ctx) { x.countThrottle(true, throttleAll(x, false, MsgProbeAllUsage)) }
+func clProbeAll(x *Ctx) { x.countThrottle(limProbeAll, throttleAll(x, false, MsgProbeAllUsage)) }
 
 // limitState is one limit of a CL.THROTTLEALL call.
 type limitState struct {

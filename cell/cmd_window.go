@@ -19,7 +19,7 @@ func init() {
 // recorded at now. Reply: [limited, limit, remaining, retry_after_ms,
 // reset_ms].
 func clWindow(x *Ctx) {
-	x.countWindow(windowCall(x))
+	x.countThrottle(limWindow, windowCall(x))
 }
 
 // windowCall runs CL.WINDOW and reports whether the call was limited.

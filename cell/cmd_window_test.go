@@ -239,3 +239,45 @@ func TestWindowPersist(t *testing.T) {
 		t.Errorf("a after restart: %q, want %q", got[0], want)
 	}
 }
+
+// TestLimiterMetrics: every rate limiting command's outcomes reach INFO
+// limiters and /metrics (parsed by Prometheus's parser).
+func TestLimiterMetrics(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	for _, cmd := range []string{
+		"cl.window w 1 60000", "cl.window w 1 60000", "cl.window w x 60000",
+		"cl.throttleall a 0 1 60 1 b 0 1 60 1", "cl.throttleall a 0 1 60 1", "cl.probeall a 0 1 60 0",
+		"cl.probeall a 0 1 60 1 b 0 1 60 0",
+	} {
+		c.do(strings.Fields(cmd)...)
+	}
+	info := c.do("info", "limiters")
+	for _, want := range []string{
+		"# Limiters\r\n",
+		"limiter_cl_window:allowed=1,limited=1,errors=1\r\n",
+		"limiter_cl_throttleall:allowed=1,limited=1,errors=0\r\n",
+		"limiter_cl_probeall:allowed=1,limited=1,errors=0\r\n",
+		"limiter_cl_throttle:allowed=0,limited=0,errors=0\r\n",
+	} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO limiters lacks %q:\n%s", want, info)
+		}
+	}
+	if strings.Contains(c.do("info"), "limiter_") {
+		t.Error("INFO without arguments shows the limiters section, which Redis's has not")
+	}
+	fams := scrape(t, srv)
+	for _, tc := range []struct {
+		cmd, result string
+		want        float64
+	}{
+		{"cl.window", "allowed", 1}, {"cl.window", "limited", 1}, {"cl.window", "error", 1},
+		{"cl.throttleall", "allowed", 1}, {"cl.throttleall", "limited", 1},
+		{"cl.probeall", "allowed", 1}, {"cl.probeall", "limited", 1},
+	} {
+		if got, ok := metricValue(fams, "cellserver_throttle_total", "cmd", tc.cmd, "result", tc.result); !ok || got != tc.want {
+			t.Errorf("cellserver_throttle_total{cmd=%s,result=%s} = %v (present %v), want %v", tc.cmd, tc.result, got, ok, tc.want)
+		}
+	}
+}

@@ -89,6 +89,8 @@ type liveConfig struct {
 	// insert (zset.go).
 	zsetMaxListpackEntries atomic.Int64
 	zsetMaxListpackValue   atomic.Int64
+	// set-max-intset-entries, read at every set insert (cmd_set.go).
+	setMaxIntsetEntries atomic.Int64
 	// auto-aof-rewrite-min-size and -percentage: when the effect log has
 	// grown enough for a checkpoint (checkpoint.go).
 	ckptMinSize atomic.Int64
@@ -135,6 +137,7 @@ func (l *liveConfig) load(c *Config) {
 	l.busyReplyThresholdMs.Store(c.BusyReplyThreshold.Milliseconds())
 	l.zsetMaxListpackEntries.Store(128)
 	l.zsetMaxListpackValue.Store(64)
+	l.setMaxIntsetEntries.Store(512) // keyspace.SetMaxIntsetEntries
 	l.ckptMinSize.Store(64 << 20)
 	l.ckptPercent.Store(100)
 }

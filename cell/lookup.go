@@ -24,7 +24,7 @@ func (x *Ctx) Lookup(key []byte) *keyspace.Entry {
 // lookupAs returns key's value as a T, or the zero T if the key is
 // missing. ok is false, with WRONGTYPE already replied, if the key holds
 // another type.
-func lookupAs[T *keyspace.Hash | *keyspace.List | *keyspace.ZSet](x *Ctx, key []byte) (v T, ok bool) {
+func lookupAs[T *keyspace.Hash | *keyspace.List | *keyspace.ZSet | *keyspace.Set](x *Ctx, key []byte) (v T, ok bool) {
 	e := x.Lookup(key)
 	if e == nil {
 		return v, true
@@ -39,6 +39,7 @@ func lookupAs[T *keyspace.Hash | *keyspace.List | *keyspace.ZSet](x *Ctx, key []
 func (x *Ctx) lookupHash(key []byte) (*keyspace.Hash, bool) { return lookupAs[*keyspace.Hash](x, key) }
 func (x *Ctx) lookupList(key []byte) (*keyspace.List, bool) { return lookupAs[*keyspace.List](x, key) }
 func (x *Ctx) lookupZSet(key []byte) (*keyspace.ZSet, bool) { return lookupAs[*keyspace.ZSet](x, key) }
+func (x *Ctx) lookupSet(key []byte) (*keyspace.Set, bool)   { return lookupAs[*keyspace.Set](x, key) }
 
 // lookupString returns key's string entry, or nil if missing. ok is false,
 // with WRONGTYPE already replied, if the key holds another type.

@@ -34,12 +34,14 @@ const (
 	throttleError
 )
 
-// throttleCounters counts CL.THROTTLE (0) and CL.PROBE (1) outcomes.
-type throttleCounters [2][3]atomic.Int64
+// throttleCounters counts the rate limiting commands' outcomes, indexed
+// by limiterCmd (limiter_stats.go) and throttleResult.
+type throttleCounters [limiterCmds][3]atomic.Int64
 
-// countThrottle records the outcome of one CL.THROTTLE or CL.PROBE: an
-// error reply, or the limited flag of its reply.
-func (x *Ctx) countThrottle(probe, limited bool) {
+// countThrottle records the outcome of one rate limiting command cmd: an
+// error reply, or the limited flag of its reply. Per client, published at
+// the end of its batch: no cost per key and no shared write per call.
+func (x *Ctx) countThrottle(cmd limiterCmd, limited bool) {
 	r := throttleAllowed
 	switch {
 	case x.failed:
@@ -47,12 +49,8 @@ func (x *Ctx) countThrottle(probe, limited bool) {
 	case limited:
 		r = throttleLimited
 	}
-	i := 0
-	if probe {
-		i = 1
-	}
 	t := &x.cl.tally // published at the end of the batch (stats_tally.go)
-	t.throttle[i][r]++
+	t.throttle[cmd][r]++
 	t.throttled = true
 }
 
@@ -244,9 +242,9 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	s.writePersistMetrics(gauge, counter) // metrics_persist.go
 
 	const thr = "cellserver_throttle_total"
-	for i, cmd := range []string{"cl.throttle", "cl.probe"} {
+	for i, cmd := range limiterCmdNames {
 		for r, res := range []string{"allowed", "limited", "error"} {
-			counter(thr, "CL.THROTTLE and CL.PROBE outcomes: allowed, limited, or an error reply.",
+			counter(thr, "Rate limiting commands' outcomes (CL.THROTTLE, CL.THROTTLEALL, CL.PROBE, CL.PROBEALL, CL.WINDOW): allowed, limited, or an error reply.",
 				float64(s.obs.throttle[i][r].Load()), "cmd", cmd, "result", res)
 		}
 	}

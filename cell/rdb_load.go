@@ -162,11 +162,11 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 	} else {
 		_, obj, ok := valueObject(&rec.Value, zcfg)
 		if !ok {
-			if rec.Value.Type != rdb.TypeSet && rec.Value.Type != rdb.TypeStream && rec.Value.Type != rdb.TypeModule && rec.Value.Len() == 0 {
+			if rec.Value.Type != rdb.TypeStream && rec.Value.Type != rdb.TypeModule && rec.Value.Len() == 0 {
 				st.emptySkipped++ // Redis skips empty keys too
 				return nil
 			}
-			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet {
+			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet || rec.Value.Type == rdb.TypeSet {
 				return fmt.Errorf("RDB file %s: %s %q with a duplicate field at offset %d", path, rec.Value.Type, rec.Key, rec.Offset)
 			}
 			if st.unsupported++; st.unsupported <= skipLogLines {

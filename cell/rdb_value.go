@@ -28,6 +28,12 @@ func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
 			out.Elems = append(out.Elems, []byte(f), val)
 		}
 		return out, true
+	case *keyspace.Set:
+		out := rdb.Value{Type: rdb.TypeSet, Elems: make([][]byte, v.Len())}
+		for i := range out.Elems {
+			out.Elems[i] = v.AppendAt(nil, i)
+		}
+		return out, true
 	case *keyspace.ZSet:
 		out := rdb.Value{Type: rdb.TypeZSet, Elems: make([][]byte, 0, v.Len()), Scores: make([]float64, 0, v.Len())}
 		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
@@ -41,7 +47,7 @@ func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
 }
 
 // valueObject builds a keyspace value: a string (obj nil) or an object.
-// ok is false for what the keyspace cannot hold (sets, streams, module
+// ok is false for what the keyspace cannot hold (streams, module
 // values), an empty aggregate, or a hash field or set member twice, which
 // Redis's loader refuses too. zcfg is the sorted sets' thresholds.
 func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bool) {
@@ -71,6 +77,17 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 			}
 		}
 		return nil, h, true
+	case rdb.TypeSet:
+		if len(v.Elems) == 0 {
+			return nil, nil, false
+		}
+		set := keyspace.NewSet()
+		for _, m := range v.Elems {
+			if !set.Add(m, keyspace.SetMaxIntsetEntries) {
+				return nil, nil, false
+			}
+		}
+		return nil, set, true
 	case rdb.TypeZSet:
 		if len(v.Elems) == 0 {
 			return nil, nil, false

@@ -18,9 +18,9 @@ import "time"
 type statsTally struct {
 	cmds [6]cmdTally
 	n    int // cmds in use
-	// throttle counts CL.THROTTLE and CL.PROBE outcomes for /metrics
+	// throttle counts the rate limiting commands' outcomes for /metrics
 	// (countThrottle), published with the rest.
-	throttle  [2][3]int64
+	throttle  [limiterCmds][3]int64
 	throttled bool // throttle holds counts
 	// hits and misses count key lookups of read commands (INFO
 	// keyspace_hits, keyspace_misses; Ctx.Lookup), published with the rest.
@@ -102,7 +102,7 @@ func (t *statsTally) flush(c *Client) {
 				}
 			}
 		}
-		t.throttle, t.throttled = [2][3]int64{}, false
+		t.throttle, t.throttled = [limiterCmds][3]int64{}, false
 	}
 	if t.hits != 0 {
 		c.hits.Add(t.hits)

@@ -14,6 +14,8 @@ const (
 	KindString Kind = 's' // Str holds the bytes
 	KindList   Kind = 'l' // Items holds the elements, head first
 	KindHash   Kind = 'h' // Items holds field, value, field, value, ...
+	// KindSet is a set: Items holds its members, each once.
+	KindSet Kind = 'e'
 	// KindZSet is a sorted set in one record: Items holds member, score,
 	// member, score, ... with each score the 8 bytes of EncodeScore.
 	KindZSet Kind = 'z'
@@ -241,7 +243,7 @@ func AppendValue(dst []byte, v Value) []byte {
 		return AppendString(dst, v.Exp, v.Str)
 	case KindInt:
 		return AppendInt(dst, v.Exp, v.Int)
-	case KindList, KindHash, KindZSet:
+	case KindList, KindHash, KindZSet, KindSet:
 		if v.Kind == KindList && v.Pos != 0 {
 			dst = AppendListAt(dst, v.Exp, v.Pos, len(v.Items))
 		} else {
@@ -339,7 +341,7 @@ func decodeReusing(b []byte, items [][]byte) (Value, error) {
 			return Value{}, ErrCorrupt
 		}
 		v.Kind, v.Pos, b = KindList, pos, b[n:]
-	case KindList, KindHash, KindZSet:
+	case KindList, KindHash, KindZSet, KindSet:
 	default:
 		return Value{}, ErrCorrupt
 	}

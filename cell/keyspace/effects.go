@@ -71,6 +71,15 @@ func (h *Hash) appendStored(dst []byte, exp int64) []byte {
 	return dst
 }
 
+func (s *Set) appendStored(dst []byte, exp int64) []byte {
+	dst = persist.AppendAggregate(dst, persist.KindSet, exp, s.Len())
+	var buf [20]byte
+	for i := range s.Len() {
+		dst = persist.AppendItem(dst, s.AppendAt(buf[:0], i))
+	}
+	return dst
+}
+
 func (z *ZSet) appendStored(dst []byte, exp int64) []byte {
 	if z.Set.SelfKeyed() {
 		// A window of timestamps: its integers, a byte or two each
@@ -396,6 +405,14 @@ func objectFromStored(v persist.Value, cfg zsetlite.Config) (any, bool) {
 			h.Set(v.Items[i], v.Items[i+1])
 		}
 		return h, true
+	case persist.KindSet:
+		s := NewSet()
+		for _, it := range v.Items {
+			if !s.Add(it, setMaxIntsLoaded) {
+				return nil, false
+			}
+		}
+		return s, true
 	case persist.KindList:
 		l := newListSized(len(v.Items))
 		for _, it := range v.Items {

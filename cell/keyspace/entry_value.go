@@ -25,6 +25,7 @@ const (
 	valZSet
 	valHash
 	valList
+	valSet
 	valWindow
 )
 
@@ -113,13 +114,15 @@ func (e *Entry) Obj() any {
 		return (*Hash)(e.ptr)
 	case valList:
 		return (*List)(e.ptr)
+	case valSet:
+		return (*Set)(e.ptr)
 	case valWindow:
 		return (*Window)(e.ptr)
 	}
 	return nil
 }
 
-// setObj makes o, a *ZSet, *Hash, *List or *Window, the value.
+// setObj makes o, a *ZSet, *Hash, *List, *Set or *Window, the value.
 func (e *Entry) SetObj(o any) {
 	switch v := o.(type) {
 	case *ZSet:
@@ -128,6 +131,8 @@ func (e *Entry) SetObj(o any) {
 		e.ptr, e.kind = unsafe.Pointer(v), valHash
 	case *List:
 		e.ptr, e.kind = unsafe.Pointer(v), valList
+	case *Set:
+		e.ptr, e.kind = unsafe.Pointer(v), valSet
 	case *Window:
 		e.ptr, e.kind = unsafe.Pointer(v), valWindow
 	default:

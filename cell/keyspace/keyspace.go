@@ -77,6 +77,8 @@ func (e *Entry) Type() string {
 		return "hash"
 	case valList:
 		return "list"
+	case valSet:
+		return "set"
 	case valWindow:
 		return "window"
 	}
