@@ -38,6 +38,7 @@ type options struct {
 	memKeys    int
 	memMaxElem int
 	memSettle  time.Duration // pause after loading, before reading memory
+	memOnly    string        // memory mode: only the shapes whose name contains this
 	profileDir string
 	// clusterNodes are the cluster sizes of cluster mode; empty: off.
 	clusterNodes []int
@@ -82,6 +83,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.jsonPath, "json-file", "", "also write the results as JSON to this file")
 	fs.BoolVar(&o.mem, "mem", false, "memory mode: bytes per key and per element instead of throughput")
 	fs.IntVar(&o.memKeys, "mem-keys", 100000, "memory mode: throttle keys and windows per size")
+	fs.StringVar(&o.memOnly, "mem-only", "", "memory mode: only the shapes whose name contains this text (\"set of\")")
 	fs.IntVar(&o.memMaxElem, "mem-max-elements", 2000000, "memory mode: cap on window elements per size (fewer windows for 1000-entry ones)")
 	fs.BoolVar(&o.restart, "restart", false, "restart mode: restart time and disk use with -persist (default everysec here) instead of throughput")
 	fs.IntVar(&o.restartKeys, "restart-keys", 1000000, "restart mode: throttle keys")

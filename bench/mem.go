@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,8 @@ type memCase struct {
 	window int    // entries per window; 0 for throttle keys
 	uuid   bool   // window members are UUIDs (score still the timestamp)
 	native bool   // the window is CL.WINDOW's (cellserver only), not a sorted set
+	set    int    // members per set (SADD); 0 for the other shapes
+	ints   bool   // set members are small integers (Redis's intset)
 }
 
 func (b *bench) memCases() []memCase {
@@ -52,8 +55,15 @@ func (b *bench) memCases() []memCase {
 	for _, k := range []serverKind{kindRedis, kindCell} {
 		cs = append(cs, memCase{what: "W1 window of 1000, UUID members", kind: k, window: 1000, uuid: true})
 	}
+	for _, k := range []serverKind{kindRedis, kindCell} {
+		cs = append(cs,
+			memCase{what: "set of 10 integers (intset)", kind: k, set: 10, ints: true},
+			memCase{what: "set of 1000 members", kind: k, set: 1000})
+	}
 	kinds := b.kinds()
-	return slices.DeleteFunc(cs, func(c memCase) bool { return !slices.Contains(kinds, c.kind) })
+	return slices.DeleteFunc(cs, func(c memCase) bool {
+		return !slices.Contains(kinds, c.kind) || !strings.Contains(c.what, b.o.memOnly)
+	})
 }
 
 // runMem loads each shape into a fresh server and reports the growth per
@@ -72,6 +82,7 @@ func (b *bench) runMem() (report, error) {
 	rep.Notes = append(rep.Notes,
 		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured "+b.o.memSettle.String()+" after loading.",
 		"Keys carry a TTL as in real use (CL.THROTTLE's own, PX in the Lua script, EXPIRE on windows), so Redis's expires dict is counted.",
+		"Set rows: SADD in batches of 100 with an EXPIRE; intset members are multiples of 37 below 370, the 1000-member sets' members are \"member:<n>\" (8 to 10 bytes).",
 		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them; the UUID rows use 36-byte UUID text members with timestamp scores.",
 		"Both servers run MEMORY PURGE before each reading: Redis's jemalloc returns dirty pages, cellserver collects garbage and returns free spans, so used_memory is live bytes on both.")
 	return rep, nil
@@ -133,7 +144,29 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	}
 
 	base := time.Now().UnixMilli() - 60_000
-	if mc.window == 0 {
+	if mc.set > 0 {
+		r.Keys = min(b.o.memKeys, max(1, b.o.memMaxElem/mc.set))
+		r.Elements = r.Keys * mc.set
+		for i := range r.Keys {
+			key := "set:" + strconv.Itoa(i)
+			for from := 0; from < mc.set; from += 100 {
+				args := []string{"SADD", key}
+				for j := from; j < min(from+100, mc.set); j++ {
+					if mc.ints {
+						args = append(args, strconv.Itoa(j*37))
+					} else {
+						args = append(args, "member:"+strconv.Itoa(j))
+					}
+				}
+				if e, err := add(encodeCommand(args...)); err != nil || e != "" {
+					return memFail(r, mc.kind, e, err)
+				}
+			}
+			if e, err := add(encodeCommand("EXPIRE", key, "600")); err != nil || e != "" {
+				return memFail(r, mc.kind, e, err)
+			}
+		}
+	} else if mc.window == 0 {
 		r.Keys = b.o.memKeys
 		for i := range r.Keys {
 			cmd := throttleLoadCommand(i, sha, "60")

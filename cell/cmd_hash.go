@@ -34,6 +34,7 @@ func init() {
 		&Command{Name: "hincrby", Arity: 4, Flags: wr | dfast, FirstKey: 1, LastKey: 1, Handler: hincrby},
 		&Command{Name: "hincrbyfloat", Arity: 4, Flags: wr | dfast, FirstKey: 1, LastKey: 1, Handler: hincrbyfloat},
 		&Command{Name: "hrandfield", Arity: -2, Flags: ro, FirstKey: 1, LastKey: 1, Handler: hrandfield},
+		&Command{Name: "hscan", Arity: -3, Flags: ro, FirstKey: 1, LastKey: 1, Handler: hscan},
 	)
 }
 
@@ -470,5 +471,50 @@ func hrandfield(x *Ctx) {
 	}
 	for _, i := range rand.Perm(size)[:n] {
 		emit(i)
+	}
+}
+
+// hscan is HSCAN key cursor [MATCH pattern] [COUNT count], as ZSCAN: the
+// cursor is parsed first, then the key (missing: an empty scan before any
+// option is read), then the options; every call returns the whole hash,
+// filtered by MATCH on the field, in its order, with cursor 0.
+func hscan(x *Ctx) {
+	if _, ok := parseCursor(x.Args[2]); !ok {
+		x.Error(ErrInvalidCursor)
+		return
+	}
+	h, ok := x.lookupHash(x.Args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		x.W.Array(2)
+		x.W.BulkString("0")
+		x.W.Array(0)
+		return
+	}
+	pat, usePat, ok := parseElemScan(x)
+	if !ok {
+		return
+	}
+	n := h.Len()
+	if usePat {
+		n = 0
+		for i := 0; i < h.Len(); i++ {
+			if f, _ := h.At(i); globMatch(pat, []byte(f)) {
+				n++
+			}
+		}
+	}
+	x.W.Array(2)
+	x.W.BulkString("0")
+	x.W.Array(2 * n)
+	for i := 0; i < h.Len(); i++ {
+		f, v := h.At(i)
+		if usePat && !globMatch(pat, []byte(f)) {
+			continue
+		}
+		x.W.BulkString(f)
+		x.W.Bulk(v)
 	}
 }

@@ -328,12 +328,12 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
 		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
-		if cmd.Flags&(flagWholeDB|flagAllDBs) != 0 {
+		if all := cmd.allDBs(args); all || cmd.Flags&flagWholeDB != 0 {
 			if r.strict {
 				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 				return
 			}
-			if !r.reachDB(r.db, cmd.Flags&flagAllDBs != 0, quiet) {
+			if !r.reachDB(r.db, all, quiet) {
 				return
 			}
 		}

@@ -281,3 +281,44 @@ func TestLimiterMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLimiterPrefixesAndTop: decisions are counted per named prefix
+// (set at start and by CONFIG SET), and CL.TOPREFUSED lists the keys
+// refused most, estimated from a sample.
+func TestLimiterPrefixesAndTop(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.LimiterPrefixes = "api:,login:" })
+	c := dial(t, srv)
+	if got := c.do("config", "get", "limiter-prefixes"); got != "*2\r\n$16\r\nlimiter-prefixes\r\n$11\r\napi:,login:\r\n" {
+		t.Errorf("CONFIG GET: %q", got)
+	}
+	for i := 0; i < 400; i++ {
+		c.do("cl.window", "api:hot", "1", "600000")     // 1 allowed, 399 refused
+		c.do("cl.throttle", "login:x", "0", "1", "600") // 1 allowed, 399 refused
+		c.do("cl.window", "other:"+strconv.Itoa(i%3), "1000", "600000")
+	}
+	c.do("cl.probe", "api:hot2", "0", "1", "600")
+	info := c.do("info", "limiters")
+	for _, want := range []string{
+		"limiter_prefix_0:prefix=api:,allowed=2,limited=399\r\n",
+		"limiter_prefix_1:prefix=login:,allowed=1,limited=399\r\n",
+	} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO limiters lacks %q:\n%s", want, info)
+		}
+	}
+	fams := scrape(t, srv)
+	if got, ok := metricValue(fams, "cellserver_limiter_prefix_total", "prefix", "login:", "result", "limited"); !ok || got != 399 {
+		t.Errorf("cellserver_limiter_prefix_total{login:,limited} = %v (present %v)", got, ok)
+	}
+	top := c.do("cl.toprefused", "2")
+	if !strings.HasPrefix(top, "*2\r\n*2\r\n") || !strings.Contains(top, "api:hot") || !strings.Contains(top, "login:x") || strings.Contains(top, "other:") {
+		t.Errorf("CL.TOPREFUSED 2: %q", top)
+	}
+	if got := c.do("cl.toprefused", "x"); got != "-"+ErrNotInteger+"\r\n" {
+		t.Errorf("CL.TOPREFUSED x: %q", got)
+	}
+	c.do("config", "set", "limiter-prefixes", "")
+	if strings.Contains(c.do("info", "limiters"), "limiter_prefix_") {
+		t.Error("prefixes still counted after CONFIG SET limiter-prefixes \"\"")
+	}
+}

@@ -72,8 +72,12 @@ type Command struct {
 	// counts from the end. Zero first means no keys.
 	FirstKey, LastKey, Step int
 	// Keys computes key positions for commands whose keys move (EVAL).
-	Keys    func(args [][]byte) []int
-	Handler Handler
+	Keys func(args [][]byte) []int
+	// ReachesAllDBs says whether these arguments reach a database other
+	// than the selected one (COPY ... DB n, MOVE): dispatch, EXEC and
+	// scripts then hold every database, as for flagAllDBs.
+	ReachesAllDBs func(args [][]byte) bool
+	Handler       Handler
 	// Sub holds the subcommands of a container command (CONFIG, CLIENT).
 	Sub map[string]*Command
 
@@ -195,4 +199,10 @@ func commandNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// allDBs says whether cmd with args holds every database: flagAllDBs, or
+// arguments that reach another database (ReachesAllDBs).
+func (c *Command) allDBs(args [][]byte) bool {
+	return c.Flags&flagAllDBs != 0 || c.ReachesAllDBs != nil && c.ReachesAllDBs(args)
 }

@@ -48,6 +48,9 @@ type Config struct {
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice
 	LogFile     string         // where the Logger writes, for CONFIG GET logfile; "": stderr
 	MetricsPort int            // serve GET /metrics on this port; 0: off
+	// LimiterPrefixes are the key prefixes, comma-separated, whose limiter
+	// decisions INFO limiters and /metrics count apart (limiter_stats.go).
+	LimiterPrefixes string
 	MetricsBind string         // address for /metrics; "": the first Bind address
 
 	// Operations (ops.go).

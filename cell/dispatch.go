@@ -210,7 +210,7 @@ func (x *Ctx) unlockShard() {
 func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db int) {
 	ks := c.srv.ks
 	switch {
-	case cmd.Flags&flagAllDBs != 0:
+	case cmd.allDBs(args):
 		for d := range ks.DBs() {
 			l.AddDB(ks, d)
 		}

@@ -1,9 +1,16 @@
 package cell
 
 import (
+	"bytes"
+	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/cellserver/cellserver/resp"
 )
 
 // limiterState is the server's view of its rate limiters.
@@ -11,6 +18,203 @@ type limiterState struct {
 	// fixedNow, when a test sets it, is the wall clock in Unix ns the
 	// limiter commands decide at (Ctx.limiterNow); 0: the real one.
 	fixedNow atomic.Int64
+	// prefixes counts decisions per key prefix (--limiter-prefixes);
+	// nil when none is named, so the hot path pays one load.
+	prefixes atomic.Pointer[prefixTable]
+	top      refusedTop
+}
+
+// prefixTable is the key prefixes counted apart, with their counts of
+// allowed and limited decisions; CONFIG SET limiter-prefixes replaces it
+// (and so restarts the counts).
+type prefixTable struct {
+	spec  string
+	names [][]byte
+	n     [][2]atomic.Int64
+}
+
+// setPrefixes installs the comma-separated prefixes of spec.
+func (l *limiterState) setPrefixes(spec string) {
+	var t prefixTable
+	t.spec = spec
+	for _, p := range strings.Split(spec, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			t.names = append(t.names, []byte(p))
+		}
+	}
+	if len(t.names) == 0 {
+		l.prefixes.Store(nil)
+		return
+	}
+	t.n = make([][2]atomic.Int64, len(t.names))
+	l.prefixes.Store(&t)
+}
+
+// prefixSpec is CONFIG GET limiter-prefixes.
+func (l *limiterState) prefixSpec() string {
+	if t := l.prefixes.Load(); t != nil {
+		return t.spec
+	}
+	return ""
+}
+
+func init() {
+	configParams = append(configParams, &configParam{name: "limiter-prefixes", kind: kindString,
+		get:   func(s *Server) string { return s.limiters.prefixSpec() },
+		apply: func(s *Server, v string) string { s.limiters.setPrefixes(v); return "" }})
+	register(&Command{Name: "cl.toprefused", Arity: -1, Flags: FlagReadonly | FlagFast, Handler: clTopRefused,
+		Doc: &CommandDoc{Summary: "Lists the keys rate limiters refused most often recently (sampled estimates)", Complexity: "O(1)"}})
+}
+
+// countDecision counts one decision (not an error) of cmd, whose
+// arguments are args, against the prefixes of its keys; a refusal by a
+// command that charges is sampled into the top list.
+func (l *limiterState) countDecision(cmd limiterCmd, args [][]byte, limited bool) {
+	step := len(args)
+	if cmd == limThrottleAll || cmd == limProbeAll {
+		step = 5
+	}
+	// A probe's "limited" refuses nothing: it is no top-list entry.
+	top := limited && cmd != limProbe && cmd != limProbeAll
+	if !top && l.prefixes.Load() == nil {
+		return
+	}
+	l.countKeys(args, step, limited, top)
+}
+
+// countKeys counts one decision against the prefixes of the keys of args
+// (every step-th argument from the first), and samples each key into the
+// top list when top says so.
+func (l *limiterState) countKeys(args [][]byte, step int, limited, top bool) {
+	r := 0
+	if limited {
+		r = 1
+	}
+	t := l.prefixes.Load()
+	for i := 1; i < len(args); i += step {
+		key := args[i]
+		if t != nil {
+			for j, p := range t.names {
+				if bytes.HasPrefix(key, p) {
+					t.n[j][r].Add(1)
+					break
+				}
+			}
+		}
+		if top && rand.Uint32()%topSampleEvery == 0 {
+			l.top.add(key)
+		}
+	}
+}
+
+// topSampleEvery: one refusal in this many is counted by the top list,
+// which multiplies its counts back; it bounds the lock taken on the path
+// of refused calls.
+const topSampleEvery = 8
+
+// topSize is how many keys the top list tracks (space-saving: a key not
+// tracked takes the place of the least counted one, inheriting its count
+// as its possible over-estimate).
+const topSize = 64
+
+// topHalfLife halves every count, so that the list shows what was refused
+// recently rather than since start.
+const topHalfLife = time.Minute
+
+// refusedTop is a space-saving sketch of the keys refused most often.
+type refusedTop struct {
+	mu      sync.Mutex
+	keys    []topEntry
+	decayed time.Time
+}
+
+type topEntry struct {
+	key   string
+	count int64
+}
+
+func (t *refusedTop) add(key []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.decay()
+	for i := range t.keys {
+		if t.keys[i].key == string(key) {
+			t.keys[i].count++
+			return
+		}
+	}
+	if len(t.keys) < topSize {
+		t.keys = append(t.keys, topEntry{string(key), 1})
+		return
+	}
+	m := 0
+	for i := range t.keys {
+		if t.keys[i].count < t.keys[m].count {
+			m = i
+		}
+	}
+	t.keys[m] = topEntry{string(key), t.keys[m].count + 1}
+}
+
+// decay halves the counts once per topHalfLife, dropping those at 0.
+func (t *refusedTop) decay() {
+	now := time.Now()
+	if t.decayed.IsZero() {
+		t.decayed = now
+	}
+	for now.Sub(t.decayed) >= topHalfLife && len(t.keys) > 0 {
+		t.decayed = t.decayed.Add(topHalfLife)
+		out := t.keys[:0]
+		for _, e := range t.keys {
+			if e.count /= 2; e.count > 0 {
+				out = append(out, e)
+			}
+		}
+		t.keys = out
+	}
+}
+
+// list returns up to n entries, most refused first.
+func (t *refusedTop) list(n int) []topEntry {
+	t.mu.Lock()
+	t.decay()
+	out := append([]topEntry(nil), t.keys...)
+	t.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].count != out[j].count {
+			return out[i].count > out[j].count
+		}
+		return out[i].key < out[j].key
+	})
+	return out[:min(n, len(out))]
+}
+
+// clTopRefused is our CL.TOPREFUSED [count]: the keys refused most often
+// recently by CL.THROTTLE, CL.THROTTLEALL and CL.WINDOW, as [key, estimate]
+// pairs, most first (count defaults to 10). The estimates come from a
+// sample of the refusals, so rare ones may be missing.
+func clTopRefused(x *Ctx) {
+	n := int64(10)
+	switch len(x.Args) {
+	case 1:
+	case 2:
+		v, ok := resp.ParseInt(x.Args[1])
+		if !ok || v < 0 {
+			x.Error(ErrNotInteger)
+			return
+		}
+		n = v
+	default:
+		x.Error(ErrSyntax)
+		return
+	}
+	es := x.srv.limiters.top.list(int(min(n, topSize)))
+	x.W.Array(len(es))
+	for _, e := range es {
+		x.W.Array(2)
+		x.W.BulkString(e.key)
+		x.W.Int(e.count * topSampleEvery)
+	}
 }
 
 // limiterCmd indexes the rate limiting commands in their outcome counters
@@ -42,5 +246,14 @@ func infoLimiters(s *Server, _ *Ctx, b *strings.Builder) {
 		b.WriteString(",errors=")
 		b.WriteString(strconv.FormatInt(c[throttleError].Load(), 10))
 		b.WriteString("\r\n")
+	}
+	if t := s.limiters.prefixes.Load(); t != nil {
+		for i, p := range t.names {
+			b.WriteString("limiter_prefix_" + strconv.Itoa(i) + ":prefix=" + string(p) + ",allowed=")
+			b.WriteString(strconv.FormatInt(t.n[i][0].Load(), 10))
+			b.WriteString(",limited=")
+			b.WriteString(strconv.FormatInt(t.n[i][1].Load(), 10))
+			b.WriteString("\r\n")
+		}
 	}
 }

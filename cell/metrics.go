@@ -52,6 +52,9 @@ func (x *Ctx) countThrottle(cmd limiterCmd, limited bool) {
 	t := &x.cl.tally // published at the end of the batch (stats_tally.go)
 	t.throttle[cmd][r]++
 	t.throttled = true
+	if r != throttleError {
+		x.srv.limiters.countDecision(cmd, x.Args, limited) // limiter_stats.go
+	}
 }
 
 // MetricsHandler serves the exposition on GET (and HEAD) of any path it is
@@ -246,6 +249,14 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		for r, res := range []string{"allowed", "limited", "error"} {
 			counter(thr, "Rate limiting commands' outcomes (CL.THROTTLE, CL.THROTTLEALL, CL.PROBE, CL.PROBEALL, CL.WINDOW): allowed, limited, or an error reply.",
 				float64(s.obs.throttle[i][r].Load()), "cmd", cmd, "result", res)
+		}
+	}
+	if t := s.limiters.prefixes.Load(); t != nil {
+		for i, p := range t.names {
+			for r, res := range []string{"allowed", "limited"} {
+				counter("cellserver_limiter_prefix_total", "Rate limiting decisions per key prefix named by --limiter-prefixes (a key counts under its first matching prefix).",
+					float64(t.n[i][r].Load()), "prefix", string(p), "result", res)
+			}
 		}
 	}
 	counter("cellserver_slowlog_entries_total", "Commands logged to the slow log since start (the next SLOWLOG id).", float64(s.obs.slowlog.logged()))

@@ -196,6 +196,7 @@ func newServer(cfg Config) *Server {
 	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
 	s.startOps() // after setFsync: a start-up appendfsync parameter wins
+	s.limiters.setPrefixes(cfg.LimiterPrefixes)
 	return s
 }
 

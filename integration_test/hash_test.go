@@ -612,3 +612,29 @@ func TestHashRandomOps(t *testing.T) {
 		c.Do("DBSIZE")
 	})
 }
+
+// HSCAN on small hashes, whose whole content Redis returns in one step in
+// insertion order, as cellserver does for every hash.
+func TestHashScan(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("HSET", "h", "f1", "1", "g2", "", "f3", "v\x00", "x", "9")
+		c.Do("HSCAN", "h", "0")
+		c.Do("HSCAN", "h", "0", "COUNT", "1")
+		c.Do("HSCAN", "h", "0", "MATCH", "f*")
+		c.Do("HSCAN", "h", "0", "match", "*", "count", "100")
+		c.Do("HSCAN", "h", "0", "MATCH", "nomatch*")
+		c.Do("HSCAN", "h", "", "MATCH", "f?")
+		c.Do("HSCAN", "nokey", "0")
+		c.Do("HSCAN", "nokey", "0", "BADOPT") // the key before the options
+		c.Error("HSCAN", "h", "x")
+		c.Error("HSCAN", "h", "-")
+		c.Error("HSCAN", "nokey", "18446744073709551616")
+		c.Error("HSCAN", "h", "0", "COUNT", "0")
+		c.Error("HSCAN", "h", "0", "COUNT", "x")
+		c.Error("HSCAN", "h", "0", "MATCH")
+		c.Error("HSCAN", "h", "0", "FOO", "bar")
+		c.Do("SET", "s", "v")
+		c.Error("HSCAN", "s", "0")
+		c.Error("HSCAN", "h")
+	})
+}

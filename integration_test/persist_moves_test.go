@@ -5,7 +5,7 @@ import (
 )
 
 // TestPersistMoves: commands that move values between keys or databases
-// (LMOVE, RPOPLPUSH, LMPOP) are in the effect log: after a SIGKILL, which
+// (LMOVE, RPOPLPUSH, LMPOP, COPY, MOVE) are in the effect log: after a SIGKILL, which
 // leaves only the log to replay, the restarted server reads back what was
 // there before, whether it stopped with SIGTERM or was killed.
 func TestPersistMoves(t *testing.T) {
@@ -49,9 +49,16 @@ var persistMoveWrites = [][]string{
 	{"LMPOP", "2", "nokey", "src", "RIGHT", "COUNT", "2"},
 	{"RPUSH", "big", "1", "2", "3"},
 	{"LMPOP", "1", "big", "LEFT", "COUNT", "5"}, // big goes
+	{"HSET", "h", "f", "1", "g", "2"}, {"PEXPIREAT", "h", "4102444800000"},
+	{"COPY", "h", "h2"}, {"COPY", "h", "h", "DB", "3"}, {"COPY", "dst", "h2", "DB", "3", "REPLACE"},
+	{"ZADD", "z", "1", "a", "2", "b"}, {"SET", "s", "v\x00"},
+	{"MOVE", "z", "4"}, {"MOVE", "s", "3"}, {"MOVE", "h2", "3"}, // h2 taken in 3: stays
 }
 
 var persistMoveReads = [][]string{
 	{"SELECT", "0"}, {"LRANGE", "src", "0", "-1"}, {"LRANGE", "dst", "0", "-1"},
-	{"LRANGE", "gone", "0", "-1"}, {"EXISTS", "one", "big"}, {"DBSIZE"},
+	{"LRANGE", "gone", "0", "-1"}, {"EXISTS", "one", "big", "z", "s"}, {"DBSIZE"},
+	{"HGETALL", "h2"}, {"PEXPIRETIME", "h2"},
+	{"SELECT", "3"}, {"HGETALL", "h"}, {"PEXPIRETIME", "h"}, {"LRANGE", "h2", "0", "-1"}, {"GET", "s"}, {"DBSIZE"},
+	{"SELECT", "4"}, {"ZRANGE", "z", "0", "-1", "WITHSCORES"}, {"DBSIZE"},
 }

@@ -48,6 +48,7 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
 	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")
 	fs.IntVar(&cfg.MetricsPort, "metrics-port", 0, "serve Prometheus metrics at GET /metrics on this port (0: off)")
+	fs.StringVar(&cfg.LimiterPrefixes, "limiter-prefixes", "", "key prefixes, comma-separated (\"api:,login:\"), whose limiter decisions INFO limiters and /metrics count apart")
 	fs.StringVar(&cfg.MetricsBind, "metrics-bind", "", "address for --metrics-port (empty: the first --bind address)")
 	// Operations (directives.go, ops_flags.go).
 	addOpsFlags(fs, &cfg)

@@ -1,0 +1,121 @@
+package keyspace
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/cellserver/cellserver/persist"
+	"github.com/cellserver/cellserver/zsetlite"
+)
+
+// TestSetEncodings: the form a set takes after each series of adds, and
+// that its members, order and stored form survive the change.
+func TestSetEncodings(t *testing.T) {
+	nums := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, strconv.Itoa(n-i)) // descending: the intset sorts
+		}
+		return out
+	}
+	words := func(n, size int) []string {
+		var out []string
+		for i := range n {
+			w := "w" + strconv.Itoa(i)
+			for len(w) < size {
+				w += "x"
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		adds     []string
+		maxInts  int
+		encoding string
+		indexed  bool
+		// reloaded: an intset when read back from the store, which
+		// applies the default limit.
+		reloaded bool
+	}{
+		{"ints", nums(5), 512, "intset", false, true},
+		{"512 ints", nums(512), 512, "intset", false, true},
+		{"513 ints", nums(513), 512, "hashtable", true, false},
+		{"ints past a low limit", nums(3), 2, "hashtable", false, true},
+		{"not canonical", []string{"1", "01"}, 512, "hashtable", false, false},
+		{"negative zero", []string{"-0"}, 512, "hashtable", false, false},
+		{"small words", words(128, 5), 512, "hashtable", false, false},
+		{"129 words", words(129, 5), 512, "hashtable", true, false},
+		{"a long word", words(1, 65), 512, "hashtable", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSet()
+			for _, m := range tc.adds {
+				if !s.Add([]byte(m), tc.maxInts) {
+					t.Fatalf("Add(%q) not new", m)
+				}
+			}
+			for _, m := range tc.adds {
+				if s.Add([]byte(m), tc.maxInts) || !s.Has([]byte(m)) {
+					t.Fatalf("%q: added twice or missing", m)
+				}
+			}
+			if s.Encoding() != tc.encoding || (s.index != nil) != tc.indexed || s.Len() != len(tc.adds) {
+				t.Fatalf("encoding %s indexed %v len %d", s.Encoding(), s.index != nil, s.Len())
+			}
+			var got []string
+			for i := range s.Len() {
+				got = append(got, s.At(i))
+			}
+			if s.IsIntset() && !slices.IsSortedFunc(got, func(a, b string) int {
+				x, _ := strconv.Atoi(a)
+				y, _ := strconv.Atoi(b)
+				return x - y
+			}) {
+				t.Errorf("intset not ascending: %v", got)
+			}
+			v, err := persist.Decode(s.appendStored(nil, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, ok := objectFromStored(v, zsetlite.Config{})
+			if !ok {
+				t.Fatal("stored form refused")
+			}
+			back := o.(*Set)
+			if back.Len() != s.Len() || back.IsIntset() != tc.reloaded {
+				t.Fatalf("read back %d members, intset %v", back.Len(), back.IsIntset())
+			}
+			for _, m := range tc.adds {
+				if !back.Has([]byte(m)) {
+					t.Errorf("%q lost in the stored form", m)
+				}
+			}
+			for _, m := range tc.adds {
+				if !s.Remove([]byte(m)) || s.Has([]byte(m)) || s.Remove([]byte(m)) {
+					t.Fatalf("Remove(%q)", m)
+				}
+			}
+			if s.Len() != 0 {
+				t.Fatalf("%d left", s.Len())
+			}
+		})
+	}
+}
+
+// TestSetStoredDuplicate: a stored set with a member twice is refused,
+// not loaded smaller.
+func TestSetStoredDuplicate(t *testing.T) {
+	b := persist.AppendAggregate(nil, persist.KindSet, 0, 2)
+	b = persist.AppendItem(b, "a")
+	b = persist.AppendItem(b, "a")
+	v, err := persist.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := objectFromStored(v, zsetlite.Config{}); ok {
+		t.Error("a set with a duplicate member was loaded")
+	}
+}

@@ -1,0 +1,115 @@
+package integration_test
+
+import "testing"
+
+// COPY, MOVE and TOUCH.
+
+func TestCopy(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("SET", "s", "v\x00")
+		c.Do("SET", "n", "12345")
+		c.Do("RPUSH", "l", "a", "b", "c")
+		c.Do("HSET", "h", "f", "1", "g", "2")
+		c.Do("ZADD", "z", "1", "a", "2.5", "b")
+		c.Do("PEXPIRE", "l", "100000")
+		for _, k := range []string{"s", "n", "l", "h", "z"} {
+			c.Do("COPY", k, k+"2")
+			c.Do("TYPE", k+"2")
+		}
+		c.Do("LRANGE", "l2", "0", "-1")
+		c.Do("HGETALL", "h2")
+		c.Do("ZRANGE", "z2", "0", "-1", "WITHSCORES")
+		c.Do("GET", "s2")
+		c.Do("OBJECT", "ENCODING", "n2")
+		c.DoLoosely("PTTL", "l2")
+		c.Do("PEXPIRETIME", "s2")
+		// The copy is independent of its source.
+		c.Do("RPUSH", "l2", "d")
+		c.Do("LRANGE", "l", "0", "-1")
+		c.Do("COPY", "s", "l")            // destination exists: 0
+		c.Do("COPY", "s", "l", "REPLACE") // replaced
+		c.Do("TYPE", "l")
+		c.Do("PTTL", "l")
+		c.Do("COPY", "nokey", "x")
+		c.Do("COPY", "nokey", "s", "REPLACE")
+		c.Do("EXISTS", "x")
+		c.Error("COPY", "s", "s")
+		c.Do("COPY", "s", "s", "DB", "1") // another database: fine
+		c.Do("COPY", "s", "s", "DB", "1")
+		c.Do("COPY", "h", "s", "DB", "1", "REPLACE")
+		c.Do("COPY", "z", "zz", "replace", "db", "1", "REPLACE")
+		c.Do("SELECT", "1")
+		c.Do("TYPE", "s")
+		c.Do("HGETALL", "s")
+		c.Do("ZRANGE", "zz", "0", "-1")
+		c.Error("COPY", "s", "s", "DB", "1")
+		c.Do("COPY", "s", "s", "DB", "0", "REPLACE")
+		c.Do("SELECT", "0")
+		c.Do("TYPE", "s")
+		c.Error("COPY", "s", "t", "DB")
+		c.Error("COPY", "s", "t", "DB", "16")
+		c.Error("COPY", "s", "t", "DB", "-1")
+		c.Error("COPY", "s", "t", "DB", "x")
+		c.Error("COPY", "s", "t", "DB", "4294967296")
+		c.Error("COPY", "s", "t", "REPLACEX")
+		c.Error("COPY", "nokey", "t", "DB", "99") // options before the key
+		c.Error("COPY", "s")
+		c.Do("DBSIZE")
+	})
+}
+
+func TestMove(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("SET", "s", "v")
+		c.Do("RPUSH", "l", "a", "b")
+		c.Do("ZADD", "z", "1", "m")
+		c.Do("PEXPIRE", "l", "100000")
+		c.Do("MOVE", "s", "1")
+		c.Do("MOVE", "l", "1")
+		c.Do("EXISTS", "s", "l")
+		c.Do("MOVE", "nokey", "1")
+		c.Error("MOVE", "z", "0")
+		c.Error("MOVE", "nokey", "0")
+		c.Error("MOVE", "z", "16")
+		c.Error("MOVE", "z", "-1")
+		c.Error("MOVE", "z", "x")
+		c.Error("MOVE", "z", "2147483648")
+		c.Error("MOVE", "z", "9223372036854775808")
+		c.Error("MOVE", "z")
+		c.Do("SELECT", "1")
+		c.Do("GET", "s")
+		c.Do("LRANGE", "l", "0", "-1")
+		c.Do("PEXPIRETIME", "s")
+		c.DoLoosely("PTTL", "l")
+		c.Do("SET", "z", "here")
+		c.Do("SELECT", "0")
+		c.Do("MOVE", "z", "1") // taken in db 1: 0, nothing moves
+		c.Do("TYPE", "z")
+		c.Do("DBSIZE")
+		c.Do("SELECT", "1")
+		c.Do("GET", "z")
+		c.Do("DBSIZE")
+		// In a transaction and a script, which hold other databases too.
+		c.Do("MULTI")
+		c.Do("COPY", "z", "z", "DB", "2")
+		c.Do("MOVE", "l", "3")
+		c.Do("EXEC")
+		c.Do("EVAL", "return {redis.call('MOVE', KEYS[1], '4'), redis.call('COPY', KEYS[1], 'k', 'DB', '5')}", "1", "s")
+		c.Do("EVAL", "redis.call('SELECT', '4'); return redis.call('MOVE', KEYS[1], '6')", "1", "s")
+		c.Do("SELECT", "6")
+		c.Do("GET", "s")
+		c.Do("SELECT", "2")
+		c.Do("GET", "z")
+	})
+}
+
+func TestTouch(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("SET", "a", "1")
+		c.Do("RPUSH", "b", "x")
+		c.Do("TOUCH", "a")
+		c.Do("TOUCH", "a", "b", "nokey", "a")
+		c.Do("TOUCH", "nokey")
+		c.Error("TOUCH")
+	})
+}
