@@ -247,6 +247,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set configuration parameters to the given values"), rb("since"), rb("2.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) when N is the number of configuration parameters provided"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the ability to set multiple parameters in one call."))), rb("arguments"), rarr(rmap(rb("name"), rb("parameter_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("parameter"), rb("type"), rb("string")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
 	},
+	"copy": {
+		info:  rarr(rb("copy"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(2), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyOW | KeyUpdate, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Copy a key"), rb("since"), rb("6.2.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) worst case for collections, where N is the number of nested items. O(1) for string values."), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("destination-db"), rb("type"), rb("integer"), rb("token"), rb("DB"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("flags"), rset(rs("optional"))))),
+	},
 	"dbsize": {
 		info:  rarr(rb("dbsize"), ri(1), rset(rs("readonly"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("request_policy:all_shards"), rb("response_policy:agg_sum")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:agg_sum"},
@@ -471,6 +476,12 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get one or multiple random fields from a hash"), rb("since"), rb("6.2.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the number of fields returned"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("options"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("withvalues"), rb("type"), rb("pure-token"), rb("token"), rb("WITHVALUES"), rb("flags"), rset(rs("optional"))))))),
 	},
+	"hscan": {
+		info:  rarr(rb("hscan"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Incrementally iterate hash fields and associated values"), rb("since"), rb("2.8.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
+	},
 	"hset": {
 		info:  rarr(rb("hset"), ri(-4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
@@ -673,6 +684,11 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("monitor"), ri(1), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Listen for all requests received by the server in real time"), rb("since"), rb("1.0.0"), rb("group"), rb("server")),
+	},
+	"move": {
+		info:  rarr(rb("move"), ri(3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Move a key to another database"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("db"), rb("type"), rb("integer")))),
 	},
 	"mset": {
 		info:  rarr(rb("mset"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(2), rset(rs("@write"), rs("@string"), rs("@slow")), rset(rb("request_policy:multi_shard"), rb("response_policy:all_succeeded")), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(2), rb("limit"), ri(0)))))),
@@ -883,6 +899,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Append an element to a list, only if the list exists"), rb("since"), rb("2.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("4.0.0"), rb("Accepts multiple `element` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
 	},
+	"sadd": {
+		info:  rarr(rb("sadd"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Add one or more members to a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `member` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
+	},
 	"save": {
 		info:  rarr(rb("save"), ri(1), rset(rs("admin"), rs("noscript"), rs("no_async_loading"), rs("no_multi")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
@@ -893,6 +914,11 @@ var redisCommands = map[string]*redisCommand{
 		tips:  []string{"nondeterministic_output", "request_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Incrementally iterate the keys space"), rb("since"), rb("2.8.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."), rb("history"), rset(rarr(rb("6.0.0"), rb("Added the `TYPE` subcommand."))), rb("arguments"), rarr(rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("type"), rb("type"), rb("string"), rb("token"), rb("TYPE"), rb("since"), rb("6.0.0"), rb("flags"), rset(rs("optional"))))),
+	},
+	"scard": {
+		info:  rarr(rb("scard"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Get the number of members in a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
 	},
 	"script": {
 		info:  rarr(rb("script"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
@@ -933,6 +959,17 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Load the specified Lua script into the script cache."), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) with N being the length in bytes of the script body."), rb("arguments"), rarr(rmap(rb("name"), rb("script"), rb("type"), rb("string")))),
 	},
+	"sdiff": {
+		info:  rarr(rb("sdiff"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output_order"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Subtract multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
+	},
+	"sdiffstore": {
+		info:  rarr(rb("sdiffstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Subtract multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
+	},
 	"select": {
 		info:  rarr(rb("select"), ri(2), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
@@ -963,6 +1000,27 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Synchronously save the dataset to disk and then shut down the server"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `NOW`, `FORCE` and `ABORT` modifiers."))), rb("arguments"), rarr(rmap(rb("name"), rb("nosave_save"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nosave"), rb("type"), rb("pure-token"), rb("token"), rb("NOSAVE")), rmap(rb("name"), rb("save"), rb("type"), rb("pure-token"), rb("token"), rb("SAVE")))), rmap(rb("name"), rb("now"), rb("type"), rb("pure-token"), rb("token"), rb("NOW"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("abort"), rb("type"), rb("pure-token"), rb("token"), rb("ABORT"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))))),
 	},
+	"sinter": {
+		info:  rarr(rb("sinter"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output_order"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Intersect multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
+	},
+	"sintercard": {
+		info:  rarr(rb("sintercard"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
+		docs:  rmap(rb("summary"), rb("Intersect multiple sets and return the cardinality of the result"), rb("since"), rb("7.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("limit"), rb("type"), rb("integer"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional"))))),
+	},
+	"sinterstore": {
+		info:  rarr(rb("sinterstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Intersect multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
+	},
+	"sismember": {
+		info:  rarr(rb("sismember"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Determine if a given value is a member of a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
+	},
 	"slowlog": {
 		info:  rarr(rb("slowlog"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
@@ -991,10 +1049,49 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Clear all entries from the slow log"), rb("since"), rb("2.2.12"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of entries in the slowlog")),
 	},
+	"smembers": {
+		info:  rarr(rb("smembers"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output_order"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Get all the members in a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the set cardinality."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
+	},
+	"smismember": {
+		info:  rarr(rb("smismember"), ri(-3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Returns the membership associated with the given elements for a set"), rb("since"), rb("6.2.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the number of elements being checked for membership"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"smove": {
+		info:  rarr(rb("smove"), ri(4), rset(rs("write"), rs("fast")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Move a member from one set to another"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
+	},
+	"spop": {
+		info:  rarr(rb("spop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Remove and return one or multiple random members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("Without the count argument O(1), otherwise O(N) where N is the value of the passed count."), rb("history"), rset(rarr(rb("3.2.0"), rb("Added the `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("3.2.0"), rb("flags"), rset(rs("optional"))))),
+	},
 	"spublish": {
 		info:  rarr(rb("spublish"), ri(3), rset(rs("pubsub"), rs("loading"), rs("stale"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@pubsub"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyNotKey, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Post a message to a shard channel"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of clients subscribed to the receiving shard channel."), rb("arguments"), rarr(rmap(rb("name"), rb("shardchannel"), rb("type"), rb("string")), rmap(rb("name"), rb("message"), rb("type"), rb("string")))),
+	},
+	"srandmember": {
+		info:  rarr(rb("srandmember"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Get one or multiple random members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count."), rb("history"), rset(rarr(rb("2.6.0"), rb("Added the optional `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("2.6.0"), rb("flags"), rset(rs("optional"))))),
+	},
+	"srem": {
+		info:  rarr(rb("srem"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Remove one or more members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the number of members to be removed."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `member` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"sscan": {
+		info:  rarr(rb("sscan"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Incrementally iterate Set elements"), rb("since"), rb("2.8.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
 	},
 	"ssubscribe": {
 		info:  rarr(rb("ssubscribe"), ri(-2), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(1), ri(-1), ri(1), rset(rs("@pubsub"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
@@ -1016,6 +1113,17 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get a substring of the string stored at a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("2.0.0"), rb("replaced_by"), rb("`GETRANGE`"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end"), rb("type"), rb("integer")))),
 	},
+	"sunion": {
+		info:  rarr(rb("sunion"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"nondeterministic_output_order"},
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Add multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
+	},
+	"sunionstore": {
+		info:  rarr(rb("sunionstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Add multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
+	},
 	"sunsubscribe": {
 		info:  rarr(rb("sunsubscribe"), ri(-1), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(1), ri(-1), ri(1), rset(rs("@pubsub"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyNotKey, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
@@ -1031,6 +1139,12 @@ var redisCommands = map[string]*redisCommand{
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the current server time"), rb("since"), rb("2.6.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
+	},
+	"touch": {
+		info:  rarr(rb("touch"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(-1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_sum")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		tips:  []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Alters the last access time of a key(s). Returns the number of existing keys specified."), rb("since"), rb("3.2.1"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) where N is the number of keys that will be touched."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
 	},
 	"ttl": {
 		info:  rarr(rb("ttl"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
