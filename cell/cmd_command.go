@@ -126,14 +126,9 @@ func commandGetKeys(x *Ctx) {
 		}
 		x.W.Array(2)
 		x.W.Bulk(args[i])
-		var f KeyFlag
-		if len(specs) > 0 {
-			f = specs[0].Flags
-			for _, s := range specs {
-				if s.Keyword == "" && s.BeginIndex == i {
-					f = s.Flags
-				}
-			}
+		f := keyFlagsAt(specs, args, i) // command_redis_meta.go
+		if f == 0 && len(specs) > 0 {
+			f = specs[0].Flags // a key only the command's own parser finds
 		}
 		n := bits.OnesCount64(uint64(f))
 		x.W.Set(n)

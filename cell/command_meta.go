@@ -12,6 +12,13 @@ import (
 // LIST. None of it changes how a command runs; it only has to read like
 // Redis 7.0.15's table.
 //
+// For a command Redis has, the entries of command_redis.go win: Redis's
+// own COMMAND INFO entry, key specs, tips and COMMAND DOCS map, generated
+// from redis-server 7.0.15 (go generate; command_redis_meta.go). After
+// registering a new command, run go generate ./cell. The fields below
+// then serve the commands Redis lacks (CL.THROTTLE, CL.PROBE), the
+// dispatch (Flags, key positions) and COMMAND LIST's filters.
+//
 // How to fill a table entry (the zero value is always valid):
 //
 //   - Flags: the Redis flags exactly as `COMMAND INFO <name>` on Redis 7.0
@@ -171,6 +178,9 @@ func (c *Command) aclCategories() ACLCategory {
 // keySpecs returns the declared key specs, or the one the legacy triple
 // implies.
 func (c *Command) keySpecs() []KeySpec {
+	if rc := redisCommands[c.Name]; rc != nil {
+		return rc.specs // Redis's own (command_redis.go)
+	}
 	if c.KeySpecs != nil || c.FirstKey <= 0 {
 		return c.KeySpecs
 	}
@@ -197,6 +207,14 @@ func (c *Command) keySpecs() []KeySpec {
 // come sorted by name; Redis's order is its hash table's and differs from
 // run to run.
 func writeCommandInfo(w *resp.Writer, c *Command) {
+	if rc := redisCommands[c.Name]; rc != nil && rc.info != nil {
+		w.Array(10) // Redis's entry, with the subcommands served
+		for _, it := range rc.info.items {
+			it.write(w)
+		}
+		writeSubcommandInfo(w, c)
+		return
+	}
 	w.Array(10)
 	w.BulkString(c.Name)
 	w.Int(int64(c.Arity))
@@ -226,8 +244,12 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 			w.Status("@" + name)
 		}
 	}
-	w.Set(len(c.Tips))
-	for _, t := range c.Tips {
+	tips := c.Tips
+	if rc := redisCommands[c.Name]; rc != nil {
+		tips = rc.tips
+	}
+	w.Set(len(tips))
+	for _, t := range tips {
 		w.BulkString(t)
 	}
 	specs := c.keySpecs()
@@ -235,6 +257,11 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 	for i := range specs {
 		writeKeySpec(w, &specs[i])
 	}
+	writeSubcommandInfo(w, c)
+}
+
+// writeSubcommandInfo ends a COMMAND INFO entry with its subcommands.
+func writeSubcommandInfo(w *resp.Writer, c *Command) {
 	if c.Sub == nil {
 		w.Set(0)
 		return
@@ -323,6 +350,19 @@ func writeKeySpec(w *resp.Writer, ks *KeySpec) {
 
 // writeCommandDocs writes one command's COMMAND DOCS map (without its name).
 func writeCommandDocs(w *resp.Writer, c *Command) {
+	if rc := redisCommands[c.Name]; rc != nil && rc.docs != nil {
+		// Redis's map, with the subcommands served.
+		n := len(rc.docs.items) / 2
+		if c.Sub != nil {
+			n++
+		}
+		w.Map(n)
+		for _, it := range rc.docs.items {
+			it.write(w)
+		}
+		writeSubcommandDocs(w, c)
+		return
+	}
 	d := c.Doc
 	if d == nil {
 		d = &CommandDoc{}
@@ -365,14 +405,20 @@ func writeCommandDocs(w *resp.Writer, c *Command) {
 		w.BulkString("complexity")
 		w.BulkString(d.Complexity)
 	}
-	if c.Sub != nil {
-		subs := sortedSubcommands(c)
-		w.BulkString("subcommands")
-		w.Map(len(subs))
-		for _, s := range subs {
-			w.BulkString(s.Name)
-			writeCommandDocs(w, s)
-		}
+	writeSubcommandDocs(w, c)
+}
+
+// writeSubcommandDocs ends a container's docs with its "subcommands" map.
+func writeSubcommandDocs(w *resp.Writer, c *Command) {
+	if c.Sub == nil {
+		return
+	}
+	subs := sortedSubcommands(c)
+	w.BulkString("subcommands")
+	w.Map(len(subs))
+	for _, s := range subs {
+		w.BulkString(s.Name)
+		writeCommandDocs(w, s)
 	}
 }
 

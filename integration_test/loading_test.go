@@ -9,7 +9,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
+
+// startLoading starts cellserver on dataDir and returns as soon as it
+// answers, -LOADING included (the harness's start waits for the load).
+func startLoading(t *testing.T, dataDir string, args ...string) *process {
+	t.Helper()
+	port, err := serverproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dataDir}, args...)
+	sp, err := serverproc.Start(cellserverBinary(t), args, t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{Proc: sp, name: "cellserver", addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	t.Cleanup(p.Stop)
+	if err := p.WaitReady(p.addr, startTimeout, func(addr string) error { _, err := answerRESP(addr); return err }); err != nil {
+		t.Fatalf("%v\n%s", err, p.LogTail(20))
+	}
+	return p
+}
 
 // TestLoadingWithBuiltBinary: the built binary listens before it loads
 // its store. A port in use is reported before loading (exit 1, nothing
@@ -54,11 +77,7 @@ func TestLoadingWithBuiltBinary(t *testing.T) {
 	}
 
 	// While it loads.
-	p2, err := startCellOnDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p2.Stop)
+	p2 := startLoading(t, dir)
 	c2 := mustDial(t, p2)
 	for _, args := range [][]string{{"PING"}, {"GET", "k1"}, {"DBSIZE"}} {
 		if r := mustDo(t, c2, args...); r != "-LOADING Redis is loading the dataset in memory\r\n" {

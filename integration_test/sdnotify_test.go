@@ -35,11 +35,11 @@ func TestSystemdNotify(t *testing.T) {
 	defer ln.Close()
 	t.Setenv("NOTIFY_SOCKET", sock)
 	t.Setenv("CELLSERVER_TEST_SLOW_LOAD", "300ms") // per 1000 keys: about a second
-	p2 := cellOnDir(t, dir, "--supervised", "systemd")
+	p2 := startLoading(t, dir, "--supervised", "systemd")
 	c2 := mustDial(t, p2)
 	buf := make([]byte, 512)
 	var got []string
-	ln.SetReadDeadline(time.Now().Add(30 * time.Second))
+	ln.SetReadDeadline(time.Now().Add(60 * time.Second))
 	for {
 		n, err := ln.Read(buf)
 		if err != nil {
@@ -61,6 +61,7 @@ func TestSystemdNotify(t *testing.T) {
 		t.Errorf("PING after READY: %q", r)
 	}
 	p2.Stop()
+	ln.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, err := ln.Read(buf)
 	if err != nil || string(buf[:n]) != "STOPPING=1" {
 		t.Errorf("at SIGTERM: %q, %v", buf[:n], err)

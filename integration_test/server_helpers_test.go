@@ -42,7 +42,16 @@ func isCommandEntry(v *value) bool {
 // documents (summary, since, group, complexity, subcommands) and sorts the
 // subcommands. Arguments, history and doc flags are left out on purpose.
 func maskDocs(v *value) {
-	keep := map[string]bool{"summary": true, "since": true, "group": true, "complexity": true, "subcommands": true}
+	sortDocs(v, map[string]bool{"summary": true, "since": true, "group": true, "complexity": true, "subcommands": true})
+}
+
+// maskDocsOrder sorts a COMMAND DOCS reply's commands and subcommands by
+// name (Redis's order is its hash table's) and keeps every field.
+func maskDocsOrder(v *value) { sortDocs(v, nil) }
+
+// sortDocs sorts the name -> docs pairs of a COMMAND DOCS reply at every
+// level; with keep, only those fields of each docs map are kept.
+func sortDocs(v *value, keep map[string]bool) {
 	var walk func(m *value, docMap bool)
 	walk = func(m *value, docMap bool) {
 		if (m.kind != '*' && m.kind != '%') || m.null || len(m.elems)%2 != 0 {
@@ -51,7 +60,7 @@ func maskDocs(v *value) {
 		var out []*value
 		for i := 0; i+1 < len(m.elems); i += 2 {
 			k, val := m.elems[i], m.elems[i+1]
-			if docMap && !keep[k.text] {
+			if docMap && keep != nil && !keep[k.text] {
 				continue
 			}
 			if docMap && k.text == "subcommands" {

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -179,15 +180,25 @@ func launch(name, bin string, args []string, dir string, port int) (*process, er
 	return p, nil
 }
 
-// pingRESP sends one PING to addr and reads its reply, whatever it is.
+// pingRESP sends one PING to addr and reads its reply, whatever it is
+// but -LOADING: a server that listens while it loads its data is ready
+// once it has loaded it.
 func pingRESP(addr string) error {
+	r, err := answerRESP(addr)
+	if err == nil && strings.HasPrefix(string(r), "-LOADING") {
+		return errors.New("still loading")
+	}
+	return err
+}
+
+// answerRESP sends one PING to addr and returns its reply, whatever it is.
+func answerRESP(addr string) ([]byte, error) {
 	c, err := dialRESP(addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.Do("PING")
-	c.Close()
-	return err
+	defer c.Close()
+	return c.Do("PING")
 }
 
 // touch opens and closes one connection.
