@@ -508,28 +508,9 @@ func sscan(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	var pat []byte
-	usePat := false
-	for i := 3; i < len(x.Args); i += 2 {
-		a, more := x.Args[i], i+1 < len(x.Args)
-		switch {
-		case optIs(a, "count") && more:
-			n, ok := resp.ParseInt(x.Args[i+1])
-			if !ok {
-				x.Error(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				x.Error(ErrSyntax)
-				return
-			}
-		case optIs(a, "match") && more:
-			pat = x.Args[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-		default:
-			x.Error(ErrSyntax)
-			return
-		}
+	pat, usePat, ok := parseElemScan(x)
+	if !ok {
+		return
 	}
 	x.W.Array(2)
 	x.W.BulkString("0")

@@ -35,6 +35,7 @@ func init() {
 		&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: getrange},
 		&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: getrange},
 		&Command{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: setrange},
+		&Command{Name: "lcs", Arity: -3, Flags: FlagReadonly, FirstKey: 1, LastKey: 2, Handler: lcs},
 	)
 }
 
@@ -560,4 +561,145 @@ func setrange(x *Ctx) {
 	x.NoteStrRange(e, off, int64(len(val)))
 	x.TouchedNoted(key)
 	x.W.Int(int64(len(v)))
+}
+
+// lcs is LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN], as
+// Redis 7.0's lcsCommand: the keys' types first (a missing key is an empty
+// string), then the options, then the table's size against
+// proto-max-bulk-len. The table is the textbook dynamic programme; the
+// walk back from its corner emits the matching ranges last first, with
+// Redis's quirks kept: a match that does not extend the current range
+// ends it and is itself not part of any range.
+func lcs(x *Ctx) {
+	ea, eb := x.Lookup(x.Args[1]), x.Lookup(x.Args[2])
+	if ea != nil && !ea.IsString() || eb != nil && !eb.IsString() {
+		x.Error(ErrLcsNotString)
+		return
+	}
+	var a, b []byte
+	if ea != nil {
+		a = ea.Str()
+	}
+	if eb != nil {
+		b = eb.Str()
+	}
+	var getLen, getIdx, withMatchLen bool
+	var minMatchLen int64
+	for j := 3; j < len(x.Args); j++ {
+		opt := x.Args[j]
+		switch {
+		case optIs(opt, "idx"):
+			getIdx = true
+		case optIs(opt, "len"):
+			getLen = true
+		case optIs(opt, "withmatchlen"):
+			withMatchLen = true
+		case optIs(opt, "minmatchlen") && j+1 < len(x.Args):
+			n, ok := resp.ParseInt(x.Args[j+1])
+			if !ok {
+				x.Error(ErrNotInteger)
+				return
+			}
+			minMatchLen = max(n, 0)
+			j++
+		default:
+			x.Error(ErrSyntax)
+			return
+		}
+	}
+	if getIdx && getLen {
+		x.Error(ErrLcsLenAndIdx)
+		return
+	}
+	alen, blen := len(a), len(b)
+	if uint64(alen) >= math.MaxUint32-1 || uint64(blen) >= math.MaxUint32-1 {
+		x.Error(ErrLcsTooLong)
+		return
+	}
+	if cells := uint64(alen+1) * uint64(blen+1); cells*4 > uint64(x.srv.live.protoMaxBulkLen.Load()) {
+		x.Error(ErrLcsMemory)
+		return
+	}
+	w := blen + 1
+	t := make([]uint32, (alen+1)*w)
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				t[i*w+j] = t[(i-1)*w+j-1] + 1
+			} else {
+				t[i*w+j] = max(t[(i-1)*w+j], t[i*w+j-1])
+			}
+		}
+	}
+	total := int(t[alen*w+blen])
+	if getLen {
+		x.W.Int(int64(total))
+		return
+	}
+	result := make([]byte, total)
+	type match struct{ as, ae, bs, be int }
+	var matches []match
+	idx := total
+	as, ae, bs, be := alen, 0, 0, 0 // as == alen: no range yet
+	for i, j := alen, blen; i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			switch {
+			case as == alen:
+				as, ae, bs, be = i-1, i-1, j-1, j-1
+			case as == i && bs == j:
+				as--
+				bs--
+			default:
+				emit = true
+			}
+			if as == 0 || bs == 0 {
+				emit = true
+			}
+			idx--
+			i--
+			j--
+		} else {
+			if t[(i-1)*w+j] > t[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			if as != alen {
+				emit = true
+			}
+		}
+		if emit {
+			if n := int64(ae - as + 1); minMatchLen == 0 || n >= minMatchLen {
+				matches = append(matches, match{as, ae, bs, be})
+			}
+			as = alen
+		}
+	}
+	if !getIdx {
+		x.W.Bulk(result)
+		return
+	}
+	x.W.Map(2)
+	x.W.BulkString("matches")
+	x.W.Array(len(matches))
+	for _, m := range matches {
+		if withMatchLen {
+			x.W.Array(3)
+		} else {
+			x.W.Array(2)
+		}
+		x.W.Array(2)
+		x.W.Int(int64(m.as))
+		x.W.Int(int64(m.ae))
+		x.W.Array(2)
+		x.W.Int(int64(m.bs))
+		x.W.Int(int64(m.be))
+		if withMatchLen {
+			x.W.Int(int64(m.ae - m.as + 1))
+		}
+	}
+	x.W.BulkString("len")
+	x.W.Int(int64(total))
 }

@@ -322,3 +322,33 @@ func TestLimiterPrefixesAndTop(t *testing.T) {
 		t.Error("prefixes still counted after CONFIG SET limiter-prefixes \"\"")
 	}
 }
+
+// FuzzLimiterArgs sends CL.WINDOW and CL.THROTTLEALL arbitrary numbers:
+// the reply is an error or the command's array, never a panic, and a
+// refused CL.THROTTLEALL or an error leaves the keys as they were.
+func FuzzLimiterArgs(f *testing.F) {
+	f.Add("3", "1000", "1", "4", "1", "60")
+	f.Add("-1", "0", "x", "9223372036854775807", "0", "-5")
+	f.Add("0", "3153600000000", "9223372036854775807", "-9223372036854775808", "1", "1")
+	srv := startServer(f, nil)
+	f.Fuzz(func(t *testing.T, a, b, d, burst, count, period string) {
+		c := dial(t, srv)
+		r := c.do("CL.WINDOW", "w", a, b, d)
+		if !strings.HasPrefix(r, "-") && !strings.HasPrefix(r, "*5\r\n:") {
+			t.Fatalf("CL.WINDOW w %q %q %q: %q", a, b, d, r)
+		}
+		before := c.do("get", "t1") + c.do("pexpiretime", "t1")
+		r = c.do("CL.THROTTLEALL", "t1", "1", "1", "60", "1", "t2", burst, count, period, d)
+		after := c.do("get", "t1") + c.do("pexpiretime", "t1")
+		switch {
+		case strings.HasPrefix(r, "*3\r\n:0\r\n"):
+		case strings.HasPrefix(r, "*3\r\n:1\r\n"), strings.HasPrefix(r, "-") && !strings.Contains(r, "expire"):
+			if before != after {
+				t.Fatalf("%q %q %q %q: refused or failed (%q) but t1 changed", burst, count, period, d, r)
+			}
+		case strings.HasPrefix(r, "-"):
+		default:
+			t.Fatalf("CL.THROTTLEALL: %q", r)
+		}
+	})
+}

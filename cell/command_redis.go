@@ -582,6 +582,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reset latency data for one or more events."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("event"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
 	},
+	"lcs": {
+		info:  rarr(rb("lcs"), ri(-3), rset(rs("readonly")), ri(1), ri(2), ri(1), rset(rs("@read"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Find longest common substring"), rb("since"), rb("7.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N*M) where N and M are the lengths of s1 and s2, respectively"), rb("arguments"), rarr(rmap(rb("name"), rb("key1"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key2"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("len"), rb("type"), rb("pure-token"), rb("token"), rb("LEN"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("idx"), rb("type"), rb("pure-token"), rb("token"), rb("IDX"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("len"), rb("type"), rb("integer"), rb("token"), rb("MINMATCHLEN"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("withmatchlen"), rb("type"), rb("pure-token"), rb("token"), rb("WITHMATCHLEN"), rb("flags"), rset(rs("optional"))))),
+	},
 	"lindex": {
 		info:  rarr(rb("lindex"), ri(3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},

@@ -51,7 +51,7 @@ type Config struct {
 	// LimiterPrefixes are the key prefixes, comma-separated, whose limiter
 	// decisions INFO limiters and /metrics count apart (limiter_stats.go).
 	LimiterPrefixes string
-	MetricsBind string         // address for /metrics; "": the first Bind address
+	MetricsBind     string // address for /metrics; "": the first Bind address
 
 	// Operations (ops.go).
 

@@ -290,3 +290,24 @@ func TestSetEncodingAndScan(t *testing.T) {
 		c.Error("SSCAN", "sc")
 	})
 }
+
+// TestSetInScriptsAndMulti: set replies as scripts see them (RESP2 tables,
+// RESP3 sets under redis.setresp(3)) and set commands queued in MULTI.
+func TestSetInScriptsAndMulti(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("SADD", "{k}i", "5", "1", "3")
+		c.Do("SADD", "{k}j", "3", "4")
+		c.Do("EVAL", "return redis.call('SMEMBERS', KEYS[1])", "1", "{k}i")
+		c.Do("EVAL", "redis.setresp(3); return redis.call('SINTER', KEYS[1], KEYS[2])", "2", "{k}i", "{k}j")
+		c.Do("EVAL", "return redis.call('SPOP', KEYS[1], 0)", "1", "{k}i")
+		c.Do("EVAL", "return redis.call('SMISMEMBER', KEYS[1], '1', '2')", "1", "{k}i")
+		c.Do("EVAL", "return redis.pcall('SADD', KEYS[1])", "1", "{k}i")
+		c.Do("MULTI")
+		c.Do("SADD", "{k}i", "7")
+		c.Do("SMOVE", "{k}i", "{k}j", "1")
+		c.Do("SUNIONSTORE", "{k}u", "{k}i", "{k}j")
+		c.Do("SINTERCARD", "2", "{k}i", "{k}j")
+		c.Do("EXEC")
+		c.Do("SMEMBERS", "{k}u")
+	})
+}

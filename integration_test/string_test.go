@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -595,4 +596,49 @@ func (c *pair) makeList(key string) bool {
 		c.mismatch(formatCommand([]string{"RPUSH", key, "x"}), redis, cell)
 	}
 	return true
+}
+
+func TestLCS(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("MSET", "a", "ohmytext", "b", "mynewtext", "n", "1234512", "m", "2341")
+		c.Do("SET", "x", "ABCBDAB")
+		c.Do("SET", "y", "BDCABA")
+		for _, p := range [][2]string{{"a", "b"}, {"b", "a"}, {"n", "m"}, {"x", "y"}, {"y", "x"}, {"a", "nokey"}, {"nokey", "nokey"}, {"a", "a"}} {
+			c.Do("LCS", p[0], p[1])
+			c.Do("LCS", p[0], p[1], "LEN")
+			c.Do("LCS", p[0], p[1], "IDX")
+			c.Do("LCS", p[0], p[1], "IDX", "WITHMATCHLEN")
+			c.Do("LCS", p[0], p[1], "IDX", "MINMATCHLEN", "2", "WITHMATCHLEN")
+			c.Do("LCS", p[0], p[1], "idx", "minmatchlen", "-5")
+			c.Do("LCS", p[0], p[1], "LEN", "MINMATCHLEN", "4", "WITHMATCHLEN")
+		}
+		c.Do("SET", "bin", "\x00\xff\r\nab\x00")
+		c.Do("SET", "bin2", "\r\n\x00ab")
+		c.Do("LCS", "bin", "bin2", "IDX", "WITHMATCHLEN")
+		c.Do("LCS", "bin", "bin2")
+		c.Error("LCS", "a", "b", "LEN", "IDX")
+		c.Error("LCS", "a", "b", "IDX", "LEN", "FOO") // syntax first
+		c.Error("LCS", "a", "b", "MINMATCHLEN")
+		c.Error("LCS", "a", "b", "MINMATCHLEN", "x")
+		c.Error("LCS", "a", "b", "FOO")
+		c.Do("RPUSH", "l", "x")
+		c.Error("LCS", "a", "l")
+		c.Error("LCS", "l", "nokey", "FOO") // the type before the options
+		c.Error("LCS", "a")
+		// Random short strings over a small alphabet: many ties and ranges.
+		r := rand.New(rand.NewPCG(32, 7))
+		word := func() string {
+			b := make([]byte, r.IntN(14))
+			for i := range b {
+				b[i] = "abc"[r.IntN(3)]
+			}
+			return string(b)
+		}
+		for range 100 {
+			c.Do("MSET", "r1", word(), "r2", word())
+			c.Do("LCS", "r1", "r2", "IDX", "WITHMATCHLEN")
+			c.Do("LCS", "r1", "r2", "IDX", "MINMATCHLEN", "2")
+			c.Do("LCS", "r1", "r2")
+		}
+	})
 }

@@ -229,6 +229,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(AppendValue(nil, Value{Kind: KindZSetWide}))
 	f.Add(AppendValue(nil, Value{Kind: KindZSet, Items: [][]byte{[]byte("m"), enc(1)}}))
 	f.Add(AppendKey(nil, 3, []byte("key")))
+	f.Add(AppendWindow(nil, 9, []byte{0x80, 0x01, 0x02, 0x05, 0x01})) // runs (128, 2), (133, 1)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeKey(b)
 		v, err := Decode(b)

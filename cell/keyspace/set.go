@@ -114,6 +114,13 @@ func (s *Set) Add(m []byte, maxInts int) bool {
 			if found {
 				return false
 			}
+			if len(s.ints) == cap(s.ints) {
+				// A quarter more, not append's double: a small intset
+				// then wastes a few words, not half its array.
+				grown := make([]int64, len(s.ints), len(s.ints)+max(1, len(s.ints)/4))
+				copy(grown, s.ints)
+				s.ints = grown
+			}
 			s.ints = slices.Insert(s.ints, i, v)
 			if len(s.ints) > maxInts {
 				s.convert()
