@@ -89,6 +89,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot load the data", "err", err)
 		return 1
 	}
+	// Catch SIGTERM before telling anyone we are ready, so that a stop
+	// sent right after READY=1 gets its orderly shutdown (and STOPPING=1).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	if sent, err := notify.send("READY=1\nSTATUS=Ready to accept connections"); err != nil {
 		log.Warn("systemd readiness not sent", "socket", os.Getenv("NOTIFY_SOCKET"), "err", err)
 	} else if sent {
@@ -99,8 +103,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"requirepass", cfg.RequirePass != "", "maxclients", cfg.MaxClients, "dir", cfg.Dir,
 		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	stopHUP := handleHUP(cfg, srv, log) // cluster.go
 	defer stopHUP()
 	select {
