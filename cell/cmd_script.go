@@ -149,7 +149,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x:        x,
 		db:       x.DB(),
 		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
-		allowAll: !strict && (inExec || s.NeedsAll.Load()),
+		allowAll: !strict && (inExec || s.NeedsAll.Load() || !s.StaysDeclared.Load()),
 		strict:   strict,
 		stop:     make(chan struct{}),
 		start:    time.Now(),
@@ -157,16 +157,23 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	if r.allowAll && !inExec && !x.holdAll() {
 		return
 	}
-	if !r.allowAll {
-		r.held = r.heldBuf[:0]
-		for _, k := range keys {
-			r.held = append(r.held, x.srv.ks.ShardOf(x.DB(), k))
-		}
+	// A script's first runs hold every shard and watch whether it stays
+	// within its declared keys (probing); only one seen to stay within
+	// them runs on its own shards. So a script that reaches past them
+	// after writing, which cannot be dropped and rerun, is rare: it must
+	// have stayed within them before (script_shards.go).
+	r.probing = r.allowAll && !inExec && !s.NeedsAll.Load()
+	r.held = r.heldBuf[:0]
+	for _, k := range keys {
+		r.held = append(r.held, x.srv.ks.ShardOf(x.DB(), k))
 	}
 	argv := x.Args[3+n:]
 	if !x.srv.runScript(r, s, keys, argv) {
-		if r.needsAll {
+		switch {
+		case r.needsAll || r.outside:
 			s.NeedsAll.Store(true)
+		case r.probing:
+			s.StaysDeclared.Store(true)
 		}
 		return
 	}
@@ -195,10 +202,14 @@ type scriptRun struct {
 	// past them after writing, and took them.
 	abandoned bool
 	needsAll  bool
-	logs      []scriptLog  // redis.log lines held until the run stands
-	later     []scriptFeed // MONITOR and slow log feeds held until then
-	start     time.Time
-	sub       Ctx // the Ctx of the command redis.call runs, reused
+	// probing: held every shard to learn whether it stays within its
+	// declared keys; outside: it did not.
+	probing bool
+	outside bool
+	logs    []scriptLog  // redis.log lines held until the run stands
+	later   []scriptFeed // MONITOR and slow log feeds held until then
+	start   time.Time
+	sub     Ctx // the Ctx of the command redis.call runs, reused
 
 	stop chan struct{} // closed to stop the script, and when it has ended
 
@@ -324,6 +335,20 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		if msg := x.scriptClusterCheck(cmd, args, holds); msg != "" {
 			refuse(cmd, msg) // Redis's scriptVerifyClusterState (cluster_route.go)
 			return
+		}
+	}
+	if r.probing && !r.outside && cmd.Flags&flagChannelKeys == 0 {
+		if cmd.allDBs(args) || cmd.Flags&flagWholeDB != 0 {
+			r.outside = true
+		} else {
+			c := x.cl
+			c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
+			for _, i := range c.keyIdx {
+				if !r.holds(x.srv.ks.ShardOf(r.db, args[i])) {
+					r.outside = true
+					break
+				}
+			}
 		}
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {

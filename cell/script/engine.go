@@ -73,6 +73,10 @@ type Script struct {
 	// keys it declared: later runs start holding everything. It lives as
 	// long as the cached script, so the notes are bounded by the cache.
 	NeedsAll atomic.Bool
+	// StaysDeclared is the host's note that a run of this script, holding
+	// every shard, touched only the keys it declared: later runs may hold
+	// just those.
+	StaysDeclared atomic.Bool
 }
 
 // Host runs the commands a script calls. Call runs args (already checked
