@@ -479,8 +479,7 @@ func hrandfield(x *Ctx) {
 // option is read), then the options; every call returns the whole hash,
 // filtered by MATCH on the field, in its order, with cursor 0.
 func hscan(x *Ctx) {
-	if _, ok := parseCursor(x.Args[2]); !ok {
-		x.Error(ErrInvalidCursor)
+	if !elemScanCursor(x) {
 		return
 	}
 	h, ok := x.lookupHash(x.Args[1])
@@ -488,9 +487,7 @@ func hscan(x *Ctx) {
 		return
 	}
 	if h == nil {
-		x.W.Array(2)
-		x.W.BulkString("0")
-		x.W.Array(0)
+		emptyElemScan(x)
 		return
 	}
 	pat, usePat, ok := parseElemScan(x)

@@ -493,8 +493,7 @@ func sintercard(x *Ctx) {
 // in one reply with cursor 0, as Redis replies for its small encodings; a
 // cursor is valid whatever its value, as SCAN's contract allows.
 func sscan(x *Ctx) {
-	if _, ok := parseCursor(x.Args[2]); !ok {
-		x.Error(ErrInvalidCursor)
+	if !elemScanCursor(x) {
 		return
 	}
 	s, ok := x.lookupSet(x.Args[1])
@@ -503,9 +502,7 @@ func sscan(x *Ctx) {
 	}
 	if s == nil {
 		// Redis answers a missing key before it reads the options.
-		x.W.Array(2)
-		x.W.BulkString("0")
-		x.W.Array(0)
+		emptyElemScan(x)
 		return
 	}
 	pat, usePat, ok := parseElemScan(x)

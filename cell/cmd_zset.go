@@ -793,8 +793,7 @@ func zmpop(x *Ctx) {
 // Redis holds them: a listpack stores an integral score as an integer,
 // anything else as %.17g; a skiplist prints %.17g, -0 included.
 func zscan(x *Ctx) {
-	if _, ok := parseCursor(x.Args[2]); !ok {
-		x.Error(ErrInvalidCursor)
+	if !elemScanCursor(x) {
 		return
 	}
 	z, ok := x.lookupZSet(x.Args[1])
@@ -802,9 +801,7 @@ func zscan(x *Ctx) {
 		return
 	}
 	if z == nil {
-		x.W.Array(2)
-		x.W.BulkString("0")
-		x.W.Array(0)
+		emptyElemScan(x)
 		return
 	}
 	pat, usePat, ok := parseElemScan(x)

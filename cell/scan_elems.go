@@ -31,3 +31,21 @@ func parseElemScan(x *Ctx) (pat []byte, usePat, ok bool) {
 	}
 	return pat, usePat, true
 }
+
+// elemScanCursor checks an HSCAN/SSCAN/ZSCAN cursor, which is read before
+// the key; false: the error is written.
+func elemScanCursor(x *Ctx) bool {
+	if _, ok := parseCursor(x.Args[2]); !ok {
+		x.Error(ErrInvalidCursor)
+		return false
+	}
+	return true
+}
+
+// emptyElemScan is the reply for a missing key, given before any option
+// is read, as Redis gives it.
+func emptyElemScan(x *Ctx) {
+	x.W.Array(2)
+	x.W.BulkString("0")
+	x.W.Array(0)
+}
