@@ -67,6 +67,8 @@ type Server struct {
 
 	// limiters: rate limiter decisions and clock (limiter_stats.go).
 	limiters limiterState
+	// native: known scripts run as Go (native_scripts.go).
+	native nativeState
 
 	mu        sync.Mutex
 	listeners []net.Listener
