@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +29,15 @@ type replNode struct {
 
 func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	t.Helper()
+	n, _ := startReplNodeConf(t, program, nil, args...)
+	return n
+}
+
+// startReplNodeConf is startReplNode with a configuration file holding
+// conf in the server's directory (CONFIG REWRITE needs one), and returns
+// its path; nil conf: no file.
+func startReplNodeConf(t *testing.T, program string, conf []string, args ...string) (*replNode, string) {
+	t.Helper()
 	bin := requirePeer(t, "redis-server")
 	mk := func(port int, dir string, opt serverOptions) []string {
 		// No wait before a diskless full resync: the tests sync often.
@@ -36,8 +47,17 @@ func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	if program == "cellserver" {
 		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
 	}
+	var confPath string
 	p, err := startProcess(name, bin, func(port int, dir string) []string {
-		return append(mk(port, dir, serverOptions{}), args...)
+		all := append(mk(port, dir, serverOptions{}), args...)
+		if conf == nil {
+			return all
+		}
+		confPath = filepath.Join(dir, "node.conf")
+		if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return append([]string{confPath}, all...)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +65,7 @@ func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	t.Cleanup(p.Stop)
 	_, port, _ := net.SplitHostPort(p.addr)
 	c := newGoRedis(t, p.addr, 2, nil)
-	return &replNode{p: p, rdb: c, port: port}
+	return &replNode{p: p, rdb: c, port: port}, confPath
 }
 
 // waitLinkUp waits until replica reports master_link_status:up.
