@@ -25,6 +25,21 @@ type replNode struct {
 	p    *process
 	rdb  *redis.Client
 	port string
+	// How it was started, for restart.
+	bin, dir string
+	args     []string
+}
+
+// restart starts n again, as it was started, on the same port and
+// directory, after it stopped or was killed.
+func (n *replNode) restart(t *testing.T) {
+	t.Helper()
+	p, err := launch(n.p.name, n.bin, n.args, n.dir, mustAtoi(n.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	n.p = p
 }
 
 func startReplNode(t *testing.T, program string, args ...string) *replNode {
@@ -47,9 +62,11 @@ func startReplNodeConf(t *testing.T, program string, conf []string, args ...stri
 	if program == "cellserver" {
 		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
 	}
-	var confPath string
+	var confPath, workDir string
+	var all []string
 	p, err := startProcess(name, bin, func(port int, dir string) []string {
-		all := append(mk(port, dir, serverOptions{}), args...)
+		workDir = dir
+		all = append(mk(port, dir, serverOptions{}), args...)
 		if conf == nil {
 			return all
 		}
@@ -57,7 +74,8 @@ func startReplNodeConf(t *testing.T, program string, conf []string, args ...stri
 		if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return append([]string{confPath}, all...)
+		all = append([]string{confPath}, all...)
+		return all
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +83,7 @@ func startReplNodeConf(t *testing.T, program string, conf []string, args ...stri
 	t.Cleanup(p.Stop)
 	_, port, _ := net.SplitHostPort(p.addr)
 	c := newGoRedis(t, p.addr, 2, nil)
-	return &replNode{p: p, rdb: c, port: port}, confPath
+	return &replNode{p: p, rdb: c, port: port, bin: bin, dir: workDir, args: all}, confPath
 }
 
 // waitLinkUp waits until replica reports master_link_status:up.
