@@ -331,4 +331,3 @@ func waitFollows(t *testing.T, n *replNode, port string) {
 	info := n.rdb.Info(ctx, "replication").Val()
 	t.Fatalf("%s never followed 127.0.0.1:%s:\n%s\n%s", n.p.addr, port, info, n.p.LogTail(20))
 }
-
