@@ -180,8 +180,10 @@ func TestNodesConfRoundTrip(t *testing.T) {
 	a, b := startNode(t, dir), startNode(t, "")
 	a.c.AddSlots([]int{1, 2, 3, 100})
 	a.c.Meet("127.0.0.1", int64(b.port), 0)
+	// Known, and a knows its own address (from b's PING).
 	eventually(t, "a knows b", func() bool {
-		return strings.Count(a.c.Nodes(), "\n") == 2 && !strings.Contains(a.c.Nodes(), "handshake")
+		n := a.c.Nodes()
+		return strings.Count(n, "\n") == 2 && !strings.Contains(n, "handshake") && strings.Contains(lineOf(n, a.c.MyID()), " 127.0.0.1:")
 	})
 	a.c.BumpEpoch()
 	if err := a.c.SetSlot(3, "migrating", b.c.MyID()); err != nil {
