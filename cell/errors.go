@@ -418,6 +418,10 @@ const (
 // ErrReadOnlyReplica refuses a write on a replica (replica-read-only).
 const ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
 
+// ErrNoMasterLink refuses SYNC/PSYNC on a replica whose own link is not
+// up: it has no consistent stream to serve.
+const ErrNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
+
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.
 const ErrMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
