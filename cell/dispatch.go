@@ -225,7 +225,7 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 		for d := range ks.DBs() {
 			l.AddDB(ks, d)
 		}
-	case cmd.Flags&flagWholeDB != 0:
+	case cmd.wholeDB(args):
 		l.AddDB(ks, db)
 	case cmd.Flags&flagChannelKeys != 0:
 	default:

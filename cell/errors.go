@@ -136,6 +136,13 @@ const (
 	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
 )
 
+// SORT (sort.c).
+const (
+	ErrSortScore      = "ERR One or more scores can't be converted into double"
+	ErrSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
+	ErrSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
+)
+
 // errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
 // as a C string.
 func errUnsupportedOption(opt []byte) string {
