@@ -9,6 +9,7 @@
 //	go run ./bench -cluster-nodes 1,2,3   # cellserver as 1-, 2-, 3-node clusters
 //	go run ./bench -scan           # full SCAN and KEYS over 1M keys, GET latency meanwhile
 //	go run ./bench -bigarg         # RSS for a 500 MiB SET and for unfinished uploads
+//	go run ./bench -repl           # throttle and W1 with one replica attached; a full resync of 1.1M keys
 //
 // It builds ./cmd/cellserver into a temporary directory, starts it and a
 // redis-server (and, with -redis-module, a second redis-server with that
