@@ -66,7 +66,9 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoMulti)
 		return
 	}
-	if c.srv.clusterOn && !c.clusterCheck(cmd, args) {
+	// The master's stream is obeyed whatever the slots (a replica serves
+	// none), as Redis's mustObeyClient.
+	if c.srv.clusterOn && (c.repl == nil || !c.repl.master) && !c.clusterCheck(cmd, args) {
 		return
 	}
 	if c.multi != nil && c.busyInMulti(cmd, args) {

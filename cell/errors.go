@@ -2,6 +2,7 @@ package cell
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/cellserver/cellserver/resp"
 )
@@ -440,3 +441,20 @@ const (
 	ErrWindowSpan  = "ERR window_ms must be between 1 and 3153600000000"
 	ErrWindowCost  = "ERR cost must be 0 or more"
 )
+
+// Cluster bus mode (cmd_cluster_bus.go).
+const ErrFlushSlotsKeys = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
+
+// errClusterNeedsBus answers the subcommands that change a cluster when
+// the cluster is a fixed topology file.
+func errClusterNeedsBus(sub []byte) string {
+	return "ERR CLUSTER " + upper(cstring(sub)) + " needs the cluster bus (start without a topology file)"
+}
+
+// errSlotRangeOrder is ADDSLOTSRANGE/DELSLOTSRANGE with start > end.
+func errSlotRangeOrder(start, end int) string {
+	return "ERR start slot number " + strconv.Itoa(start) + " is greater than end slot number " + strconv.Itoa(end)
+}
+
+func errMeetPort(p []byte) string    { return "ERR Invalid TCP base port specified: " + cstring(p) }
+func errMeetBusPort(p []byte) string { return "ERR Invalid TCP bus port specified: " + cstring(p) }
