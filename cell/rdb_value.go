@@ -36,22 +36,17 @@ func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
 		return out, true
 	case *keyspace.ZSet:
 		out := rdb.Value{Type: rdb.TypeZSet, Elems: make([][]byte, 0, v.Len()), Scores: make([]float64, 0, v.Len())}
-		// A visited member is valid only during its visit (a window's
-		// members are formatted into one scratch buffer): copy them all
-		// into one buffer, sliced once it stops growing.
+		// A visited member may be a scratch buffer the next one reuses (an
+		// integer member is printed into one): the members are copied, into
+		// one buffer. Slices taken before it grows keep the old array.
 		var buf []byte
-		ends := make([]int, 0, v.Len())
 		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
+			at := len(buf)
 			buf = append(buf, m...)
-			ends = append(ends, len(buf))
+			out.Elems = append(out.Elems, buf[at:len(buf):len(buf)])
 			out.Scores = append(out.Scores, score)
 			return true
 		})
-		start := 0
-		for _, end := range ends {
-			out.Elems = append(out.Elems, buf[start:end:end])
-			start = end
-		}
 		return out, true
 	}
 	return rdb.Value{}, false
