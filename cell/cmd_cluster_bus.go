@@ -329,7 +329,7 @@ func clusterFailover(x *Ctx) {
 	var force, takeover bool
 	switch {
 	case len(x.Args) > 3:
-		x.Error(errUnknownSubcommand(x.Args[0], x.Args[1]))
+		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
 		return
 	case len(x.Args) == 3 && strings.EqualFold(string(x.Args[2]), "force"):
 		force = true
