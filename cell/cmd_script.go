@@ -142,6 +142,18 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x.Error(ErrScriptROWrite)
 		return
 	}
+	if s.Flags&(script.FlagCompat|script.FlagNoWrites) == 0 {
+		// A script that declares flags without no-writes is a write
+		// command to Redis's checks before it runs.
+		if x.cl.readOnlyReplica() {
+			x.Error(ErrReadOnlyReplica)
+			return
+		}
+		if x.srv.tooFewReplicas() {
+			x.Error(ErrNoReplicas)
+			return
+		}
+	}
 	keys := x.Args[3 : 3+n]
 	strict := x.srv.cfg.LuaStrictKeys
 	inExec := x != &x.cl.ctx // EXEC holds every shard for a script
@@ -314,16 +326,28 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptNotAllowed)
 		return
 	}
+	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
+		refuse(cmd, ErrStaleScriptCall)
+		return
+	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
 	if write {
-		// While the disk fails, a script's writes get MISCONF as Redis's
-		// scriptVerifyWriteCommandAllow gives them.
+		// A read-only replica, a failing disk, too few good replicas:
+		// refused in the order of Redis's scriptVerifyWriteCommandAllow.
+		if x.cl.readOnlyReplica() {
+			refuse(cmd, ErrReadOnlyReplica)
+			return
+		}
 		if msg := x.srv.writesDenied(); msg != "" {
 			refuse(cmd, msg)
+			return
+		}
+		if x.srv.tooFewReplicas() {
+			refuse(cmd, ErrNoReplicas)
 			return
 		}
 	}
@@ -338,7 +362,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		}
 	}
 	if r.probing && !r.outside && cmd.Flags&flagChannelKeys == 0 {
-		if cmd.allDBs(args) || cmd.Flags&flagWholeDB != 0 {
+		if cmd.allDBs(args) || cmd.wholeDB(args) {
 			r.outside = true
 		} else {
 			c := x.cl
@@ -353,7 +377,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
 		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
-		if all := cmd.allDBs(args); all || cmd.Flags&flagWholeDB != 0 {
+		if all := cmd.allDBs(args); all || cmd.wholeDB(args) {
 			if r.strict {
 				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 				return
@@ -396,7 +420,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	// Timed against the script's start: a monotonic reading is half the
 	// cost of time.Now's wall and monotonic pair.
 	began := time.Since(r.start)
-	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w}
+	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
 	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
 	sub := &r.sub
 	cmd.Handler(sub)

@@ -66,7 +66,9 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoMulti)
 		return
 	}
-	if c.srv.clusterOn && !c.clusterCheck(cmd, args) {
+	// The master's stream is obeyed whatever the slots (a replica serves
+	// none), as Redis's mustObeyClient.
+	if c.srv.clusterOn && (c.repl == nil || !c.repl.master) && !c.clusterCheck(cmd, args) {
 		return
 	}
 	if c.multi != nil && c.busyInMulti(cmd, args) {
@@ -100,8 +102,14 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
+	if c.srv.repl.minToWrite.Load() > 0 && (cmd.Flags&FlagWrite != 0 || (cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
+		if c.srv.tooFewReplicas() { // repl_minreplicas.go
+			c.reject(cmd, ErrNoReplicas)
+			return
+		}
+	}
 	if c.srv.link.Load() != nil {
-		if msg := c.replicaRefusal(cmd); msg != "" { // repl_replica.go
+		if msg := c.replicaRefusal(cmd, args); msg != "" { // repl_replica.go
 			c.reject(cmd, msg)
 			return
 		}
@@ -238,7 +246,7 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 		for d := range ks.DBs() {
 			l.AddDB(ks, d)
 		}
-	case cmd.Flags&flagWholeDB != 0:
+	case cmd.wholeDB(args):
 		l.AddDB(ks, db)
 	case cmd.Flags&flagChannelKeys != 0:
 	default:

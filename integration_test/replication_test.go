@@ -122,6 +122,9 @@ func replWorkloads(t *testing.T, m *redis.Client, round int, throttle bool) {
 		if err != nil {
 			t.Fatalf("W1: %v", err)
 		}
+		// W1 with bare timestamps as members, as most limiters write them.
+		m.ZAdd(ctx, "w1ts:"+user, redis.Z{Score: float64(now + int64(round)), Member: now + int64(round)})
+		m.Expire(ctx, "w1ts:"+user, time.Minute)
 		// W3: the fixed window counter.
 		if _, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			k := "w3:" + user
@@ -163,6 +166,7 @@ return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 	}
 	// A set of the users seen.
 	m.SAdd(ctx, "seen", fmt.Sprint(round))
+	m.SortStore(ctx, "seen", "seensorted", &redis.Sort{Order: "DESC"})
 	// Bitmaps: a bit per round, a counter field, and their union.
 	m.SetBit(ctx, "bits", int64(round*37), 1)
 	m.BitField(ctx, "fields", "OVERFLOW", "SAT", "INCRBY", "i8", "#2", 100, "SET", "u5", 3, round)
