@@ -476,14 +476,15 @@ func lmove(x *Ctx) {
 	if !ok {
 		return
 	}
-	moveElement(x, from, to)
+	moveElement(x, x.Args[1], x.Args[2], from, to)
 }
 
 // rpoplpush is LMOVE source destination RIGHT LEFT.
-func rpoplpush(x *Ctx) { moveElement(x, false, true) }
+func rpoplpush(x *Ctx) { moveElement(x, x.Args[1], x.Args[2], false, true) }
 
-func moveElement(x *Ctx, from, to bool) {
-	src, dst := x.Args[1], x.Args[2]
+// moveElement pops src's head (from) or tail and pushes it onto dst's head
+// (to) or tail, replying the element: LMOVE's work, and a BLMOVE's.
+func moveElement(x *Ctx, src, dst []byte, from, to bool) {
 	l, ok := x.lookupList(src)
 	if !ok {
 		return
@@ -542,19 +543,25 @@ func lmpop(x *Ctx) {
 		if l == nil {
 			continue
 		}
-		n := int(min(count, int64(l.Len())))
-		x.W.Array(2)
-		x.W.Bulk(key)
-		x.W.Array(n)
-		for range n {
-			if front {
-				x.W.Bulk(l.PopFront())
-			} else {
-				x.W.Bulk(l.PopBack())
-			}
-		}
-		x.RemovedFromNoted(key, l.Len(), true)
+		lmpopFrom(x, key, l, front, count)
 		return
 	}
 	x.W.NullArray()
+}
+
+// lmpopFrom pops up to count elements of key's list l and replies [key,
+// [element, ...]]: LMPOP's work, and a BLMPOP's.
+func lmpopFrom(x *Ctx, key []byte, l *keyspace.List, front bool, count int64) {
+	n := int(min(count, int64(l.Len())))
+	x.W.Array(2)
+	x.W.Bulk(key)
+	x.W.Array(n)
+	for range n {
+		if front {
+			x.W.Bulk(l.PopFront())
+		} else {
+			x.W.Bulk(l.PopBack())
+		}
+	}
+	x.RemovedFromNoted(key, l.Len(), true)
 }
