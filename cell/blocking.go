@@ -388,3 +388,20 @@ func (srv *Server) unblockClient(c *Client, withError bool) bool {
 		timedOut(c)
 	})
 }
+
+// readyIn notes in r every key of databases a and b that clients wait on
+// (SWAPDB): serveKey then serves those that hold what their waiters pop.
+func (b *blockers) readyIn(r *keyspace.Ready, dbs ...int) {
+	if r == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for bk := range b.keys {
+		for _, db := range dbs {
+			if bk.db == db {
+				r.Note(db, []byte(bk.key))
+			}
+		}
+	}
+}

@@ -39,7 +39,8 @@ func (r *Ready) Pop() (k ReadyKey, ok bool) {
 	return k, true
 }
 
-func (r *Ready) note(db int, key []byte) {
+// Note notes db's key, unless it is noted already.
+func (r *Ready) Note(db int, key []byte) {
 	for _, k := range r.keys {
 		if k.DB == db && k.Key == string(key) {
 			return
@@ -66,6 +67,6 @@ func (x *Tx) readied(db int, key []byte, obj any) {
 	}
 	switch obj.(type) {
 	case *List, *ZSet:
-		x.ready.note(db, key)
+		x.ready.Note(db, key)
 	}
 }
