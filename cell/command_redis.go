@@ -25,6 +25,31 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Asynchronously save the dataset to disk"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("3.2.2"), rb("Added the `SCHEDULE` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("schedule"), rb("type"), rb("pure-token"), rb("token"), rb("SCHEDULE"), rb("since"), rb("3.2.2"), rb("flags"), rset(rs("optional"))))),
 	},
+	"bitcount": {
+		info:  rarr(rb("bitcount"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Count set bits in a string"), rb("since"), rb("2.6.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `BYTE|BIT` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end"), rb("type"), rb("integer")), rmap(rb("name"), rb("index_unit"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byte"), rb("type"), rb("pure-token"), rb("token"), rb("BYTE")), rmap(rb("name"), rb("bit"), rb("type"), rb("pure-token"), rb("token"), rb("BIT")))))))),
+	},
+	"bitfield": {
+		info:  rarr(rb("bitfield"), ri(-2), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("notes"), rb("This command allows both access and modification of the key"), rb("flags"), rset(rs("RW"), rs("access"), rs("update"), rs("variable_flags")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Notes: "This command allows both access and modification of the key", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Perform arbitrary bitfield integer operations on strings"), rb("since"), rb("3.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1) for each subcommand specified"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("operation"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional"), rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("encoding_offset"), rb("type"), rb("block"), rb("token"), rb("GET"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))), rmap(rb("name"), rb("write"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("wrap_sat_fail"), rb("type"), rb("oneof"), rb("token"), rb("OVERFLOW"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("wrap"), rb("type"), rb("pure-token"), rb("token"), rb("WRAP")), rmap(rb("name"), rb("sat"), rb("type"), rb("pure-token"), rb("token"), rb("SAT")), rmap(rb("name"), rb("fail"), rb("type"), rb("pure-token"), rb("token"), rb("FAIL")))), rmap(rb("name"), rb("write_operation"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding_offset_value"), rb("type"), rb("block"), rb("token"), rb("SET"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("integer")))), rmap(rb("name"), rb("encoding_offset_increment"), rb("type"), rb("block"), rb("token"), rb("INCRBY"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("increment"), rb("type"), rb("integer")))))))))))),
+	},
+	"bitfield_ro": {
+		info:  rarr(rb("bitfield_ro"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"), rb("since"), rb("6.0.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1) for each subcommand specified"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("encoding_offset"), rb("type"), rb("block"), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token")), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))))),
+	},
+	"bitop": {
+		info:  rarr(rb("bitop"), ri(-4), rset(rs("write"), rs("denyoom")), ri(2), ri(-1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(3))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 3, LastKey: -1, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Perform bitwise operations between strings"), rb("since"), rb("2.6.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("arguments"), rarr(rmap(rb("name"), rb("operation"), rb("type"), rb("string")), rmap(rb("name"), rb("destkey"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
+	},
+	"bitpos": {
+		info:  rarr(rb("bitpos"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Find first bit set or clear in a string"), rb("since"), rb("2.8.7"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `BYTE|BIT` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("bit"), rb("type"), rb("integer")), rmap(rb("name"), rb("index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end_index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("end"), rb("type"), rb("integer")), rmap(rb("name"), rb("index_unit"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byte"), rb("type"), rb("pure-token"), rb("token"), rb("BYTE")), rmap(rb("name"), rb("bit"), rb("type"), rb("pure-token"), rb("token"), rb("BIT")))))))))),
+	},
 	"blmove": {
 		info:  rarr(rb("blmove"), ri(6), rset(rs("write"), rs("denyoom"), rs("noscript"), rs("blocking")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
@@ -157,10 +182,52 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for cluster commands"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("Depends on subcommand.")),
 	},
+	"cluster|addslots": {
+		info:  rarr(rb("cluster|addslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"cluster|addslotsrange": {
+		info:  rarr(rb("cluster|addslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
+	},
+	"cluster|bumpepoch": {
+		info:  rarr(rb("cluster|bumpepoch"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Advance the cluster config epoch"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|count-failure-reports": {
+		info:  rarr(rb("cluster|count-failure-reports"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Return the number of failure reports active for a given node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of failure reports"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
 	"cluster|countkeysinslot": {
 		info:  rarr(rb("cluster|countkeysinslot"), ri(3), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the number of local keys in the specified hash slot"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer")))),
+	},
+	"cluster|delslots": {
+		info:  rarr(rb("cluster|delslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"cluster|delslotsrange": {
+		info:  rarr(rb("cluster|delslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
+	},
+	"cluster|flushslots": {
+		info:  rarr(rb("cluster|flushslots"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Delete a node's own slots information"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|forget": {
+		info:  rarr(rb("cluster|forget"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Remove a node from the nodes table"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
 	},
 	"cluster|getkeysinslot": {
 		info:  rarr(rb("cluster|getkeysinslot"), ri(4), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
@@ -184,6 +251,17 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns the hash slot of the specified key"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of bytes in the key"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("string")))),
 	},
+	"cluster|links": {
+		info:  rarr(rb("cluster|links"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Returns a list of all TCP links to and from peer nodes in cluster"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
+	},
+	"cluster|meet": {
+		info:  rarr(rb("cluster|meet"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Force a node cluster to handshake with another node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added the optional `cluster_bus_port` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("ip"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("cluster_bus_port"), rb("type"), rb("integer"), rb("since"), rb("4.0.0"), rb("flags"), rset(rs("optional"))))),
+	},
 	"cluster|myid": {
 		info:  rarr(rb("cluster|myid"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
@@ -195,6 +273,32 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get Cluster config for the node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
 	},
+	"cluster|replicas": {
+		info:  rarr(rb("cluster|replicas"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("5.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
+	"cluster|replicate": {
+		info:  rarr(rb("cluster|replicate"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Reconfigure a node as a replica of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
+	"cluster|reset": {
+		info:  rarr(rb("cluster|reset"), ri(-2), rset(rs("admin"), rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Reset a Redis Cluster node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."), rb("arguments"), rarr(rmap(rb("name"), rb("hard_soft"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("hard"), rb("type"), rb("pure-token"), rb("token"), rb("HARD")), rmap(rb("name"), rb("soft"), rb("type"), rb("pure-token"), rb("token"), rb("SOFT")))))),
+	},
+	"cluster|saveconfig": {
+		info:  rarr(rb("cluster|saveconfig"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Forces the node to save cluster state on disk"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|set-config-epoch": {
+		info:  rarr(rb("cluster|set-config-epoch"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set the configuration epoch in a new node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("config-epoch"), rb("type"), rb("integer")))),
+	},
 	"cluster|setslot": {
 		info:  rarr(rb("cluster|setslot"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
@@ -205,6 +309,12 @@ var redisCommands = map[string]*redisCommand{
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of cluster slots to node mappings"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of cluster nodes")),
+	},
+	"cluster|slaves": {
+		info:  rarr(rb("cluster|slaves"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("5.0.0"), rb("replaced_by"), rb("`CLUSTER REPLICAS`"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
 	},
 	"cluster|slots": {
 		info:  rarr(rb("cluster|slots"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
@@ -432,6 +542,11 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("get"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the value of a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
+	},
+	"getbit": {
+		info:  rarr(rb("getbit"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Returns the bit value at offset in the string value stored at key"), rb("since"), rb("2.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))),
 	},
 	"getdel": {
 		info:  rarr(rb("getdel"), ri(2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
@@ -1040,6 +1155,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Notes: "RW and ACCESS due to the optional `GET` argument", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the string value of a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("2.6.12"), rb("Added the `EX`, `PX`, `NX` and `XX` options.")), rarr(rb("6.0.0"), rb("Added the `KEEPTTL` option.")), rarr(rb("6.2.0"), rb("Added the `GET`, `EXAT` and `PXAT` option.")), rarr(rb("7.0.0"), rb("Allowed the `NX` and `GET` options to be used together."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("2.6.12"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")))), rmap(rb("name"), rb("get"), rb("type"), rb("pure-token"), rb("token"), rb("GET"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("expiration"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("EX"), rb("since"), rb("2.6.12")), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer"), rb("token"), rb("PX"), rb("since"), rb("2.6.12")), rmap(rb("name"), rb("unix-time-seconds"), rb("type"), rb("unix-time"), rb("token"), rb("EXAT"), rb("since"), rb("6.2.0")), rmap(rb("name"), rb("unix-time-milliseconds"), rb("type"), rb("unix-time"), rb("token"), rb("PXAT"), rb("since"), rb("6.2.0")), rmap(rb("name"), rb("keepttl"), rb("type"), rb("pure-token"), rb("token"), rb("KEEPTTL"), rb("since"), rb("6.0.0")))))),
 	},
+	"setbit": {
+		info:  rarr(rb("setbit"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
+		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		docs:  rmap(rb("summary"), rb("Sets or clears the bit at offset in the string value stored at key"), rb("since"), rb("2.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("integer")))),
+	},
 	"setex": {
 		info:  rarr(rb("setex"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
@@ -1129,6 +1249,16 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("smove"), ri(4), rset(rs("write"), rs("fast")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Move a member from one set to another"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
+	},
+	"sort": {
+		info:  rarr(rb("sort"), ri(-2), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())), rmap(rb("notes"), rb("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"), rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}, {Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", Flags: KeyOW | KeyUpdate, BeginUnknown: true, FindUnknown: true}},
+		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(2), rb("token"), rb("STORE"), rb("flags"), rset(rs("optional"))))),
+	},
+	"sort_ro": {
+		info:  rarr(rb("sort_ro"), ri(-2), rset(rs("readonly"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}},
+		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set. Read-only variant of SORT."), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))))),
 	},
 	"spop": {
 		info:  rarr(rb("spop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),

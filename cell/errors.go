@@ -2,6 +2,7 @@ package cell
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/cellserver/cellserver/resp"
 )
@@ -122,6 +123,24 @@ const (
 	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
 	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// Bitmaps (bitops.c).
+const (
+	ErrBitOffset        = "ERR bit offset is not an integer or out of range"
+	ErrBitValue         = "ERR bit is not an integer or out of range"
+	ErrBitposBit        = "ERR The bit argument must be 1 or 0."
+	ErrBitopNot         = "ERR BITOP NOT must be called with a single source key."
+	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
+	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+)
+
+// SORT (sort.c).
+const (
+	ErrSortScore      = "ERR One or more scores can't be converted into double"
+	ErrSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
+	ErrSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
 )
 
 // errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
@@ -406,6 +425,10 @@ const (
 // ErrReadOnlyReplica refuses a write on a replica (replica-read-only).
 const ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
 
+// ErrNoMasterLink refuses SYNC/PSYNC on a replica whose own link is not
+// up: it has no consistent stream to serve.
+const ErrNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
+
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.
 const ErrMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
@@ -423,3 +446,20 @@ const (
 	ErrWindowSpan  = "ERR window_ms must be between 1 and 3153600000000"
 	ErrWindowCost  = "ERR cost must be 0 or more"
 )
+
+// Cluster bus mode (cmd_cluster_bus.go).
+const ErrFlushSlotsKeys = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
+
+// errClusterNeedsBus answers the subcommands that change a cluster when
+// the cluster is a fixed topology file.
+func errClusterNeedsBus(sub []byte) string {
+	return "ERR CLUSTER " + upper(cstring(sub)) + " needs the cluster bus (start without a topology file)"
+}
+
+// errSlotRangeOrder is ADDSLOTSRANGE/DELSLOTSRANGE with start > end.
+func errSlotRangeOrder(start, end int) string {
+	return "ERR start slot number " + strconv.Itoa(start) + " is greater than end slot number " + strconv.Itoa(end)
+}
+
+func errMeetPort(p []byte) string    { return "ERR Invalid TCP base port specified: " + cstring(p) }
+func errMeetBusPort(p []byte) string { return "ERR Invalid TCP bus port specified: " + cstring(p) }
