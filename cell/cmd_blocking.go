@@ -72,15 +72,11 @@ func blockingPop(x *Ctx, front bool) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		l, ok := x.lookupList(key)
-		if !ok {
-			return
-		}
-		if l != nil {
-			popReplyWithKey(x, key, l, front)
-			return
-		}
+	if key, l, ok := firstHolding[*keyspace.List](x, keys); !ok {
+		return
+	} else if key != nil {
+		popReplyWithKey(x, key, l, front)
+		return
 	}
 	blockOr(x, &waiter{kind: blockPop, keys: keyStrings(keys), front: front, timeout: timeout}, x.W.NullArray)
 }
@@ -122,15 +118,9 @@ func brpoplpush(x *Ctx) { blockingMove(x, false, true, x.Args[3]) }
 // blmove is BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout: the
 // ends are parsed before the timeout.
 func blmove(x *Ctx) {
-	from, ok := listEnd(x, x.Args[3])
-	if !ok {
-		return
+	if from, to, ok := listEnds(x); ok {
+		blockingMove(x, from, to, x.Args[5])
 	}
-	to, ok := listEnd(x, x.Args[4])
-	if !ok {
-		return
-	}
-	blockingMove(x, from, to, x.Args[5])
 }
 
 // blockingMove moves an element as LMOVE does once source holds one; in
@@ -164,15 +154,11 @@ func blmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		l, ok := x.lookupList(key)
-		if !ok {
-			return
-		}
-		if l != nil {
-			lmpopFrom(x, key, l, !right, count)
-			return
-		}
+	if key, l, ok := firstHolding[*keyspace.List](x, keys); !ok {
+		return
+	} else if key != nil {
+		lmpopFrom(x, key, l, !right, count)
+		return
 	}
 	w := &waiter{kind: blockMPop, keys: keyStrings(keys), front: !right, count: count, timeout: timeout}
 	blockOr(x, w, x.W.NullArray)
@@ -189,15 +175,11 @@ func blockingZPop(x *Ctx, max bool) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		z, ok := x.lookupZSetW(key)
-		if !ok {
-			return
-		}
-		if z != nil {
-			bzpopFrom(x, key, z, max)
-			return
-		}
+	if key, z, ok := firstZSet(x, keys); !ok {
+		return
+	} else if key != nil {
+		bzpopFrom(x, key, z, max)
+		return
 	}
 	blockOr(x, &waiter{kind: blockZPop, keys: keyStrings(keys), front: !max, timeout: timeout}, x.W.NullArray)
 }
@@ -231,15 +213,11 @@ func bzmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		z, ok := x.lookupZSetW(key)
-		if !ok {
-			return
-		}
-		if z != nil {
-			zmpopFrom(x, key, z, max, count)
-			return
-		}
+	if key, z, ok := firstZSet(x, keys); !ok {
+		return
+	} else if key != nil {
+		zmpopFrom(x, key, z, max, count)
+		return
 	}
 	w := &waiter{kind: blockZMPop, keys: keyStrings(keys), front: !max, count: count, timeout: timeout}
 	blockOr(x, w, x.W.NullArray)

@@ -468,15 +468,17 @@ func listEnd(x *Ctx, arg []byte) (front, ok bool) {
 // type, as Redis's lmoveGenericCommand. With source and destination the
 // same key it rotates the list; a one-element list stays.
 func lmove(x *Ctx) {
-	from, ok := listEnd(x, x.Args[3])
-	if !ok {
-		return
+	if from, to, ok := listEnds(x); ok {
+		moveElement(x, x.Args[1], x.Args[2], from, to)
 	}
-	to, ok := listEnd(x, x.Args[4])
-	if !ok {
-		return
+}
+
+// listEnds parses LMOVE's and BLMOVE's two ends, x.Args[3] and [4].
+func listEnds(x *Ctx) (from, to, ok bool) {
+	if from, ok = listEnd(x, x.Args[3]); ok {
+		to, ok = listEnd(x, x.Args[4])
 	}
-	moveElement(x, x.Args[1], x.Args[2], from, to)
+	return from, to, ok
 }
 
 // rpoplpush is LMOVE source destination RIGHT LEFT.
@@ -534,16 +536,10 @@ func lmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	front := !right
-	for _, key := range keys {
-		l, ok := x.lookupList(key)
-		if !ok {
-			return
-		}
-		if l == nil {
-			continue
-		}
-		lmpopFrom(x, key, l, front, count)
+	if key, l, ok := firstHolding[*keyspace.List](x, keys); !ok {
+		return
+	} else if key != nil {
+		lmpopFrom(x, key, l, !right, count)
 		return
 	}
 	x.W.NullArray()

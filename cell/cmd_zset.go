@@ -751,14 +751,9 @@ func zmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		z, ok := x.lookupZSetW(key)
-		if !ok {
-			return
-		}
-		if z == nil {
-			continue
-		}
+	if key, z, ok := firstZSet(x, keys); !ok {
+		return
+	} else if key != nil {
 		zmpopFrom(x, key, z, max, count)
 		return
 	}
