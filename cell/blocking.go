@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/resp"
 )
 
 // Clients blocked on keys (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP,
@@ -30,7 +31,9 @@ import (
 //     served in turn.
 //   - A timeout, CLIENT UNBLOCK, a disconnect or SHUTDOWN ends a wait. One
 //     mutex (blockers.mu) arbitrates: whoever claims the waiter first
-//     writes its reply.
+//     writes its reply, into the waiter's own buffer (out), which the
+//     client's goroutine appends to its replies once woken: until then
+//     that goroutine may still be sending what came before.
 //
 // Inside MULTI/EXEC and scripts a blocking command never blocks: it
 // answers as a timeout would, at once.
@@ -61,6 +64,12 @@ type waiter struct {
 	dst       []byte
 	count     int64
 	timeout   time.Duration // 0: none
+	proto     int           // the client's protocol, for out
+
+	// out is the reply, written by whoever claimed the waiter; syncTo is
+	// the store's batch it may reveal (appendfsync always).
+	out    *resp.Writer
+	syncTo uint64
 
 	// claimed is set under blockers.mu by whoever ends the wait: from
 	// then on only that one touches the client's reply writer, until
@@ -101,7 +110,7 @@ func (x *Ctx) mayBlock() bool { return x.cl != nil && x == &x.cl.ctx }
 // shards are locked (by dispatch).
 func (x *Ctx) block(w *waiter) {
 	c := x.cl
-	w.c, w.db, w.woken = c, x.DB(), make(chan struct{})
+	w.c, w.db, w.woken, w.proto = c, x.DB(), make(chan struct{}), x.W.Proto()
 	b := &x.srv.blockers
 	b.mu.Lock()
 	if b.keys == nil {
@@ -166,6 +175,16 @@ func (b *blockers) claim(srv *Server, w *waiter) bool {
 	return true
 }
 
+// reply is where w's reply is written: its own buffer, in its client's
+// protocol.
+func (w *waiter) reply() *resp.Writer {
+	if w.out == nil {
+		w.out = resp.NewWriter()
+		w.out.SetProto(w.proto)
+	}
+	return w.out
+}
+
 // wake lets w's goroutine go on with its reply written: its read is
 // nudged (a past deadline), then woken is closed, after which the
 // goroutine clears the deadline.
@@ -178,7 +197,7 @@ func (w *waiter) wake() {
 // unblock ends w's wait with reply (a timeout's null or CLIENT UNBLOCK's
 // error), unless it was served or ended already; it reports whether it
 // ended it.
-func (srv *Server) unblock(w *waiter, reply func(c *Client)) bool {
+func (srv *Server) unblock(w *waiter, reply func(w *resp.Writer)) bool {
 	b := &srv.blockers
 	b.mu.Lock()
 	ok := b.claim(srv, w)
@@ -186,14 +205,14 @@ func (srv *Server) unblock(w *waiter, reply func(c *Client)) bool {
 	if !ok {
 		return false
 	}
-	reply(w.c)
+	reply(w.reply())
 	w.wake()
 	return true
 }
 
 // timedOut writes a blocking command's timeout reply: a null array in
 // RESP2 for every kind, null in RESP3.
-func timedOut(c *Client) { c.w.NullArray() }
+func timedOut(w *resp.Writer) { w.NullArray() }
 
 // awaitBlocked waits for the end of c's blocked command, whose shards are
 // unlocked; mark is CLIENT REPLY's mark (startReply), which the replies
@@ -232,9 +251,13 @@ func (c *Client) awaitBlocked(mark int) int {
 	if timer != nil {
 		timer.Stop()
 	}
-	if !c.srv.unblock(w, func(*Client) {}) {
+	if !c.srv.unblock(w, func(*resp.Writer) {}) {
 		<-w.woken // served or unblocked: its reply is written
 		c.nc.SetReadDeadline(time.Time{})
+		if w.out != nil {
+			c.w.Raw(w.out.Bytes())
+		}
+		c.syncTo = max(c.syncTo, w.syncTo)
 	}
 	setClientFlag(&c.shared.flags, cflagBlocked, false)
 	c.blocked.Store(nil)
@@ -298,7 +321,7 @@ func (c *Client) serveKey(k keyspace.ReadyKey) {
 				break
 			}
 			b.claim(srv, w)
-			x.cl, x.W = w.c, w.c.w
+			x.cl, x.W = c, w.reply()
 			servePop(x, w, key)
 			served = append(served, w)
 		}
@@ -307,7 +330,7 @@ func (c *Client) serveKey(k keyspace.ReadyKey) {
 		c.commitEffects(locks)
 		locks.Unlock()
 		for _, w := range served {
-			w.c.syncTo = max(w.c.syncTo, c.syncTo)
+			w.syncTo = c.syncTo
 			w.wake()
 		}
 		if !retry {
@@ -379,13 +402,13 @@ func (srv *Server) unblockClient(c *Client, withError bool) bool {
 	if w == nil {
 		return false
 	}
-	return srv.unblock(w, func(c *Client) {
+	return srv.unblock(w, func(out *resp.Writer) {
 		if withError {
-			c.w.Error(ErrUnblocked)
-			c.srv.stats.countError(ErrUnblocked)
+			out.Error(ErrUnblocked)
+			srv.stats.countError(ErrUnblocked)
 			return
 		}
-		timedOut(c)
+		timedOut(out)
 	})
 }
 
