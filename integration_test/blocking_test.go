@@ -113,10 +113,6 @@ func TestBlockingArguments(t *testing.T) {
 		c.Do("BZMPOP", "0", "1", "nokey", "MIN")
 		c.Do("BLPOP", "l", "0")
 		c.Do("EXEC")
-		// Scripts may not call them.
-		c.Error("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "nokey")
-		c.Error("EVAL", "return redis.call('blmove', KEYS[1], KEYS[2], 'left', 'left', 0)", "2", "nokey", "d")
-		c.Error("EVAL", "return redis.call('bzpopmin', KEYS[1], 0)", "1", "z")
 	})
 }
 
@@ -217,6 +213,12 @@ func TestBlockingWokenByTransactionAndScript(t *testing.T) {
 	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		c.Do("FLUSHALL")
+		// Scripts may not call them (on servers of the test's own: the
+		// scripts stay cached).
+		c.Do("ZADD", "z", "1", "m")
+		c.Error("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "nokey")
+		c.Error("EVAL", "return redis.call('blmove', KEYS[1], KEYS[2], 'left', 'left', 0)", "2", "nokey", "d")
+		c.Error("EVAL", "return redis.call('bzpopmin', KEYS[1], 0)", "1", "z")
 		// EXEC serves once it is over: what the transaction left.
 		c.Send("BLPOP", "k", "0")
 		c.Silent()
@@ -286,6 +288,16 @@ func TestBlockingEnds(t *testing.T) {
 		o.blockedClients(0)
 		o.Do("RPUSH", "k", "kept")
 		o.Do("LRANGE", "k", "0", "-1")
+		o.Do("DEL", "k")
+		// So does one killed while blocked.
+		killed := c.OtherClient()
+		killed.Send("BRPOP", "k", "0")
+		killed.Silent()
+		o.withID(killed, []string{"CLIENT", "KILL", "ID"})
+		killed.ExpectClosed()
+		o.blockedClients(0)
+		o.Do("RPUSH", "k", "kept")
+		o.Do("LRANGE", "k", "0", "-1")
 		// CLIENT LIST shows the blocked client's flag b.
 		c.Send("BZPOPMIN", "nokey", "0")
 		c.Silent()
@@ -315,17 +327,25 @@ func TestBlockingEnds(t *testing.T) {
 // (whose ids differ) and compares the replies.
 func (c *pair) unblock(blocked *pair, how ...string) {
 	c.t.Helper()
+	c.withID(blocked, []string{"CLIENT", "UNBLOCK"}, how...)
+}
+
+// withID sends cmd, blocked's id on each server, then rest, and compares
+// the replies.
+func (c *pair) withID(blocked *pair, cmd []string, rest ...string) {
+	c.t.Helper()
 	var replies [2][]byte
 	for i, side := range []struct{ asker, target *respConn }{{c.redis, blocked.redis}, {c.cell, blocked.cell}} {
 		id := clientID(c.t, c, side.target)
-		r, err := side.asker.Do(append([]string{"CLIENT", "UNBLOCK", id}, how...)...)
+		args := append(append(append([]string(nil), cmd...), id), rest...)
+		r, err := side.asker.Do(args...)
 		if err != nil {
 			c.t.Fatal(err)
 		}
 		replies[i] = r
 	}
 	if !bytes.Equal(replies[0], replies[1]) {
-		c.mismatch("CLIENT UNBLOCK", replies[0], replies[1])
+		c.mismatch(formatCommand(cmd), replies[0], replies[1])
 	}
 }
 
@@ -380,4 +400,17 @@ func fmtList(s []string) string {
 		b.WriteString(v + " ")
 	}
 	return b.String()
+}
+
+// TestBlockingShutdown: SHUTDOWN closes a blocked client's connection
+// and exits, as Redis does.
+func TestBlockingShutdown(t *testing.T) {
+	s := startServers(t, serverOptions{})
+	c := newPairOn(t, s)
+	o := newPairOn(t, s)
+	c.Send("BLPOP", "k", "0")
+	c.Silent()
+	o.Send("SHUTDOWN", "NOSAVE")
+	c.ExpectClosed()
+	o.ExpectClosed()
 }
