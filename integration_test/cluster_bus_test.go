@@ -634,3 +634,88 @@ func TestBusClusterErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBusClusterMixedFailover: failover elections across kinds. Masters
+// redis-server, redis-server and cellserver; a cellserver replica of the
+// first redis-server master wins after it is killed, which takes the
+// votes of both the surviving redis-server and cellserver masters; then a
+// redis-server replica of the cellserver master wins after that one is
+// killed, voted in by redis-server and the promoted cellserver.
+func TestBusClusterMixedFailover(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	requirePeer(t, "redis-cli")
+	masters := []*process{busNode(t, "redis-server", 0), busNode(t, "redis-server", 1), busNode(t, "cellserver", 2)}
+	args := []string{"--cluster", "create"}
+	for _, p := range masters {
+		args = append(args, p.addr)
+	}
+	if out, err := exec.Command("redis-cli", append(args, "--cluster-yes")...).CombinedOutput(); err != nil || !strings.Contains(string(out), "[OK] All 16384 slots covered.") {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, p := range masters {
+		waitClusterOK(t, p.addr, 3)
+	}
+	id := func(p *process) string { return strings.TrimSpace(cli(t, p.addr, "", "CLUSTER", "MYID")) }
+	addReplica := func(kind string, i int, master *process, known int) *process {
+		r := busNode(t, kind, i)
+		out, err := exec.Command("redis-cli", "--cluster", "add-node", r.addr, master.addr, "--cluster-slave", "--cluster-master-id", id(master)).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "[OK] New node added correctly.") {
+			t.Fatalf("add-node %s as a replica: %v\n%s", kind, err, out)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(cli(t, r.addr, "", "INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s replica of %s: link not up\n%s", kind, master.addr, cli(t, r.addr, "", "CLUSTER", "NODES"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		waitClusterOK(t, r.addr, known)
+		return r
+	}
+	// Keys on every master, then a replica for the first.
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{masters[2].addr}})
+	defer cl.Close()
+	ctx := context.Background()
+	for i := range 300 {
+		if err := cl.Set(ctx, fmt.Sprintf("k:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failover := func(victim, replica *process, witness *process) {
+		t.Helper()
+		rid := id(replica)
+		victim.kill()
+		start := time.Now()
+		deadline := start.Add(20 * time.Second)
+		for {
+			nodes := cli(t, witness.addr, "", "CLUSTER", "NODES")
+			if regexp.MustCompile(rid+` \S+ master `).MatchString(nodes) && strings.Contains(cli(t, witness.addr, "", "CLUSTER", "INFO"), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no failover to %s 20 s after the kill:\n%s", replica.name, nodes)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("%s took over %v after the kill", replica.name, time.Since(start).Round(time.Millisecond))
+		deadline = time.Now().Add(10 * time.Second)
+		for i := 0; i < 300; {
+			v, err := cl.Get(ctx, fmt.Sprintf("k:%d", i)).Result()
+			if err != nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if err != nil || v != strconv.Itoa(i) {
+				t.Fatalf("k:%d after the failover to %s: %q, %v", i, replica.name, v, err)
+			}
+			i++
+		}
+	}
+	c3 := addReplica("cellserver", 3, masters[0], 4)
+	failover(masters[0], c3, masters[1])
+	r4 := addReplica("redis-server", 4, masters[2], 5)
+	failover(masters[2], r4, masters[1])
+	checkClean(t, masters[1].addr, "after two failovers")
+}
