@@ -70,6 +70,9 @@ type Server struct {
 	// native: known scripts run as Go (native_scripts.go).
 	native nativeState
 
+	// blockers: the clients blocked on keys (blocking.go).
+	blockers blockers
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[int64]*Client
