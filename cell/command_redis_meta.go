@@ -171,6 +171,16 @@ func equalFold(b []byte, s string) bool {
 // position i of args (COMMAND GETKEYSANDFLAGS); 0 when none does. A spec
 // with variable_flags has them decided by the arguments, as Redis's
 // getkeys procedure for the command decides them.
+// keyFlagsOf is keyFlagsAt, or the first spec's flags for a key only
+// the command's own parser finds (COMMAND GETKEYSANDFLAGS, ACL checks).
+func keyFlagsOf(specs []KeySpec, args [][]byte, i int) KeyFlag {
+	f := keyFlagsAt(specs, args, i)
+	if f == 0 && len(specs) > 0 {
+		f = specs[0].Flags
+	}
+	return f
+}
+
 func keyFlagsAt(specs []KeySpec, args [][]byte, i int) KeyFlag {
 	var buf [8]int
 	for s := range specs {
