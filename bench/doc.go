@@ -9,6 +9,7 @@
 //	go run ./bench -cluster-nodes 1,2,3   # cellserver as 1-, 2-, 3-node clusters
 //	go run ./bench -scan           # full SCAN and KEYS over 1M keys, GET latency meanwhile
 //	go run ./bench -bigarg         # RSS for a 500 MiB SET and for unfinished uploads
+//	go run ./bench -fixed-load 25,50,75   # open-loop latency at fixed loads
 //
 // It builds ./cmd/cellserver into a temporary directory, starts it and a
 // redis-server (and, with -redis-module, a second redis-server with that
@@ -94,6 +95,14 @@
 // SIGKILL; redis by SIGTERM with its AOF, and again from an RDB SAVE) and
 // reports the disk each used and the time from the restart's exec until it
 // answers PING with loading:0 (restart.go).
+//
+// Fixed-load mode (-fixed-load 25,50,75) measures latency at a fixed
+// offered load instead of at saturation: the reference's maximum at depth
+// 1 first (redis; redis+module for CL.THROTTLE, or without the module
+// redis running the Lua GCRA), then each percentage of it offered to every
+// server in an open loop, requests leaving on schedule whatever the
+// replies, latency counted from each request's scheduled send
+// (openloop.go, fixedload.go). Default workloads: throttle, set, w1.
 //
 // With -profile DIR, perf records cellserver during its rows (perf's own
 // overhead skews those rows) and perf report's text lands in DIR.

@@ -57,6 +57,9 @@ type options struct {
 	// -bigarg: memory for a huge argument (bigarg.go)
 	bigArg   bool
 	bigArgMB int
+	// -fixed-load: open-loop latency at these percentages of redis's
+	// maximum (fixedload.go); empty: off.
+	fixedLoad []int
 }
 
 func main() {
@@ -98,6 +101,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.bigArgMB, "bigarg-mb", 500, "big-argument mode: the value's size in MiB (at most proto-max-bulk-len, 512)")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver,cellserver-off (cellserver with persistence off, beside -persist's: what persistence costs)")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
+	fixedLoad := fs.String("fixed-load", "", "fixed-load mode: open-loop latency at these loads, in percent of redis's maximum at depth 1, e.g. 25,50,75 (default workloads "+fixedWorkloads+")")
 	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\n"+
@@ -156,6 +160,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if len(o.clusterNodes) > 0 && *wl == "all" {
 		*wl = "throttle,w1"
 	}
+	if o.fixedLoad, err = parsePercents(*fixedLoad); err != nil {
+		return nil, err
+	}
+	if len(o.fixedLoad) > 0 && *wl == "all" {
+		*wl = fixedWorkloads
+	}
 	if o.workloads, err = selectWorkloads(*wl); err != nil {
 		return nil, err
 	}
@@ -179,14 +189,14 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.persist = "everysec"
 	}
 	modes := 0
-	for _, on := range []bool{o.mem, o.restart, o.rdb, o.scan, o.bigArg, len(o.clusterNodes) > 0} {
+	for _, on := range []bool{o.mem, o.restart, o.rdb, o.scan, o.bigArg, len(o.clusterNodes) > 0, len(o.fixedLoad) > 0} {
 		if on {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		return nil, fmt.Errorf("-mem, -restart, -rdb, -scan, -bigarg and -cluster-nodes are separate modes: give one")
+		return nil, fmt.Errorf("-mem, -restart, -rdb, -scan, -bigarg, -cluster-nodes and -fixed-load are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
 	case o.rounds < 1:
@@ -256,6 +266,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = b.runScan()
 	case o.bigArg:
 		rep, err = b.runBigArg()
+	case len(o.fixedLoad) > 0:
+		rep, err = b.runFixedLoad()
 	default:
 		rep, err = b.runThroughput()
 	}

@@ -17,6 +17,7 @@ type report struct {
 	Restart    []restartRow `json:"restart,omitempty"`
 	Scan       []scanRow    `json:"scan,omitempty"`
 	BigArg     []bigArgRow  `json:"bigarg,omitempty"`
+	Fixed      []fixedRow   `json:"fixed_load,omitempty"`
 	Benchmarks []string     `json:"redis_benchmark,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
 }
@@ -39,6 +40,10 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	case "bigarg":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeBigArgTable(w, rep.BigArg)
+	case "fixed-load":
+		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row; load average at start %s.\n\n",
+			e.Conns, e.Duration, e.Warmup, e.LoadAvg)
+		writeFixedTable(w, rep.Fixed)
 	default:
 		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s), random keys over %d; load average at start %s.\n"+
 			"Latency is %s. CPU is the server process's utime+stime from /proc per operation;\n"+

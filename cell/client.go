@@ -20,6 +20,7 @@ type Client struct {
 	srv   *Server
 	id    int64
 	nc    net.Conn
+	sock  *sockIO // nc's raw reads and writes; nil for TLS (sockio.go)
 	rd    *resp.Reader
 	w     *resp.Writer
 	ctx   Ctx      // reused for every command: no allocation per call
@@ -101,6 +102,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		srv:     srv,
 		id:      srv.nextClientID.Add(1),
 		nc:      nc,
+		sock:    newSockIO(nc),
 		w:       resp.NewWriter(),
 		created: time.Now(),
 		authed:  srv.startsAuthed(),
@@ -132,8 +134,12 @@ func newClient(srv *Server, nc net.Conn) *Client {
 // bytes (INFO total_net_input_bytes): one atomic add per read.
 type countingReader struct{ c *Client }
 
-func (r countingReader) Read(p []byte) (int, error) {
-	n, err := r.c.nc.Read(p)
+func (r countingReader) Read(p []byte) (n int, err error) {
+	if r.c.sock != nil {
+		n, err = r.c.sock.Read(p)
+	} else {
+		n, err = r.c.nc.Read(p)
+	}
 	if n > 0 {
 		r.c.netIn.Add(int64(n))
 	}

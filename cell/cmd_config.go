@@ -261,6 +261,21 @@ var configParams = []*configParam{
 	{name: "masterauth", kind: kindString, def: ""},
 	{name: "masteruser", kind: kindString, def: ""},
 	{name: "replica-priority", alias: "slave-priority", kind: kindInt, def: "100", min: 0, max: intMax},
+	// What a replica tells its master (REPLCONF ip-address and
+	// listening-port) and INFO tells Sentinel (repl_replica.go).
+	{name: "replica-announce-ip", alias: "slave-announce-ip", kind: kindString, def: ""},
+	{name: "replica-announce-port", alias: "slave-announce-port", kind: kindInt, def: "0", min: 0, max: 65535},
+	{name: "replica-announced", kind: kindBool, def: "yes"},
+	// The master this server follows: a configuration line starts the
+	// link once the data is loaded (startBackground), and CONFIG
+	// REWRITE records REPLICAOF's, as Sentinel relies on.
+	{name: "replicaof", alias: "slaveof", kind: kindString, def: "", immutable: true, check: checkReplicaOf,
+		get: func(s *Server) string {
+			if l := s.link.Load(); l != nil {
+				return l.host + " " + strconv.Itoa(l.port)
+			}
+			return ""
+		}},
 	{name: "lazyfree-lazy-eviction", kind: kindBool, def: "no"},
 	{name: "lazyfree-lazy-expire", kind: kindBool, def: "no"},
 	{name: "lazyfree-lazy-server-del", kind: kindBool, def: "no"},

@@ -126,6 +126,11 @@ func (s *Server) currentParamLines() []paramLines {
 		}
 		pl := paramLines{name: p.name, force: v != def || p.name == "dir" || p.name == "save"}
 		switch {
+		case p.name == "replicaof":
+			// A master drops the lines; a replica names its master.
+			if v != "" {
+				pl.lines = []string{p.name + " " + v}
+			}
 		case p.name == "client-output-buffer-limit":
 			f, d := strings.Fields(v), strings.Fields(defaultOutputLimits)
 			for k := 0; k+3 < len(f) && k+3 < len(d); k += 4 {

@@ -32,6 +32,11 @@ func TestPersistDeltas(t *testing.T) {
 	}{
 		{"append", [][]string{{"APPEND", "s", "abcdefghij"}, {"APPEND", "s", "k"}, {"APPEND", "s", "\x00\r\n"}}, 150},
 		{"setrange inside and past the end", [][]string{{"SETRANGE", "s", "5", "xyz"}, {"SETRANGE", "s", "2100", "tail"}, {"SETRANGE", "s", "0", "H"}}, 150},
+		{"bitmap writes inside and past the end", [][]string{
+			{"SETBIT", "s", "5", "1"}, {"SETBIT", "s", "20000", "1"}, {"SETBIT", "s", "8", "0"},
+			{"BITFIELD", "s", "INCRBY", "u8", "100", "3", "SET", "i16", "#10", "-1", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"},
+			{"BITFIELD", "s", "SET", "u8", "#3000", "7"}, {"SETBIT", "s", "5", "1"},
+		}, 200},
 		{"string expiry", [][]string{{"PEXPIRE", "s", "3600000"}, {"APPEND", "s", "x"}, {"PERSIST", "s"}, {"EXPIRE", "s", "7200"}}, 150},
 		{"hash fields", [][]string{
 			{"HSET", "h", "f001", "new", "added", "v"}, {"HDEL", "h", "f002", "f003", "missing"},
@@ -138,6 +143,8 @@ func TestPersistBigAppendLogsLittle(t *testing.T) {
 		max uint64 // per command
 	}{
 		{[]string{"APPEND", "s", "0123456789"}, 40},
+		{[]string{"SETBIT", "s", "1000", "1"}, 40},
+		{[]string{"BITFIELD", "s", "INCRBY", "i32", "#100", "1"}, 40},
 		{[]string{"LPUSH", "l", "0123456789"}, 50},
 		{[]string{"HSET", "h", "field", "0123456789"}, 50},
 	} {

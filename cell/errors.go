@@ -124,6 +124,17 @@ const (
 	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
+// Bitmaps (bitops.c).
+const (
+	ErrBitOffset        = "ERR bit offset is not an integer or out of range"
+	ErrBitValue         = "ERR bit is not an integer or out of range"
+	ErrBitposBit        = "ERR The bit argument must be 1 or 0."
+	ErrBitopNot         = "ERR BITOP NOT must be called with a single source key."
+	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
+	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+)
+
 // errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
 // as a C string.
 func errUnsupportedOption(opt []byte) string {
@@ -399,6 +410,10 @@ const (
 
 // ErrReadOnlyReplica refuses a write on a replica (replica-read-only).
 const ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
+
+// ErrNoMasterLink refuses SYNC/PSYNC on a replica whose own link is not
+// up: it has no consistent stream to serve.
+const ErrNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
 
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.

@@ -101,7 +101,7 @@ func (p *configParam) multiArg() bool {
 	case kindSave, kindPercentiles:
 		return true
 	}
-	return p.name == "bind" || p.name == "client-output-buffer-limit"
+	return p.name == "bind" || p.name == "client-output-buffer-limit" || p.name == "replicaof"
 }
 
 // SetParam records a parameter's start-up value in cfg.

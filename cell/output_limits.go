@@ -175,6 +175,11 @@ func (c *Client) flushOps() bool {
 	if l := c.srv.ops.outLimit.Load(); l != nil && (l.hard > 0 || l.soft > 0) {
 		return c.writeLimited(c.w.Bytes(), l)
 	}
-	_, err := c.nc.Write(c.w.Bytes())
+	var err error
+	if c.sock != nil {
+		_, err = c.sock.Write(c.w.Bytes())
+	} else {
+		_, err = c.nc.Write(c.w.Bytes())
+	}
 	return err == nil
 }

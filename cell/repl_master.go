@@ -29,6 +29,13 @@ type replMaster struct {
 	replicas []*replica
 	scratch  []byte
 	pinger   bool
+	// replid is master_replid: ours as a master, our master's as a
+	// replica. replid2 is the one it replaced (at a promotion or a
+	// master's ID change), still good for offsets up to off2
+	// (second_repl_offset), so that the other replicas of the old master
+	// resync partially with this one, as PSYNC2 does; "": none.
+	replid, replid2 string
+	off2            int64
 
 	syncFull, partialOK, partialErr atomic.Int64
 }
@@ -58,13 +65,34 @@ type replicaState struct {
 }
 
 // replID is this server's replication ID (master_replid).
-func (s *Server) replID() string { return s.identity().replID }
+func (s *Server) replID() string {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idLocked(s)
+}
+
+// idLocked is replID with r.mu held: the ID picked at start until a
+// master or a promotion changes it.
+func (r *replMaster) idLocked(s *Server) string {
+	if r.replid == "" {
+		r.replid = s.identity().replID
+	}
+	return r.replid
+}
 
 // propagate streams what c's execution changed, noted in its journal; its
 // shards are still locked, so the stream follows the order in which
 // executions on the same keys ran.
 func (s *Server) propagate(j *keyspace.Journal) {
 	if len(j.Entries()) == 0 {
+		return
+	}
+	if s.isReplica() {
+		// A replica's stream is its master's, fed as it arrives
+		// (feedFromMaster); its own changes (a writable replica's, a read
+		// that found a key expired) stay local, as in Redis.
+		j.Reset()
 		return
 	}
 	r := &s.repl
@@ -141,7 +169,9 @@ func (s *Server) startRepl() {
 	}
 	r.db = -1
 	s.ks.SetExpiredHook(func(db int, key []byte) {
-		s.propagateRaw(db, replCmd(nil, []byte("DEL"), key))
+		if !s.isReplica() {
+			s.propagateRaw(db, replCmd(nil, []byte("DEL"), key))
+		}
 	})
 	r.on.Store(true)
 	if !r.pinger {
@@ -171,7 +201,7 @@ func (s *Server) pingReplicas() {
 		s.repl.mu.Lock()
 		n := len(s.repl.replicas)
 		s.repl.mu.Unlock()
-		if n > 0 {
+		if n > 0 && !s.isReplica() { // a replica forwards its master's PINGs
 			s.propagateRaw(-1, ping)
 		}
 	}
@@ -179,9 +209,14 @@ func (s *Server) pingReplicas() {
 
 // attachReplica makes c a replica: full resync when psync is false or
 // the replid/offset asked cannot be served from the backlog, else
-// partial.
+// partial. The backlog serves our replication ID up to our offset, and
+// the ID we had before (replid2) up to where it ended (off2).
 func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) {
 	c := x.cl
+	if l := s.link.Load(); l != nil && !l.up.Load() {
+		x.Error(ErrNoMasterLink)
+		return
+	}
 	st := c.replState()
 	s.startRepl()
 	r := &s.repl
@@ -193,11 +228,13 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	rp.sink.noLimit = true
 	st.rep = rp
 	r.mu.Lock()
-	if psync && replid == s.replID() && offset >= r.firstByte() && offset <= r.off+1 {
+	id := r.idLocked(s)
+	known := replid == id || (r.replid2 != "" && replid == r.replid2 && offset <= r.off2)
+	if psync && known && offset >= r.firstByte() && offset <= r.off+1 {
 		rp.online = true
 		rp.ackOff.Store(offset - 1)
 		rp.ackTime.Store(time.Now().UnixMilli())
-		rp.sink.push([]byte("+CONTINUE "+s.replID()+"\r\n"), r.backlog[len(r.backlog)-int(r.off-offset+1):])
+		rp.sink.push([]byte("+CONTINUE "+id+"\r\n"), r.backlog[len(r.backlog)-int(r.off-offset+1):])
 		r.replicas = append(r.replicas, rp)
 		r.mu.Unlock()
 		r.partialOK.Add(1)
@@ -208,16 +245,28 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 		r.partialErr.Add(1)
 	}
 	r.syncFull.Add(1)
+	r.mu.Unlock()
+
+	// On a replica the snapshot and its offset are taken with the stream
+	// from the master held back: a redis-server master's stream is not
+	// idempotent (INCR), so the sub-replica must get it from exactly the
+	// snapshot's offset.
+	unhold := s.holdStream()
+	r.mu.Lock()
 	start := r.off
-	r.db = -1 // the replica starts from db 0 after loading: SELECT again
+	if !s.isReplica() {
+		r.db = -1 // the replica starts from db 0 after loading: SELECT again
+	}
 	if psync {
-		rp.sink.push([]byte("+FULLRESYNC "+s.replID()+" "+strconv.FormatInt(start, 10)+"\r\n"), nil)
+		rp.sink.push([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(start, 10)+"\r\n"), nil)
 	}
 	r.replicas = append(r.replicas, rp)
 	r.mu.Unlock()
 
 	var buf bytes.Buffer
-	if _, err := s.encodeRDB(&buf); err != nil {
+	_, err := s.encodeRDB(&buf)
+	unhold()
+	if err != nil {
 		s.log.Error("replication: snapshot failed", "err", err)
 		c.nc.Close()
 		return
@@ -236,6 +285,71 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	rp.ackTime.Store(time.Now().UnixMilli())
 	r.mu.Unlock()
 	s.log.Info("Synchronization with replica succeeded", "replica", c.addr)
+}
+
+// disconnectReplicas closes every replica's connection, as Redis's
+// disconnectSlaves: after our replication ID changed they reconnect and
+// learn the new one, most by a partial resync.
+func (s *Server) disconnectReplicas() {
+	r := &s.repl
+	r.mu.Lock()
+	reps := r.replicas
+	r.replicas = nil
+	r.mu.Unlock()
+	for _, rp := range reps {
+		rp.c.nc.Close()
+	}
+}
+
+// shiftReplID starts a new history at a promotion: the old ID stays good
+// up to the offset reached, for the replicas that followed it too.
+func (s *Server) shiftReplID() {
+	r := &s.repl
+	r.mu.Lock()
+	r.replid2, r.off2 = r.idLocked(s), r.off+1
+	r.replid = randomHex(20)
+	r.db = -1 // our own stream starts: SELECT first
+	r.mu.Unlock()
+	s.log.Info("Setting secondary replication ID", "replid2", r.replid2, "offset", r.off2, "replid", r.replid)
+}
+
+// adoptMaster takes a master's history after a full resync: its ID, its
+// offset, an empty backlog from there.
+func (s *Server) adoptMaster(replid string, off int64) {
+	r := &s.repl
+	r.mu.Lock()
+	r.replid, r.replid2, r.off2 = replid, "", 0
+	r.off = off
+	r.backlog = r.backlog[:0]
+	r.mu.Unlock()
+	s.startRepl()
+}
+
+// masterIDChanged follows a master that answered +CONTINUE with another
+// ID (it was promoted): ours becomes that one, the old one our second,
+// and our own replicas reconnect to learn it.
+func (s *Server) masterIDChanged(replid string) {
+	r := &s.repl
+	r.mu.Lock()
+	old := r.idLocked(s)
+	if old == replid {
+		r.mu.Unlock()
+		return
+	}
+	r.replid2, r.off2 = old, r.off+1
+	r.replid = replid
+	r.mu.Unlock()
+	s.log.Info("Master replication ID changed to " + replid)
+	s.disconnectReplicas()
+}
+
+// feedFromMaster appends what the master sent (one command, as it came)
+// to the backlog and our replicas, so that offsets stay the master's.
+func (s *Server) feedFromMaster(b []byte) {
+	r := &s.repl
+	r.mu.Lock()
+	r.feed(b)
+	r.mu.Unlock()
 }
 
 // dropReplica forgets c if it was a replica (its connection closed).
@@ -297,6 +411,18 @@ func (s *Server) replicaList() []replicaInfo {
 	return out
 }
 
+// replIDs are master_replid, master_replid2 and second_repl_offset as
+// INFO prints them (zeros and -1: no second ID).
+func (s *Server) replIDs() (id, id2 string, off2 int64) {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.replid2 == "" {
+		return r.idLocked(s), strings.Repeat("0", 40), -1
+	}
+	return r.idLocked(s), r.replid2, r.off2
+}
+
 // masterOffsets are master_repl_offset and the backlog's first byte and
 // length.
 func (s *Server) masterOffsets() (off, first, histlen int64) {
@@ -340,14 +466,11 @@ func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
 		active = "1"
 	}
 	field(b, "master_failover_state", "no-failover")
-	replid := s.replID()
-	if l := s.link.Load(); l != nil {
-		replid, off = l.linkReplID(), l.off.Load()
-	}
+	replid, replid2, off2 := s.replIDs()
 	field(b, "master_replid", replid)
-	field(b, "master_replid2", strings.Repeat("0", 40))
+	field(b, "master_replid2", replid2)
 	field(b, "master_repl_offset", strconv.FormatInt(off, 10))
-	field(b, "second_repl_offset", "-1")
+	field(b, "second_repl_offset", strconv.FormatInt(off2, 10))
 	field(b, "repl_backlog_active", active)
 	field(b, "repl_backlog_size", configParamByName("repl-backlog-size").value(s))
 	field(b, "repl_backlog_first_byte_offset", strconv.FormatInt(first, 10))

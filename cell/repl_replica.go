@@ -2,12 +2,14 @@ package cell
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,21 +28,24 @@ import (
 // REPLCONF GETACK; after a drop it reconnects and asks PSYNC for what it
 // missed. With a store, what it applies is durable like any write.
 type replLink struct {
-	srv        *Server
-	host       string
-	port       int
-	stop       chan struct{}
-	done       chan struct{}
-	mu         sync.Mutex // guards nc, replid and writes to nc
-	nc         net.Conn
-	replid     string
-	off        atomic.Int64 // slave_repl_offset: the stream applied
-	readOff    atomic.Int64 // slave_read_repl_offset
-	up         atomic.Bool  // master_link_status:up
-	syncing    atomic.Bool  // master_sync_in_progress
-	lastIO     atomic.Int64 // Unix s
-	downSince  atomic.Int64 // Unix s the link went down
-	master     *Client
+	srv       *Server
+	host      string
+	port      int
+	stop      chan struct{}
+	done      chan struct{}
+	mu        sync.Mutex // guards nc and writes to nc
+	nc        net.Conn
+	applyMu   sync.Mutex   // held while a command of the stream runs and is fed on (holdStream)
+	off       atomic.Int64 // slave_repl_offset: the stream applied
+	readOff   atomic.Int64 // slave_read_repl_offset
+	up        atomic.Bool  // master_link_status:up
+	syncing   atomic.Bool  // master_sync_in_progress
+	lastIO    atomic.Int64 // Unix s
+	downSince atomic.Int64 // Unix s the link went down
+	master    *Client
+	// everSynced: this server holds a history (replID, offset) that a
+	// PSYNC may continue: a master's it synced with, or its own when it
+	// was a master itself, as Redis's cached master.
 	everSynced bool
 }
 
@@ -57,6 +62,10 @@ func replicaof(x *Ctx) {
 	if strings.EqualFold(string(x.Args[1]), "no") && strings.EqualFold(string(x.Args[2]), "one") {
 		if l := s.link.Swap(nil); l != nil {
 			l.close()
+			// A new history from here; the replicas that followed the
+			// same master continue it by partial resync (PSYNC2).
+			s.shiftReplID()
+			s.disconnectReplicas()
 			s.log.Info("MASTER MODE enabled (user request from '" + x.cl.addr + "')")
 		}
 		x.W.OK()
@@ -76,16 +85,52 @@ func replicaof(x *Ctx) {
 	x.W.OK()
 }
 
+// checkReplicaOf validates a replicaof configuration line, "host port"
+// or "no one", as Redis reads it.
+func checkReplicaOf(v string) (string, string) {
+	f := strings.Split(v, " ")
+	if len(f) != 2 {
+		return "", "wrong number of arguments"
+	}
+	if strings.EqualFold(f[0], "no") && strings.EqualFold(f[1], "one") {
+		return "", ""
+	}
+	if n, err := strconv.Atoi(f[1]); err != nil || n < 0 || n > 65535 {
+		return "", "Invalid master port"
+	}
+	return v, ""
+}
+
+// startConfiguredLink follows the master a replicaof line named, once the
+// data is loaded.
+func (s *Server) startConfiguredLink() {
+	v := s.configValue("replicaof")
+	host, port, ok := strings.Cut(v, " ")
+	if !ok {
+		return
+	}
+	if s.clusterOn {
+		s.log.Warn("replicaof directive not allowed in cluster mode: ignored")
+		return
+	}
+	n, _ := strconv.Atoi(port)
+	s.startLink(host, n)
+}
+
 // startLink replaces any link by one to host:port.
 func (s *Server) startLink(host string, port int) {
 	l := &replLink{srv: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	l.downSince.Store(time.Now().Unix())
+	// The data held follows the old master or, on a master, our own
+	// history: PSYNC may continue either.
+	l.everSynced = true
 	if old := s.link.Swap(l); old != nil {
 		old.close()
-		l.replid = old.replid // the data it holds follows that master: PSYNC may continue
-		l.off.Store(old.off.Load())
 		l.everSynced = old.everSynced
 	}
+	off, _, _ := s.masterOffsets()
+	l.off.Store(off)
+	l.readOff.Store(off)
 	s.log.Info("Connecting to MASTER " + net.JoinHostPort(host, strconv.Itoa(port)))
 	go l.run()
 }
@@ -164,7 +209,7 @@ func (l *replLink) session() error {
 		line, err := br.ReadString('\n')
 		return strings.TrimRight(line, "\r\n"), err
 	}
-	if r, err := ask("PING"); err != nil || (r[0] == '-' && !strings.HasPrefix(r, "-NOAUTH")) {
+	if r, err := ask("PING"); err != nil || (strings.HasPrefix(r, "-") && !strings.HasPrefix(r, "-NOAUTH")) {
 		return fmt.Errorf("PING: %q %v", r, err)
 	}
 	if pass := configParamByName("masterauth").value(s); pass != "" {
@@ -176,15 +221,26 @@ func (l *replLink) session() error {
 			return fmt.Errorf("AUTH: %q %v", r, err)
 		}
 	}
-	if r, err := ask("REPLCONF", "listening-port", strconv.Itoa(s.listenPort())); err != nil || r[0] == '-' {
+	// What the master lists us as (INFO's slaveN, which Sentinel reads):
+	// replica-announce-port and -ip when set.
+	port := strconv.Itoa(s.listenPort())
+	if p := configParamByName("replica-announce-port").value(s); p != "0" {
+		port = p
+	}
+	if r, err := ask("REPLCONF", "listening-port", port); err != nil || strings.HasPrefix(r, "-") {
 		return fmt.Errorf("REPLCONF listening-port: %q %v", r, err)
 	}
-	if r, err := ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil || r[0] == '-' {
+	if ip := configParamByName("replica-announce-ip").value(s); ip != "" {
+		if r, err := ask("REPLCONF", "ip-address", ip); err != nil || strings.HasPrefix(r, "-") {
+			return fmt.Errorf("REPLCONF ip-address: %q %v", r, err)
+		}
+	}
+	if r, err := ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil || strings.HasPrefix(r, "-") {
 		return fmt.Errorf("REPLCONF capa: %q %v", r, err)
 	}
 	id, off := "?", "-1"
-	if l.everSynced && l.replid != "" {
-		id, off = l.replid, strconv.FormatInt(l.off.Load()+1, 10)
+	if l.everSynced {
+		id, off = s.replID(), strconv.FormatInt(l.off.Load()+1, 10)
 	}
 	r, err := ask("PSYNC", id, off)
 	for err == nil && r == "" { // newlines while the master prepares
@@ -207,13 +263,14 @@ func (l *replLink) session() error {
 			return fmt.Errorf("PSYNC: %q", r)
 		}
 		l.syncing.Store(true)
+		// Our replicas follow a history that ends here.
+		s.disconnectReplicas()
+		l.everSynced = false
 		if err := l.loadSnapshot(br); err != nil {
 			return err
 		}
 		l.syncing.Store(false)
-		l.mu.Lock()
-		l.replid = f[1]
-		l.mu.Unlock()
+		s.adoptMaster(f[1], start)
 		l.off.Store(start)
 		l.readOff.Store(start)
 		l.masterClient().db = 0 // the master SELECTs again after a full resync
@@ -221,9 +278,7 @@ func (l *replLink) session() error {
 		s.log.Info("MASTER <-> REPLICA sync: Finished with success")
 	case strings.HasPrefix(r, "+CONTINUE"):
 		if f := strings.Fields(r); len(f) == 2 {
-			l.mu.Lock()
-			l.replid = f[1]
-			l.mu.Unlock()
+			s.masterIDChanged(f[1])
 		}
 		s.log.Info("Successful partial resynchronization with master.")
 	default:
@@ -349,21 +404,38 @@ func (l *replLink) applyStream(nc net.Conn, br *bufio.Reader) error {
 	}()
 	defer close(acks)
 	l.sendAck()
+	var raw []byte
 	for {
-		args, n, err := readStreamCommand(br)
+		args, err := readStreamCommand(br, &raw)
 		if err != nil {
 			return err
 		}
 		l.lastIO.Store(time.Now().Unix())
-		l.readOff.Add(int64(n))
+		l.readOff.Add(int64(len(raw)))
 		getack := len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack")
+		l.applyMu.Lock()
 		if getack {
 			l.sendAck()
 		} else {
 			l.run1(args)
 		}
-		l.off.Add(int64(n))
+		// On to our backlog and replicas as it came, PINGs and GETACKs
+		// included, so that our offsets are the master's.
+		l.srv.feedFromMaster(raw)
+		l.off.Add(int64(len(raw)))
+		l.applyMu.Unlock()
 	}
+}
+
+// holdStream stops a replica from applying its master's stream until the
+// returned function is called; on a master it does nothing.
+func (s *Server) holdStream() func() {
+	l := s.link.Load()
+	if l == nil {
+		return func() {}
+	}
+	l.applyMu.Lock()
+	return l.applyMu.Unlock
 }
 
 // sendAck sends REPLCONF ACK <offset> to the master.
@@ -408,49 +480,46 @@ func (l *replLink) masterClient() *Client {
 	return c
 }
 
-// readStreamCommand reads one RESP array of bulks, and how many bytes it
-// took.
-func readStreamCommand(br *bufio.Reader) ([][]byte, int, error) {
-	line, err := br.ReadString('\n')
+// readStreamCommand reads one RESP array of bulks into args, and the
+// bytes it took, as they came, into *raw (a blank keepalive line before
+// it included).
+func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, error) {
+	*raw = (*raw)[:0]
+	line, err := br.ReadSlice('\n')
+	for err == nil && len(bytes.TrimSpace(line)) == 0 {
+		*raw = append(*raw, line...)
+		line, err = br.ReadSlice('\n')
+	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	n := len(line)
+	*raw = append(*raw, line...)
 	if len(line) < 3 || line[0] != '*' {
-		if strings.TrimSpace(line) == "" {
-			return readMore(br, n)
-		}
-		return nil, n, fmt.Errorf("replication stream: unexpected %q", line)
+		return nil, fmt.Errorf("replication stream: unexpected %q", line)
 	}
-	count, err := strconv.Atoi(strings.TrimRight(line[1:], "\r\n"))
+	count, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
 	if err != nil || count < 1 || count > 1<<20 {
-		return nil, n, fmt.Errorf("replication stream: bad array %q", line)
+		return nil, fmt.Errorf("replication stream: bad array %q", line)
 	}
 	args := make([][]byte, count)
 	for i := range args {
-		h, err := br.ReadString('\n')
+		h, err := br.ReadSlice('\n')
 		if err != nil {
-			return nil, n, err
+			return nil, err
 		}
-		n += len(h)
-		size, err := strconv.Atoi(strings.TrimRight(h[1:], "\r\n"))
+		*raw = append(*raw, h...)
+		size, err := strconv.Atoi(string(bytes.TrimRight(h[1:], "\r\n")))
 		if h[0] != '$' || err != nil || size < 0 {
-			return nil, n, fmt.Errorf("replication stream: bad bulk %q", h)
+			return nil, fmt.Errorf("replication stream: bad bulk %q", h)
 		}
-		args[i] = make([]byte, size+2)
-		if _, err := io.ReadFull(br, args[i]); err != nil {
-			return nil, n, err
+		at := len(*raw)
+		*raw = slices.Grow(*raw, size+2)[:at+size+2]
+		if _, err := io.ReadFull(br, (*raw)[at:]); err != nil {
+			return nil, err
 		}
-		n += size + 2
-		args[i] = args[i][:size]
+		args[i] = (*raw)[at : at+size : at+size]
 	}
-	return args, n, nil
-}
-
-// readMore skips an empty line (a keepalive newline), counting it.
-func readMore(br *bufio.Reader, skipped int) ([][]byte, int, error) {
-	args, n, err := readStreamCommand(br)
-	return args, n + skipped, err
+	return args, nil
 }
 
 // replicaRole is ROLE on a replica: slave, host, port, state, offset.
@@ -515,18 +584,11 @@ func (s *Server) infoReplicaFields(b *strings.Builder) {
 		ro = "0"
 	}
 	field(b, "slave_read_only", ro)
-	field(b, "replica_announced", "1")
-}
-
-// linkReplID and linkOffset are master_replid and master_repl_offset on a
-// replica: its master's, as far as it got.
-func (l *replLink) linkReplID() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.replid == "" {
-		return strings.Repeat("0", 40)
+	announced := "1"
+	if configParamByName("replica-announced").value(s) != "yes" {
+		announced = "0"
 	}
-	return l.replid
+	field(b, "replica_announced", announced)
 }
 
 // replicaRefusal is the refusal of a command on a replica: a write from a

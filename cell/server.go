@@ -227,6 +227,7 @@ func (s *Server) startBackground() {
 		go s.fsyncLoop()
 		go s.checkpointLoop()
 	}
+	s.startConfiguredLink() // repl_replica.go
 }
 
 // Listen opens the configured TCP and unix listeners.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +25,33 @@ type replNode struct {
 	p    *process
 	rdb  *redis.Client
 	port string
+	// How it was started, for restart.
+	bin, dir string
+	args     []string
+}
+
+// restart starts n again, as it was started, on the same port and
+// directory, after it stopped or was killed.
+func (n *replNode) restart(t *testing.T) {
+	t.Helper()
+	p, err := launch(n.p.name, n.bin, n.args, n.dir, mustAtoi(n.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	n.p = p
 }
 
 func startReplNode(t *testing.T, program string, args ...string) *replNode {
+	t.Helper()
+	n, _ := startReplNodeConf(t, program, nil, args...)
+	return n
+}
+
+// startReplNodeConf is startReplNode with a configuration file holding
+// conf in the server's directory (CONFIG REWRITE needs one), and returns
+// its path; nil conf: no file.
+func startReplNodeConf(t *testing.T, program string, conf []string, args ...string) (*replNode, string) {
 	t.Helper()
 	bin := requirePeer(t, "redis-server")
 	mk := func(port int, dir string, opt serverOptions) []string {
@@ -36,8 +62,20 @@ func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	if program == "cellserver" {
 		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
 	}
+	var confPath, workDir string
+	var all []string
 	p, err := startProcess(name, bin, func(port int, dir string) []string {
-		return append(mk(port, dir, serverOptions{}), args...)
+		workDir = dir
+		all = append(mk(port, dir, serverOptions{}), args...)
+		if conf == nil {
+			return all
+		}
+		confPath = filepath.Join(dir, "node.conf")
+		if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		all = append([]string{confPath}, all...)
+		return all
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +83,7 @@ func startReplNode(t *testing.T, program string, args ...string) *replNode {
 	t.Cleanup(p.Stop)
 	_, port, _ := net.SplitHostPort(p.addr)
 	c := newGoRedis(t, p.addr, 2, nil)
-	return &replNode{p: p, rdb: c, port: port}
+	return &replNode{p: p, rdb: c, port: port, bin: bin, dir: workDir, args: all}, confPath
 }
 
 // waitLinkUp waits until replica reports master_link_status:up.
@@ -125,6 +163,10 @@ return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 	}
 	// A set of the users seen.
 	m.SAdd(ctx, "seen", fmt.Sprint(round))
+	// Bitmaps: a bit per round, a counter field, and their union.
+	m.SetBit(ctx, "bits", int64(round*37), 1)
+	m.BitField(ctx, "fields", "OVERFLOW", "SAT", "INCRBY", "i8", "#2", 100, "SET", "u5", 3, round)
+	m.BitOpOr(ctx, "bitsor", "bits", "fields")
 	// A key that goes, and one that expires.
 	m.Set(ctx, "gone", "x", 0)
 	m.Del(ctx, "gone")

@@ -151,3 +151,33 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// FreeClusterPort finds a loopback port p such that p and p+10000 (its
+// cluster bus port) are both free, with p+10000 within range, as a node of
+// Redis Cluster needs. Like FreePort, it may race with other programs.
+func FreeClusterPort() (int, error) {
+	var last error
+	for range 200 {
+		p, err := FreePort()
+		if err != nil {
+			return 0, err
+		}
+		if p > 55535 {
+			p = 20000 + p%30000 // ephemeral ports sit high: fold into range
+		}
+		a, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			last = err
+			continue
+		}
+		b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
+		a.Close()
+		if err != nil {
+			last = err
+			continue
+		}
+		b.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("no port p with p and p+10000 free: %v", last)
+}
