@@ -104,6 +104,11 @@
 // replies, latency counted from each request's scheduled send
 // (openloop.go, fixedload.go). Default workloads: throttle, set, w1.
 //
+// With -syscalls, perf stat counts every server's system calls (all,
+// read, write, epoll, futex) and context switches over each row's measured
+// window, and a second table gives them per operation: numbers that hold
+// on a loaded machine, unlike CPU time (syscalls.go).
+//
 // With -profile DIR, perf records cellserver during its rows (perf's own
 // overhead skews those rows) and perf report's text lands in DIR.
 package main

@@ -60,6 +60,9 @@ type options struct {
 	// -fixed-load: open-loop latency at these percentages of redis's
 	// maximum (fixedload.go); empty: off.
 	fixedLoad []int
+	// -syscalls: count system calls and context switches per operation
+	// with perf stat (syscalls.go).
+	syscalls bool
 }
 
 func main() {
@@ -100,6 +103,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.bigArg, "bigarg", false, "big-argument mode: RSS for one SET of -bigarg-mb MiB and after three unfinished uploads of it close")
 	fs.IntVar(&o.bigArgMB, "bigarg-mb", 500, "big-argument mode: the value's size in MiB (at most proto-max-bulk-len, 512)")
 	servers := fs.String("servers", "all", "servers to run, comma-separated: all or redis,redis+module,cellserver,cellserver-off (cellserver with persistence off, beside -persist's: what persistence costs)")
+	fs.BoolVar(&o.syscalls, "syscalls", false, "count each server's system calls and context switches per operation with perf stat (needs perf and access to its tracepoints)")
 	fs.StringVar(&o.profileDir, "profile", "", "record cellserver with perf during its rows, reports in this directory (skews its numbers)")
 	fixedLoad := fs.String("fixed-load", "", "fixed-load mode: open-loop latency at these loads, in percent of redis's maximum at depth 1, e.g. 25,50,75 (default workloads "+fixedWorkloads+")")
 	clusterNodes := fs.String("cluster-nodes", "", "cluster mode: cellserver clusters of these sizes, e.g. 1,2,3, each key sent to its slot's node (default workloads throttle,w1)")

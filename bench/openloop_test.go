@@ -119,3 +119,25 @@ func TestParsePercents(t *testing.T) {
 		t.Error("-fixed-load with -mem: no error")
 	}
 }
+
+func TestParsePerfStat(t *testing.T) {
+	text := "# started on Fri Nov 27 08:00:00 2026\n\n" +
+		"3000,,raw_syscalls:sys_enter,1000,100.00,,\n" +
+		"1000,,syscalls:sys_enter_read,1000,100.00,,\n" +
+		"<not counted>,,syscalls:sys_enter_epoll_wait,0,100.00,,\n" +
+		"150,,context-switches,1000,100.00,,\n"
+	got, err := parsePerfStat(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got["raw_syscalls:sys_enter"] != 3000 || got["context-switches"] != 150 {
+		t.Errorf("parsePerfStat = %v", got)
+	}
+	// 500 ops/s over 2 s: 1000 operations.
+	if p := perOp(got, 500, 2*time.Second); p["raw_syscalls:sys_enter"] != 3 || p["syscalls:sys_enter_read"] != 1 {
+		t.Errorf("perOp = %v", p)
+	}
+	if _, err := parsePerfStat("# nothing\n"); err == nil {
+		t.Error("no counts: no error")
+	}
+}

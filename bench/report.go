@@ -54,6 +54,7 @@ func (rep *report) writeMarkdown(w io.Writer) {
 			last = "vs fewest nodes"
 		}
 		writeThroughputTable(w, rep.Rows, last)
+		writeSyscallTable(w, rep.Rows)
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "- %s\n", n)

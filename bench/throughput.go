@@ -56,6 +56,9 @@ type row struct {
 	// Paired is the ratio against the reference round by round, when both
 	// ran the same rounds alternately (paired.go).
 	Paired *pairedRatio `json:"paired_ratio,omitempty"`
+	// PerOp is perf stat's counts per operation, with -syscalls
+	// (syscalls.go).
+	PerOp map[string]float64 `json:"per_op_events,omitempty"`
 }
 
 // runThroughput runs every selected workload at every depth on every
@@ -230,7 +233,19 @@ func (b *bench) measure(s *server, w *workload, gen generator, depth int, r *row
 			perf, r.Profile = nil, ""
 		}
 	}
+	var counted func() (map[string]float64, error)
+	if b.o.syscalls {
+		counted = startSyscallCount(s.Pid(), b.o.warmup, b.o.duration, b.tmp)
+	}
 	m, err := runLoad([]target{{s.addr, gen}}, []int{s.Pid()}, w, b.loadConfig(depth))
+	if counted != nil {
+		counts, cerr := counted()
+		if cerr != nil {
+			fmt.Fprintf(b.log, "bench: -syscalls: %v\n", cerr)
+		} else if err == nil && m.ops > 0 {
+			r.PerOp = perOp(counts, float64(m.ops)/m.elapsed.Seconds(), b.o.duration)
+		}
+	}
 	if perf != nil {
 		perf.Wait()
 		writePerfReport(r.Profile, b.log)

@@ -140,7 +140,7 @@ func (s *aclSelector) check(cmd *Command, args [][]byte, keys *[]int, keysDone *
 		}
 		specs := cmd.keySpecs()
 		for _, i := range *keys {
-			if !s.keyAllowed(args[i], aclKeyFlags(keyFlagsOf(specs, args, i))) {
+			if !s.keyAllowed(args[i], aclKeyFlags(cmd.keyFlags(specs, args, i))) {
 				return aclDeniedKey, i
 			}
 		}

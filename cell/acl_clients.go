@@ -6,6 +6,15 @@ package cell
 // shrink loses the subscribers that no longer fit (Redis's
 // ACLKillPubsubClientsIfNeeded).
 
+// superUser is the user of the connection from this replica's master:
+// Redis gives that client no user, which allows everything and which
+// CLIENT LIST shows as "(superuser)".
+var superUser = func() *aclUser {
+	u := &aclUser{name: "(superuser)"}
+	u.set(defaultRules())
+	return u
+}()
+
 // userName is the name of c's user, for CLIENT LIST from any goroutine.
 func (c *Client) userName() string {
 	if u := c.shared.user.Load(); u != nil {

@@ -126,7 +126,7 @@ func commandGetKeys(x *Ctx) {
 		}
 		x.W.Array(2)
 		x.W.Bulk(args[i])
-		f := keyFlagsOf(specs, args, i) // command_redis_meta.go
+		f := c.keyFlags(specs, args, i) // command_redis_meta.go
 		n := bits.OnesCount64(uint64(f))
 		x.W.Set(n)
 		for b, name := range keyFlagNames {

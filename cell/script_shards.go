@@ -20,9 +20,12 @@ import (
 //     start holding every shard of every database. Its script is noted
 //     (script.Script.NeedsAll), so later runs start that way.
 //   - after a write, it cannot be rerun, so it try-locks the shards it
-//     lacks; it never waits for a lock out of ascending order, which could
-//     deadlock. A shard that stays held (by a script in the same state)
-//     ends the call with ErrScriptReach once busy-reply-threshold passes.
+//     lacks, out of ascending order. Commands and scripts still taking
+//     their locks have shown nothing, so a lock wait that holds what the
+//     script wants lets it go when the script marks itself reaching
+//     (keyspace's lockwait.go). Only a shard held by another running
+//     script in the same state can stay held: that ends the call with
+//     ErrScriptReach once busy-reply-threshold passes.
 //
 // Invariant: every run that shows anything to another client (a reply, a
 // write, a log line) holds each shard it touched from its first touch to
@@ -76,6 +79,9 @@ func (r *scriptRun) reach(s *keyspace.Shard, refuse func(string)) bool {
 	for !locks.TryAdd(s) {
 		now := time.Now()
 		if deadline.IsZero() {
+			// Lock waits holding the shard s let it go (keyspace's
+			// lockwait.go); a script in the same state cannot.
+			r.mark.MarkReaching()
 			deadline = now.Add(time.Duration(r.x.srv.live.busyReplyThresholdMs.Load())*time.Millisecond + 100*time.Millisecond)
 		} else if now.After(deadline) {
 			refuse(ErrScriptReach)

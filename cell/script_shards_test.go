@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,13 +93,6 @@ func TestScriptsOnDifferentShardsOverlap(t *testing.T) {
 // counters add up to the total. A reader seeing anything else has seen an
 // interleaving no serial order of the scripts shows.
 func TestScriptsSerialInterleaving(t *testing.T) {
-	if os.Getenv("CELLSERVER_KNOWN_SCRIPT_HANG") == "" {
-		// Known open bug (issue 31): on an idle machine some writers here
-		// wait past the 5 s read deadline (a lock wait between scripts
-		// taking every shard and MGET, not yet understood); no reader has
-		// seen a non-serial state. Set the variable to run it.
-		t.Skip("known hang under investigation (issue 31); CELLSERVER_KNOWN_SCRIPT_HANG=1 runs it")
-	}
 	srv := startServer(t, nil)
 	const writers, rounds, counters = 4, 150, 8
 	writeFirst := "redis.call('incr', KEYS[1]) return redis.call('incr', 'total')"

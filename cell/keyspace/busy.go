@@ -10,8 +10,10 @@ type Busy struct {
 	mu       sync.Mutex
 	busy     chan struct{} // closed at busy-reply-threshold; see Signals
 	done     chan struct{} // closed when the script has ended; see Signals
+	reach    chan struct{} // closed when it waits for a shard it lacks; see Reaching
 	isBusy   bool
 	finished bool
+	reaching bool
 }
 
 // Signals returns the channels closed when the script passes
@@ -69,11 +71,41 @@ func (b *Busy) Finish() {
 	}
 }
 
+// Reaching returns a channel closed once the script, having written,
+// waits for a shard it does not hold. A lock wait that holds shards of its
+// own lets them go then (LockSet.Lock): it may hold the one the script
+// waits for, and the script cannot give its own back.
+func (b *Busy) Reaching() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reach == nil {
+		b.reach = make(chan struct{})
+		if b.reaching {
+			close(b.reach)
+		}
+	}
+	return b.reach
+}
+
+// MarkReaching records that the script waits for a shard it lacks.
+func (b *Busy) MarkReaching() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reaching {
+		return
+	}
+	b.reaching = true
+	if b.reach != nil {
+		close(b.reach)
+	}
+}
+
 // Hold marks every shard of shards as held by the script b marks (nil: by
 // none).
 func Hold(shards []*Shard, b *Busy) {
 	for _, sh := range shards {
 		sh.script.Store(b)
+		sh.wakeWaiters() // a waiter that saw no mark looks again
 	}
 }
 

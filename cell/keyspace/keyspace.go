@@ -115,7 +115,10 @@ type Shard struct {
 	// script marks the running script that holds this shard, if any:
 	// lock waits on it to answer BUSY once it passes busy-reply-threshold.
 	script atomic.Pointer[Busy]
-	_      [64]byte // keep hot mutexes on separate cache lines
+	// wake is closed when the shard is let go or marked, for lock waits
+	// that must not block in mu (lockwait.go); nil when none waits.
+	wake atomic.Pointer[chan struct{}]
+	_    [64]byte // keep hot mutexes on separate cache lines
 }
 
 // DB is one of the numbered databases (SELECT n).
@@ -210,52 +213,37 @@ func (l *LockSet) AddDB(ks *Keyspace, db int) {
 // Lock takes every shard of the set in ascending order. A shard held by a
 // script past busy-reply-threshold makes it give up: it releases what it
 // took and returns false, and the caller answers -BUSY. busyOK commands
-// (Redis's allow-busy ones) wait for the script instead.
+// (Redis's allow-busy ones) wait for the script instead. A wait while
+// holding shards of the set lets them go when the script it waits for
+// needs one of them (lockwait.go), and starts again after that script.
 func (l *LockSet) Lock(busyOK bool) bool {
 	if len(l.shards) > 1 {
 		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
 		l.shards = slices.Compact(l.shards)
 	}
+again:
 	for i, s := range l.shards {
-		if busyOK {
-			s.mu.Lock()
-			continue
-		}
-		if !s.lockUnlessBusy() {
-			for j := i - 1; j >= 0; j-- {
-				l.shards[j].mu.Unlock()
-			}
+		switch res, r := s.lockWait(busyOK, i > 0); res {
+		case lockBusy:
+			l.release(i)
 			l.shards = l.shards[:0]
 			return false
+		case lockYield:
+			l.release(i)
+			if !r.awaitEnd(busyOK) {
+				l.shards = l.shards[:0]
+				return false
+			}
+			goto again
 		}
 	}
 	return true
 }
 
-// lockUnlessBusy locks s, or returns false once a script holding it has
-// timed out. A command that arrives before the threshold waits, and is
-// answered BUSY when the threshold passes, as in Redis.
-func (s *Shard) lockUnlessBusy() bool {
-	for {
-		if s.mu.TryLock() {
-			return true
-		}
-		r := s.script.Load()
-		if r == nil {
-			s.mu.Lock()
-			return true
-		}
-		busy, done := r.Signals()
-		select {
-		case <-busy:
-			select {
-			case <-done:
-				continue
-			default:
-				return false
-			}
-		case <-done:
-		}
+// release unlocks the first n shards of the set, in descending order.
+func (l *LockSet) release(n int) {
+	for j := n - 1; j >= 0; j-- {
+		l.shards[j].unlock()
 	}
 }
 
@@ -275,9 +263,7 @@ func (l *LockSet) TryAdd(s *Shard) bool {
 
 // Unlock releases every shard of the set and empties it.
 func (l *LockSet) Unlock() {
-	for i := len(l.shards) - 1; i >= 0; i-- {
-		l.shards[i].mu.Unlock()
-	}
+	l.release(len(l.shards))
 	l.shards = l.shards[:0]
 }
 

@@ -1,0 +1,63 @@
+package keyspace
+
+import (
+	"testing"
+	"time"
+)
+
+// TestLockYieldsToReachingScript: a lock set that holds a lower shard and
+// waits for a higher one marked by a script lets the lower one go once the
+// script reaches out for it, whether the mark was set before the wait
+// began or after it (the script marks its shards just after locking them),
+// and it still ends holding all its shards once the script is done.
+func TestLockYieldsToReachingScript(t *testing.T) {
+	for _, markLate := range []bool{false, true} {
+		ks := NewKeyspace(1, 4)
+		low, high := &ks.dbs[0].shards[0], &ks.dbs[0].shards[3]
+		var mark Busy
+		var script LockSet
+		script.Add(high)
+		if !script.Lock(false) {
+			t.Fatal("script lock")
+		}
+		if !markLate {
+			Hold(script.Shards(), &mark)
+		}
+		var waiter LockSet
+		waiter.Add(high)
+		waiter.Add(low)
+		locked := make(chan bool)
+		go func() { locked <- waiter.Lock(false) }()
+		// The waiter holds low and waits on high.
+		for low.mu.TryLock() {
+			low.mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+		if markLate {
+			Hold(script.Shards(), &mark)
+		}
+		mark.MarkReaching()
+		deadline := time.Now().Add(10 * time.Second)
+		for !script.TryAdd(low) {
+			if time.Now().After(deadline) {
+				t.Fatalf("markLate %v: the waiter kept the shard the script reached for", markLate)
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		select {
+		case <-locked:
+			t.Fatalf("markLate %v: the waiter locked while the script held its shards", markLate)
+		default:
+		}
+		Hold(script.Shards(), nil)
+		mark.Finish()
+		script.Unlock()
+		if !<-locked {
+			t.Fatalf("markLate %v: the waiter gave up", markLate)
+		}
+		if got := len(waiter.Shards()); got != 2 {
+			t.Fatalf("markLate %v: waiter holds %d shards, want 2", markLate, got)
+		}
+		waiter.Unlock()
+	}
+}
