@@ -1,5 +1,7 @@
 package cell
 
+import "sync"
+
 // What changing users does to the connections authenticated as them:
 // a deleted user's connections close (Redis's
 // ACLFreeUserAndKillClients), and a user whose channel permissions
@@ -9,11 +11,12 @@ package cell
 // superUser is the user of the connection from this replica's master:
 // Redis gives that client no user, which allows everything and which
 // CLIENT LIST shows as "(superuser)".
-var superUser = func() *aclUser {
+// It is made on first use: the command table must be complete first.
+var superUser = sync.OnceValue(func() *aclUser {
 	u := &aclUser{name: "(superuser)"}
 	u.set(defaultRules())
 	return u
-}()
+})
 
 // userName is the name of c's user, for CLIENT LIST from any goroutine.
 func (c *Client) userName() string {
