@@ -122,6 +122,7 @@ const (
 	ErrInvalidCursor  = "ERR invalid cursor"
 	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
+	ErrLFUIdle        = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
@@ -422,6 +423,14 @@ const ErrReadOnlyReplica = "READONLY You can't write against a read only replica
 // ErrNoMasterLink refuses SYNC/PSYNC on a replica whose own link is not
 // up: it has no consistent stream to serve.
 const ErrNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
+
+// ErrNoReplicas refuses a write on a master with fewer good replicas
+// than min-replicas-to-write (repl_minreplicas.go).
+const ErrNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// ErrStaleScriptCall refuses a script's call of a command without the
+// stale flag on a replica serving no stale data (an allow-stale script).
+const ErrStaleScriptCall = "ERR Can not execute the command on a stale replica"
 
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.
