@@ -374,6 +374,26 @@ func TestACLPubSubChannels(t *testing.T) {
 	})
 }
 
+func TestACLRevokedChannelsCloseSubscribers(t *testing.T) {
+	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+		c.Do("ACL", "SETUSER", "sub", "on", "nopass", "&news.*", "&sport", "+@all", "~*")
+		u := c.OtherClient()
+		u.Do("AUTH", "sub", "x")
+		u.Do("SUBSCRIBE", "sport")
+		v := c.OtherClient()
+		v.Do("AUTH", "sub", "x")
+		v.Do("PSUBSCRIBE", "news.*")
+		// More channels: nobody is closed.
+		c.Do("ACL", "SETUSER", "sub", "&more")
+		c.Do("PUBSUB", "NUMSUB", "sport")
+		// sport goes: its subscriber is closed, the pattern's stays.
+		c.Do("ACL", "SETUSER", "sub", "resetchannels", "&news.*")
+		u.ExpectClosed()
+		c.Do("PUBLISH", "news.x", "hi")
+		c.DoMasked(maskClientList, "CLIENT", "INFO")
+	})
+}
+
 func TestACLMulti(t *testing.T) {
 	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "tx", "on", "nopass", "~a*", "&ch*", "+@all", "-flushall")
