@@ -91,12 +91,3 @@ func (s *Server) killRevokedSubscribers(x *Ctx, u *aclUser, old, rules *aclRules
 		x.kill(c)
 	}
 }
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
