@@ -249,7 +249,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 
 	mark := x.W.Len()
 	rng := srv.scripts.RNG()
-	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
+	out := srv.runBody(r, s, keys, argv) // native_scripts.go
 	if r.abandoned {
 		x.W.Truncate(mark)
 		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
