@@ -89,6 +89,10 @@ type persistState struct {
 	dirtyAtSave   atomic.Int64      // totalDirty() at that save
 	saves         atomic.Int64      // saves done (rdb_saves)
 	bgsave        atomic.Bool       // a BGSAVE is running
+	// rewriting: the running background save is a checkpoint of our own
+	// (after a replay, or for the log's size), Redis's AOF rewrite: SAVE
+	// waits for it instead of refusing.
+	rewriting atomic.Bool
 	bgsaveStart   atomic.Int64      // Unix s it started
 	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
 	bgsaveFailed  atomic.Bool       // the last one failed
