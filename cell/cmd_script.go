@@ -249,7 +249,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 
 	mark := x.W.Len()
 	rng := srv.scripts.RNG()
-	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
+	out := srv.runBody(r, s, keys, argv) // native_scripts.go
 	if r.abandoned {
 		x.W.Truncate(mark)
 		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
@@ -422,6 +422,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	began := time.Since(r.start)
 	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
 	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
+	r.sub.SetReady(x.Ready())
 	sub := &r.sub
 	cmd.Handler(sub)
 	r.db = sub.DB()
