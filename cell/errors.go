@@ -122,6 +122,7 @@ const (
 	ErrInvalidCursor  = "ERR invalid cursor"
 	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
+	ErrLFUIdle        = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
