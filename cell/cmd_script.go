@@ -142,6 +142,18 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x.Error(ErrScriptROWrite)
 		return
 	}
+	if s.Flags&(script.FlagCompat|script.FlagNoWrites) == 0 {
+		// A script that declares flags without no-writes is a write
+		// command to Redis's checks before it runs.
+		if x.cl.readOnlyReplica() {
+			x.Error(ErrReadOnlyReplica)
+			return
+		}
+		if x.srv.tooFewReplicas() {
+			x.Error(ErrNoReplicas)
+			return
+		}
+	}
 	keys := x.Args[3 : 3+n]
 	strict := x.srv.cfg.LuaStrictKeys
 	inExec := x != &x.cl.ctx // EXEC holds every shard for a script
@@ -314,16 +326,28 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptNotAllowed)
 		return
 	}
+	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
+		refuse(cmd, ErrStaleScriptCall)
+		return
+	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
 	if write {
-		// While the disk fails, a script's writes get MISCONF as Redis's
-		// scriptVerifyWriteCommandAllow gives them.
+		// A read-only replica, a failing disk, too few good replicas:
+		// refused in the order of Redis's scriptVerifyWriteCommandAllow.
+		if x.cl.readOnlyReplica() {
+			refuse(cmd, ErrReadOnlyReplica)
+			return
+		}
 		if msg := x.srv.writesDenied(); msg != "" {
 			refuse(cmd, msg)
+			return
+		}
+		if x.srv.tooFewReplicas() {
+			refuse(cmd, ErrNoReplicas)
 			return
 		}
 	}

@@ -98,8 +98,14 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
+	if c.srv.repl.minToWrite.Load() > 0 && (cmd.Flags&FlagWrite != 0 || (cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
+		if c.srv.tooFewReplicas() { // repl_minreplicas.go
+			c.reject(cmd, ErrNoReplicas)
+			return
+		}
+	}
 	if c.srv.link.Load() != nil {
-		if msg := c.replicaRefusal(cmd); msg != "" { // repl_replica.go
+		if msg := c.replicaRefusal(cmd, args); msg != "" { // repl_replica.go
 			c.reject(cmd, msg)
 			return
 		}
