@@ -249,7 +249,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 
 	mark := x.W.Len()
 	rng := srv.scripts.RNG()
-	out := srv.scripts.Run(r, s, keys, argv, r, x.W)
+	out := srv.runBody(r, s, keys, argv) // native_scripts.go
 	if r.abandoned {
 		x.W.Truncate(mark)
 		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
@@ -329,6 +329,14 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
 		refuse(cmd, ErrStaleScriptCall)
 		return
+	}
+	if u := x.cl.user; !u.open.Load() {
+		// The script runs with its caller's permissions (acl_check.go).
+		if res, at := u.rules.Load().checkCommand(cmd, args); res != aclOK {
+			x.cl.aclLogDenial(x.cmd, res, aclCtxLua, aclObject(cmd, args, res, at), u.name)
+			refuse(cmd, errScriptNoPerm(res))
+			return
+		}
 	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
