@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/clusterbus"
 )
 
 // Cluster mode without a cluster bus.
@@ -36,6 +38,8 @@ import (
 // command path pays one predictable branch when it is off.
 type clusterState struct {
 	clusterOn bool
+	bus       *clusterbus.Cluster // bus mode (cluster_bus.go); nil with a topology file
+	busErr    error               // nodes.conf could not be read: Listen fails with it
 	topo      atomic.Pointer[Topology]
 	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
 }
@@ -63,6 +67,9 @@ type Topology struct {
 	// MIGRATING/IMPORTING): slot -> the other node's index.
 	migrating, importing map[int]int
 	assigned             int // slots with an owner
+	// fromBus: built from the bus's view, whose cluster_state (busOK)
+	// already weighs coverage and failures.
+	fromBus, busOK bool
 }
 
 // Owner returns the node serving slot, or nil.
@@ -78,7 +85,12 @@ func (t *Topology) Myself() *ClusterNode { return &t.Nodes[t.Self] }
 
 // ok is cluster_state: every slot served (Redis's default
 // cluster-require-full-coverage yes).
-func (t *Topology) ok() bool { return t.assigned == ClusterSlots }
+func (t *Topology) ok() bool {
+	if t.fromBus {
+		return t.busOK
+	}
+	return t.assigned == ClusterSlots
+}
 
 // nodeIndex finds a node by id.
 func (t *Topology) nodeIndex(id string) int {

@@ -225,6 +225,9 @@ func (x *Ctx) scriptClusterCheck(cmd *Command, args [][]byte, holds func(*keyspa
 // down, unless cluster-require-full-coverage is no (then only the unserved
 // slots fail). Read from CONFIG only on this rare path.
 func (s *Server) clusterCoverageOK(t *Topology) bool {
+	if t.fromBus {
+		return t.busOK
+	}
 	return t.ok() || !s.configBool("cluster-require-full-coverage")
 }
 

@@ -21,7 +21,7 @@ func init() {
 		&Command{Name: "bitcount", Arity: -2, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: bitcount},
 		&Command{Name: "bitpos", Arity: -3, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Handler: bitpos},
 		&Command{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Handler: bitop},
-		&Command{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Handler: bitfield},
+		&Command{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, KeyFlags: bitfieldKeyFlags, Handler: bitfield},
 		&Command{Name: "bitfield_ro", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Handler: bitfieldRO},
 	)
 }
@@ -435,6 +435,23 @@ type bitfieldOp struct {
 	width        uint
 	off          uint64
 	arg          int64
+}
+
+// bitfieldKeyFlags is bitfieldGetKeys: read-only when every operation is
+// a GET (or OVERFLOW), else read-write, as for anything it cannot parse.
+func bitfieldKeyFlags(args [][]byte, _ int) KeyFlag {
+	for i := 2; i < len(args); i++ {
+		rest := len(args) - i - 1
+		switch a := args[i]; {
+		case optIs(a, "get") && rest >= 2:
+			i += 2
+		case optIs(a, "overflow") && rest >= 1:
+			i++
+		default:
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyRO | KeyAccess
 }
 
 func bitfield(x *Ctx)   { bitfieldGeneric(x, false) }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/cellserver/cellserver/cell/clusterbus"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -115,12 +116,76 @@ var clusterHelpLines = []string{
 	"    Prints this help.",
 }
 
+// clusterBusHelpLines is Redis 7.0.15's CLUSTER HELP, for bus mode.
+var clusterBusHelpLines = []string{
+	"CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ADDSLOTS <slot> [<slot> ...]",
+	"    Assign slots to current node.",
+	"ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+	"    Assign slots which are between <start-slot> and <end-slot> to current node.",
+	"BUMPEPOCH",
+	"    Advance the cluster config epoch.",
+	"COUNT-FAILURE-REPORTS <node-id>",
+	"    Return number of failure reports for <node-id>.",
+	"COUNTKEYSINSLOT <slot>",
+	"    Return the number of keys in <slot>.",
+	"DELSLOTS <slot> [<slot> ...]",
+	"    Delete slots information from current node.",
+	"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+	"    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+	"FAILOVER [FORCE|TAKEOVER]",
+	"    Promote current replica node to being a master.",
+	"FORGET <node-id>",
+	"    Remove a node from the cluster.",
+	"GETKEYSINSLOT <slot> <count>",
+	"    Return key names stored by current node in a slot.",
+	"FLUSHSLOTS",
+	"    Delete current node own slots information.",
+	"INFO",
+	"    Return information about the cluster.",
+	"KEYSLOT <key>",
+	"    Return the hash slot for <key>.",
+	"MEET <ip> <port> [<bus-port>]",
+	"    Connect nodes into a working cluster.",
+	"MYID",
+	"    Return the node id.",
+	"NODES",
+	"    Return cluster configuration seen by node. Output format:",
+	"    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+	"REPLICATE <node-id>",
+	"    Configure current node as replica to <node-id>.",
+	"RESET [HARD|SOFT]",
+	"    Reset current node (default: soft).",
+	"SET-CONFIG-EPOCH <epoch>",
+	"    Set config epoch of current node.",
+	"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+	"    Set slot state.",
+	"REPLICAS <node-id>",
+	"    Return <node-id> replicas.",
+	"SAVECONFIG",
+	"    Force saving cluster configuration on disk.",
+	"SLOTS",
+	"    Return information about slots range mappings. Each range is made of:",
+	"    start, end, master and replicas IP addresses, ports and ids",
+	"SHARDS",
+	"    Return information about slot range mappings and the nodes associated with them.",
+	"LINKS",
+	"    Return information about all network links between this node and its peers.",
+	"    Output format is an array where each array element is a map containing attributes of a link",
+	"HELP",
+	"    Prints this help.",
+}
+
 func clusterHelp(x *Ctx) {
 	if clusterTopo(x) == nil {
 		return
 	}
-	x.W.Array(len(clusterHelpLines))
-	for _, l := range clusterHelpLines {
+	lines := clusterHelpLines
+	if x.srv.bus != nil {
+		lines = clusterBusHelpLines
+	}
+	x.W.Array(len(lines))
+	for _, l := range lines {
 		x.W.Status(l)
 	}
 }
@@ -128,6 +193,10 @@ func clusterHelp(x *Ctx) {
 func clusterInfo(x *Ctx) {
 	t := clusterTopo(x)
 	if t == nil {
+		return
+	}
+	if b := x.srv.bus; b != nil {
+		x.W.Verbatim(b.Info())
 		return
 	}
 	size := 0
@@ -168,6 +237,10 @@ func clusterMyID(x *Ctx) {
 
 func clusterNodes(x *Ctx) {
 	if t := clusterTopo(x); t != nil {
+		if b := x.srv.bus; b != nil {
+			x.W.Verbatim(b.Nodes())
+			return
+		}
 		x.W.Verbatim(t.nodesText())
 	}
 }
@@ -177,6 +250,10 @@ func clusterNodes(x *Ctx) {
 func clusterSlots(x *Ctx) {
 	t := clusterTopo(x)
 	if t == nil {
+		return
+	}
+	if b := x.srv.bus; b != nil {
+		busSlots(x, b)
 		return
 	}
 	type rng struct{ lo, hi, node int }
@@ -218,44 +295,17 @@ func clusterShards(x *Ctx) {
 	if t == nil {
 		return
 	}
-	w := x.W
-	w.Array(len(t.Nodes))
+	if b := x.srv.bus; b != nil {
+		writeShards(x, b.Shards())
+		return
+	}
+	shards := make([]clusterbus.Shard, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		rs := t.ranges(i)
-		w.Map(2)
-		w.BulkString("slots")
-		w.Array(2 * len(rs))
-		for _, r := range rs {
-			w.Int(int64(r[0]))
-			w.Int(int64(r[1]))
-		}
-		w.BulkString("nodes")
-		w.Array(1)
-		fields := 7
-		if n.Hostname != "" {
-			fields++
-		}
-		w.Map(fields)
-		w.BulkString("id")
-		w.BulkString(n.ID)
-		w.BulkString("port")
-		w.Int(int64(n.Port))
-		w.BulkString("ip")
-		w.BulkString(n.Host)
-		w.BulkString("endpoint")
-		w.BulkString(n.Host)
-		if n.Hostname != "" {
-			w.BulkString("hostname")
-			w.BulkString(n.Hostname)
-		}
-		w.BulkString("role")
-		w.BulkString("master")
-		w.BulkString("replication-offset")
-		w.Int(0)
-		w.BulkString("health")
-		w.BulkString("online")
+		shards[i] = clusterbus.Shard{Slots: t.ranges(i),
+			Nodes: []clusterbus.NodeInfo{{Name: n.ID, IP: n.Host, Hostname: n.Hostname, Port: n.Port, Master: true}}}
 	}
+	writeShards(x, shards)
 }
 
 func clusterKeyslot(x *Ctx) {
@@ -331,6 +381,10 @@ func clusterSetSlot(x *Ctx) {
 	hasNode := len(x.Args) == 5
 	if !(hasNode && (action == "migrating" || action == "importing" || action == "node") || len(x.Args) == 4 && action == "stable") {
 		x.Error(ErrSetSlotSyntax)
+		return
+	}
+	if b := x.srv.bus; b != nil {
+		busSetSlot(x, b, slot, action)
 		return
 	}
 	peer := -1

@@ -242,8 +242,15 @@ var configParams = []*configParam{
 		}
 		return "no"
 	}},
-	{name: "cluster-require-full-coverage", kind: kindBool, def: "yes"}, // read by cluster_route.go
-	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},  // read by cluster_route.go
+	{name: "cluster-require-full-coverage", kind: kindBool, def: "yes"},                     // read by cluster_route.go
+	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},                      // read by cluster_route.go
+	{name: "cluster-node-timeout", kind: kindInt, def: "15000", min: 0, max: math.MaxInt64}, // read by the bus every tick
+	{name: "cluster-port", kind: kindInt, def: "0", min: 0, max: 65535, immutable: true},
+	{name: "cluster-announce-hostname", kind: kindString, def: ""},
+	{name: "cluster-allow-replica-migration", kind: kindBool, def: "yes"},
+	{name: "cluster-replica-validity-factor", kind: kindInt, def: "10", min: 0, max: intMax},
+	{name: "cluster-migration-barrier", kind: kindInt, def: "1", min: 0, max: intMax},
+	{name: "cluster-replica-no-failover", kind: kindBool, def: "no"},
 	{name: "cluster-config-file", kind: kindString, def: "nodes.conf", immutable: true, get: func(s *Server) string {
 		if s.cfg.ClusterConfigFile == "" {
 			return "nodes.conf"

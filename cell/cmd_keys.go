@@ -424,21 +424,36 @@ func isInt(b []byte) bool {
 	return ok
 }
 
-// objectFreq: access frequencies are tracked only under an LFU maxmemory
-// policy, which cellserver does not have.
+// objectFreq and objectIdletime answer as Redis 7.0 does under the
+// maxmemory policy in force: under an LFU policy FREQ has a value and
+// IDLETIME refuses, under the others the other way round. cellserver
+// tracks neither accesses nor their times (an Entry has no room for
+// Redis's 24-bit clock), so the values are those of a key just made: the
+// LFU counter a new key starts with (LFU_INIT_VAL) and an idle time of 0.
 func objectFreq(x *Ctx) {
-	if objectLookup(x) != nil {
-		x.Error(ErrNoLFU)
+	if objectLookup(x) == nil {
+		return
 	}
+	if !x.srv.lfuPolicy() {
+		x.Error(ErrNoLFU)
+		return
+	}
+	x.W.Int(lfuInitVal)
 }
 
-// objectIdletime is an approximation: access times are not tracked, so
-// every key reads as just used.
 func objectIdletime(x *Ctx) {
-	if objectLookup(x) != nil {
-		x.W.Int(0)
+	if objectLookup(x) == nil {
+		return
 	}
+	if x.srv.lfuPolicy() {
+		x.Error(ErrLFUIdle)
+		return
+	}
+	x.W.Int(0)
 }
+
+// lfuInitVal is the LFU counter of a key just made (Redis's LFU_INIT_VAL).
+const lfuInitVal = 5
 
 // objectRefcount mimics Redis's shared integers: values 0..9999 stored as
 // "int" are one shared object with the maximum refcount; the rest have 1.

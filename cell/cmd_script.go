@@ -358,7 +358,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		}
 	}
 	if r.probing && !r.outside && cmd.Flags&flagChannelKeys == 0 {
-		if cmd.allDBs(args) || cmd.Flags&flagWholeDB != 0 {
+		if cmd.allDBs(args) || cmd.wholeDB(args) {
 			r.outside = true
 		} else {
 			c := x.cl
@@ -373,7 +373,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	}
 	if !r.allowAll && cmd.Flags&flagChannelKeys == 0 {
 		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
-		if all := cmd.allDBs(args); all || cmd.Flags&flagWholeDB != 0 {
+		if all := cmd.allDBs(args); all || cmd.wholeDB(args) {
 			if r.strict {
 				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
 				return
@@ -416,7 +416,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	// Timed against the script's start: a monotonic reading is half the
 	// cost of time.Now's wall and monotonic pair.
 	began := time.Since(r.start)
-	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w}
+	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
 	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
 	sub := &r.sub
 	cmd.Handler(sub)

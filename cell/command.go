@@ -77,7 +77,14 @@ type Command struct {
 	// than the selected one (COPY ... DB n, MOVE): dispatch, EXEC and
 	// scripts then hold every database, as for flagAllDBs.
 	ReachesAllDBs func(args [][]byte) bool
-	Handler       Handler
+	// KeyFlags gives the flags of the key at args[i] where they depend on
+	// the arguments (COMMAND GETKEYSANDFLAGS of BITFIELD, SORT ... STORE).
+	KeyFlags func(args [][]byte, i int) KeyFlag
+	// ReachesWholeDB says whether these arguments reach keys they do not
+	// name (SORT's BY and GET patterns): dispatch, EXEC and scripts then
+	// hold every shard of the database, as for flagWholeDB.
+	ReachesWholeDB func(args [][]byte) bool
+	Handler        Handler
 	// Sub holds the subcommands of a container command (CONFIG, CLIENT).
 	Sub map[string]*Command
 
@@ -199,6 +206,12 @@ func commandNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// wholeDB says whether cmd with args holds every shard of its database:
+// flagWholeDB, or arguments that reach keys they do not name.
+func (c *Command) wholeDB(args [][]byte) bool {
+	return c.Flags&flagWholeDB != 0 || c.ReachesWholeDB != nil && c.ReachesWholeDB(args)
 }
 
 // allDBs says whether cmd with args holds every database: flagAllDBs, or

@@ -142,10 +142,52 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for cluster commands"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("Depends on subcommand.")),
 	},
+	"cluster|addslots": {
+		info:  rarr(rb("cluster|addslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"cluster|addslotsrange": {
+		info:  rarr(rb("cluster|addslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
+	},
+	"cluster|bumpepoch": {
+		info:  rarr(rb("cluster|bumpepoch"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Advance the cluster config epoch"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|count-failure-reports": {
+		info:  rarr(rb("cluster|count-failure-reports"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Return the number of failure reports active for a given node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of failure reports"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
 	"cluster|countkeysinslot": {
 		info:  rarr(rb("cluster|countkeysinslot"), ri(3), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the number of local keys in the specified hash slot"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer")))),
+	},
+	"cluster|delslots": {
+		info:  rarr(rb("cluster|delslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"cluster|delslotsrange": {
+		info:  rarr(rb("cluster|delslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
+	},
+	"cluster|flushslots": {
+		info:  rarr(rb("cluster|flushslots"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Delete a node's own slots information"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|forget": {
+		info:  rarr(rb("cluster|forget"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Remove a node from the nodes table"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
 	},
 	"cluster|getkeysinslot": {
 		info:  rarr(rb("cluster|getkeysinslot"), ri(4), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
@@ -169,6 +211,17 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns the hash slot of the specified key"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of bytes in the key"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("string")))),
 	},
+	"cluster|links": {
+		info:  rarr(rb("cluster|links"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Returns a list of all TCP links to and from peer nodes in cluster"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
+	},
+	"cluster|meet": {
+		info:  rarr(rb("cluster|meet"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Force a node cluster to handshake with another node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added the optional `cluster_bus_port` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("ip"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("cluster_bus_port"), rb("type"), rb("integer"), rb("since"), rb("4.0.0"), rb("flags"), rset(rs("optional"))))),
+	},
 	"cluster|myid": {
 		info:  rarr(rb("cluster|myid"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
@@ -180,6 +233,32 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get Cluster config for the node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
 	},
+	"cluster|replicas": {
+		info:  rarr(rb("cluster|replicas"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("5.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
+	"cluster|replicate": {
+		info:  rarr(rb("cluster|replicate"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Reconfigure a node as a replica of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
+	},
+	"cluster|reset": {
+		info:  rarr(rb("cluster|reset"), ri(-2), rset(rs("admin"), rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Reset a Redis Cluster node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."), rb("arguments"), rarr(rmap(rb("name"), rb("hard_soft"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("hard"), rb("type"), rb("pure-token"), rb("token"), rb("HARD")), rmap(rb("name"), rb("soft"), rb("type"), rb("pure-token"), rb("token"), rb("SOFT")))))),
+	},
+	"cluster|saveconfig": {
+		info:  rarr(rb("cluster|saveconfig"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Forces the node to save cluster state on disk"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
+	},
+	"cluster|set-config-epoch": {
+		info:  rarr(rb("cluster|set-config-epoch"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Set the configuration epoch in a new node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("config-epoch"), rb("type"), rb("integer")))),
+	},
 	"cluster|setslot": {
 		info:  rarr(rb("cluster|setslot"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
@@ -190,6 +269,12 @@ var redisCommands = map[string]*redisCommand{
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of cluster slots to node mappings"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of cluster nodes")),
+	},
+	"cluster|slaves": {
+		info:  rarr(rb("cluster|slaves"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
+		tips:  []string{"nondeterministic_output"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("5.0.0"), rb("replaced_by"), rb("`CLUSTER REPLICAS`"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
 	},
 	"cluster|slots": {
 		info:  rarr(rb("cluster|slots"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
@@ -1151,6 +1236,16 @@ var redisCommands = map[string]*redisCommand{
 		info:  rarr(rb("smove"), ri(4), rset(rs("write"), rs("fast")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Move a member from one set to another"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
+	},
+	"sort": {
+		info:  rarr(rb("sort"), ri(-2), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())), rmap(rb("notes"), rb("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"), rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}, {Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", Flags: KeyOW | KeyUpdate, BeginUnknown: true, FindUnknown: true}},
+		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(2), rb("token"), rb("STORE"), rb("flags"), rset(rs("optional"))))),
+	},
+	"sort_ro": {
+		info:  rarr(rb("sort_ro"), ri(-2), rset(rs("readonly"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
+		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}},
+		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set. Read-only variant of SORT."), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))))),
 	},
 	"spop": {
 		info:  rarr(rb("spop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),

@@ -68,6 +68,9 @@ type Config struct {
 	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
 	Cluster           *Topology
 	ClusterConfigFile string // where Cluster was read from, re-read on SIGHUP
+	// ClusterBus is cluster mode on the cluster bus (cluster_bus.go): the
+	// node table is kept in ClusterConfigFile (nodes.conf) in Dir.
+	ClusterBus bool
 
 	// SlowLoad, for tests only, makes loading the store sleep this long
 	// every 1000 keys, so that a test can watch a server while it loads

@@ -23,6 +23,8 @@ type Ctx struct {
 	// stepping: the command locks shards one at a time itself
 	// (flagShardAtATime); busy: a script held one, so callAt answers BUSY.
 	stepping, busy bool
+	// inScript: a script called the command (Redis's CLIENT_SCRIPT).
+	inScript bool
 	// wallNs is the wall clock in Unix ns when the command started, read
 	// by dispatch or EXEC for each command; 0 in scripts, whose commands
 	// read the clock themselves (wallNow).

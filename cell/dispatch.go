@@ -66,7 +66,9 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrNoMulti)
 		return
 	}
-	if c.srv.clusterOn && !c.clusterCheck(cmd, args) {
+	// The master's stream is obeyed whatever the slots (a replica serves
+	// none), as Redis's mustObeyClient.
+	if c.srv.clusterOn && (c.repl == nil || !c.repl.master) && !c.clusterCheck(cmd, args) {
 		return
 	}
 	if c.multi != nil && c.busyInMulti(cmd, args) {
@@ -223,7 +225,7 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 		for d := range ks.DBs() {
 			l.AddDB(ks, d)
 		}
-	case cmd.Flags&flagWholeDB != 0:
+	case cmd.wholeDB(args):
 		l.AddDB(ks, db)
 	case cmd.Flags&flagChannelKeys != 0:
 	default:

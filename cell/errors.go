@@ -2,6 +2,7 @@ package cell
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/cellserver/cellserver/resp"
 )
@@ -121,6 +122,7 @@ const (
 	ErrInvalidCursor  = "ERR invalid cursor"
 	ErrExpireNXCompat = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTLT     = "ERR GT and LT options at the same time are not compatible"
+	ErrLFUIdle        = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	ErrNoLFU          = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
@@ -133,6 +135,13 @@ const (
 	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
 	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+)
+
+// SORT (sort.c).
+const (
+	ErrSortScore      = "ERR One or more scores can't be converted into double"
+	ErrSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
+	ErrSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
 )
 
 // errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed
@@ -436,3 +445,20 @@ const (
 	ErrWindowSpan  = "ERR window_ms must be between 1 and 3153600000000"
 	ErrWindowCost  = "ERR cost must be 0 or more"
 )
+
+// Cluster bus mode (cmd_cluster_bus.go).
+const ErrFlushSlotsKeys = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
+
+// errClusterNeedsBus answers the subcommands that change a cluster when
+// the cluster is a fixed topology file.
+func errClusterNeedsBus(sub []byte) string {
+	return "ERR CLUSTER " + upper(cstring(sub)) + " needs the cluster bus (start without a topology file)"
+}
+
+// errSlotRangeOrder is ADDSLOTSRANGE/DELSLOTSRANGE with start > end.
+func errSlotRangeOrder(start, end int) string {
+	return "ERR start slot number " + strconv.Itoa(start) + " is greater than end slot number " + strconv.Itoa(end)
+}
+
+func errMeetPort(p []byte) string    { return "ERR Invalid TCP base port specified: " + cstring(p) }
+func errMeetBusPort(p []byte) string { return "ERR Invalid TCP bus port specified: " + cstring(p) }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,13 @@ var evictionPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random
 	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
 
 const policyNoEviction = 7
+
+// lfuPolicy says whether the maxmemory policy is an LFU one (Redis's
+// MAXMEMORY_FLAG_LFU), which OBJECT FREQ and IDLETIME answer by.
+func (s *Server) lfuPolicy() bool {
+	p := evictionPolicies[s.ops.mem.policy.Load()]
+	return strings.HasSuffix(p, "-lfu")
+}
 
 func policyByName(name string) int {
 	for i, p := range evictionPolicies {

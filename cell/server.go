@@ -202,6 +202,12 @@ func newServer(cfg Config) *Server {
 	s.obs.init()
 	s.startOps() // after setFsync: a start-up appendfsync parameter wins
 	s.limiters.setPrefixes(cfg.LimiterPrefixes)
+	if cfg.ClusterBus {
+		// After startOps: the cluster parameters given at start apply.
+		s.clusterOn = true
+		s.ks.PlaceBySlot()
+		s.openBus() // cluster_bus.go
+	}
 	return s
 }
 
@@ -249,6 +255,14 @@ func (s *Server) Listen() error {
 			os.Chmod(s.cfg.UnixSocket, os.FileMode(s.cfg.UnixSocketPerm))
 		}
 		lns = append(lns, ln)
+	}
+	if s.busErr != nil {
+		return fail(fmt.Errorf("cluster: %w", s.busErr))
+	}
+	if s.bus != nil {
+		if err := s.bus.Start(); err != nil {
+			return fail(fmt.Errorf("cluster bus: %w", err))
+		}
 	}
 	tlsLns, err := s.listenTLS() // tls.go
 	if err != nil {
@@ -362,6 +376,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	close(s.done)
+	if s.bus != nil {
+		s.bus.Close()
+	}
 	if l := s.link.Swap(nil); l != nil {
 		l.close() // the master client ends with it (repl_replica.go)
 	}

@@ -7,7 +7,8 @@ import (
 )
 
 // TestPersistBitmapsKill: bitmaps written by SETBIT, BITFIELD and BITOP,
-// small and large, with and without a TTL, are read back the same after
+// small and large, with and without a TTL, and the lists SORT ... STORE
+// wrote, are read back the same after
 // SIGKILL and a restart, from the effect log alone, then from a
 // checkpoint (SAVE) plus the log written after it.
 func TestPersistBitmapsKill(t *testing.T) {
@@ -24,6 +25,8 @@ func TestPersistBitmapsKill(t *testing.T) {
 			{"SET", "s" + n, "12345"}, {"SETBIT", "s" + n, "3", "1"}, {"BITFIELD", "s" + n, "INCRBY", "u4", "0", "3"},
 			{"BITOP", "OR", "or" + n, "b" + n, "f" + n}, {"BITOP", "NOT", "not" + n, "s" + n},
 			{"SETBIT", "gone" + n, "3", "1"}, {"BITOP", "AND", "gone" + n, "missing"},
+			{"RPUSH", "l" + n, "3", "1", "2"}, {"SORT", "l" + n, "DESC", "STORE", "sorted" + n},
+			{"SORT", "l" + n, "GET", "missing*", "STORE", "gets" + n},
 		}
 	}
 	reads := func(n string) [][]string {
@@ -31,6 +34,7 @@ func TestPersistBitmapsKill(t *testing.T) {
 			{"GET", "b" + n}, {"BITCOUNT", "big" + n}, {"STRLEN", "big" + n}, {"BITPOS", "big" + n, "1", "1"},
 			{"PEXPIRETIME", "big" + n}, {"GET", "f" + n}, {"GET", "s" + n},
 			{"GET", "or" + n}, {"GET", "not" + n}, {"EXISTS", "gone" + n},
+			{"LRANGE", "sorted" + n, "0", "-1"}, {"LRANGE", "gets" + n, "0", "-1"},
 		}
 	}
 	for _, cmd := range round("1") {

@@ -59,6 +59,15 @@ func TestClusterRepliesLikeRedis(t *testing.T) {
 	p.Do("CLUSTER", "GETKEYSINSLOT", "1", "x")
 	p.Do("DEL", "{b}x")
 	p.Do("CLUSTER", "GETKEYSINSLOT", "3300", "5")
+	// SORT: patterns are refused, STORE's key is a key.
+	p.Do("RPUSH", "{b}l", "2", "1")
+	p.Do("SORT", "{b}l")
+	p.Do("SORT", "{b}l", "BY", "w_*")
+	p.Do("SORT", "{b}l", "BY", "nosort", "DESC")
+	p.Do("SORT_RO", "{b}l", "GET", "#")
+	p.Do("SORT", "{b}l", "STORE", "{b}d")
+	p.Do("SORT", "{b}l", "STORE", "foo")
+	p.Do("DEL", "{b}l", "{b}d")
 	// SELECT.
 	p.Do("SELECT", "0")
 	p.Do("SELECT", "1")

@@ -80,6 +80,10 @@ func TestCommandGetKeysAndFlagsLikeRedis(t *testing.T) {
 			{"SETEX", "k", "10", "v"}, {"PSETEX", "k", "10", "v"}, {"SETNX", "k", "v"}, {"STRLEN", "k"},
 			{"HGETALL", "h"}, {"HMGET", "h", "a", "b"}, {"ZINCRBY", "z", "1", "m"}, {"ZSCORE", "z", "m"},
 			{"ZCARD", "z"}, {"LSET", "l", "0", "x"}, {"LINSERT", "l", "BEFORE", "a", "b"}, {"LREM", "l", "0", "x"},
+			{"SETBIT", "b", "1", "1"}, {"BITOP", "AND", "d", "a", "b"}, {"BITFIELD", "b", "GET", "u8", "0"},
+			{"BITFIELD_RO", "b", "GET", "u8", "0"}, {"SORT", "l"}, {"SORT", "l", "STORE", "d"},
+			{"SORT", "l", "BY", "store", "LIMIT", "0", "1", "GET", "store", "STORE", "d1", "STORE", "d2"},
+			{"SORT", "l", "STORE"}, {"SORT_RO", "l", "STORE", "d"},
 		} {
 			if !served[strings.ToLower(line[0])] {
 				continue

@@ -458,3 +458,21 @@ func TestKeysObject(t *testing.T) {
 		c.Error("OBJECT", strings.Repeat("x", 10))
 	})
 }
+
+// TestKeysObjectPolicies: OBJECT FREQ and IDLETIME of a key just made,
+// under each maxmemory policy: LFU policies answer FREQ and refuse
+// IDLETIME, the others the other way round.
+func TestKeysObjectPolicies(t *testing.T) {
+	c := newPair(t)
+	t.Cleanup(func() { c.Do("CONFIG", "SET", "maxmemory-policy", "noeviction") })
+	for _, p := range []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"} {
+		c.Do("CONFIG", "SET", "maxmemory-policy", p)
+		c.Do("SET", "k"+p, "v")
+		c.Do("RPUSH", "l"+p, "v")
+		for _, k := range []string{"k" + p, "l" + p, "missing"} {
+			c.Do("OBJECT", "FREQ", k)
+			c.Do("OBJECT", "IDLETIME", k)
+		}
+	}
+}

@@ -163,6 +163,7 @@ return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 	}
 	// A set of the users seen.
 	m.SAdd(ctx, "seen", fmt.Sprint(round))
+	m.SortStore(ctx, "seen", "seensorted", &redis.Sort{Order: "DESC"})
 	// Bitmaps: a bit per round, a counter field, and their union.
 	m.SetBit(ctx, "bits", int64(round*37), 1)
 	m.BitField(ctx, "fields", "OVERFLOW", "SAT", "INCRBY", "i8", "#2", 100, "SET", "u5", 3, round)

@@ -80,6 +80,31 @@ func ParseFloat(b []byte) (float64, bool) {
 	return v, true
 }
 
+// ParseStrtod parses b as SORT reads a score: C strtod over b as a C
+// string (up to a NUL), leading whitespace skipped, which must convert
+// all of it; NaN and a value out of range are refused. Unlike ParseFloat
+// it accepts the empty string, as 0.
+func ParseStrtod(b []byte) (float64, bool) {
+	for i, c := range b {
+		if c == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	i := 0
+	for i < len(b) && strtodSpace(b[i]) {
+		i++
+	}
+	v, n, lost := strtod(b[i:])
+	if n == 0 || i+n != len(b) || lost || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
 // AppendDouble appends f as Redis 7.0's addReplyDouble prints it: C's
 // "%.17g", which strconv's 'g' format with 17 digits reproduces for finite
 // values, and glibc's spellings for the rest ("inf", "-inf", "nan", "-nan"

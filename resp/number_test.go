@@ -320,3 +320,22 @@ func BenchmarkAppendDouble(b *testing.B) {
 		})
 	}
 }
+
+func TestParseStrtod(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"", 0, true}, {"1", 1, true}, {" 7", 7, true}, {"\t-2.5", -2.5, true}, {"0x10", 16, true},
+		{"1e2", 100, true}, {"inf", math.Inf(1), true}, {"-Infinity", math.Inf(-1), true},
+		{"1\x00x", 1, true}, {"\x00abc", 0, true},
+		{"  ", 0, false}, {"7 ", 0, false}, {"abc", 0, false}, {"nan", 0, false}, {"1e400", 0, false},
+		{"1e-400", 0, false}, {"1x", 0, false}, {"+", 0, false},
+	} {
+		got, ok := ParseStrtod([]byte(tt.in))
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("ParseStrtod(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -5,13 +5,22 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/cellserver/cellserver/cell"
 )
 
-// clusterFlags checks the cluster flags and loads the topology file into
-// cfg. A bad file stops the server at start, with the line at fault.
+// clusterFlags checks the cluster flags and picks the cluster mode:
+//
+//   - the cluster bus (Redis Cluster's own protocol, the default): the
+//     nodes find each other with CLUSTER MEET (redis-cli --cluster create)
+//     and keep their table in --cluster-config-file (nodes.conf in --dir);
+//   - a fixed topology file, shared by all nodes (the simple mode): chosen
+//     by --cluster-node-id, or by a --cluster-config-file that exists and is
+//     not a node table the bus wrote (it has no "vars" line).
+//
+// A bad topology file stops the server at start, with the line at fault.
 func clusterFlags(cfg *cell.Config, enabled, nodeID string) error {
 	switch enabled {
 	case "no":
@@ -20,8 +29,12 @@ func clusterFlags(cfg *cell.Config, enabled, nodeID string) error {
 	default:
 		return fmt.Errorf("--cluster-enabled %q: must be yes or no", enabled)
 	}
+	if nodeID == "" && !isTopologyFile(cfg.ClusterConfigFile) {
+		cfg.ClusterBus = true
+		return nil
+	}
 	if cfg.ClusterConfigFile == "" {
-		return fmt.Errorf("--cluster-enabled yes needs --cluster-config-file (the topology every node shares)")
+		return fmt.Errorf("--cluster-node-id needs --cluster-config-file (the topology every node shares)")
 	}
 	t, err := cell.LoadTopology(cfg.ClusterConfigFile, selfHint(cfg, nodeID))
 	if err != nil {
@@ -29,6 +42,24 @@ func clusterFlags(cfg *cell.Config, enabled, nodeID string) error {
 	}
 	cfg.Cluster = t
 	return nil
+}
+
+// isTopologyFile reports whether path names an existing file without the
+// "vars" line every nodes.conf of the bus (or of Redis) ends with.
+func isTopologyFile(path string) bool {
+	if path == "" {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "vars ") {
+			return false
+		}
+	}
+	return true
 }
 
 func selfHint(cfg *cell.Config, nodeID string) cell.SelfHint {

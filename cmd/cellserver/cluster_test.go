@@ -33,16 +33,29 @@ func TestClusterFlags(t *testing.T) {
 	if cfg, err = parseFlags([]string{conf}, io.Discard); err != nil || cfg.Cluster == nil || cfg.Cluster.Myself().Port != 7001 {
 		t.Fatalf("from a configuration file: %v", err)
 	}
-	if cfg, err = parseFlags(nil, io.Discard); err != nil || cfg.Cluster != nil {
+	if cfg, err = parseFlags(nil, io.Discard); err != nil || cfg.Cluster != nil || cfg.ClusterBus {
 		t.Fatalf("default: %v %v", err, cfg.Cluster)
+	}
+	// The cluster bus: no topology file, a file that does not exist yet
+	// (nodes.conf, written by the bus), or one the bus wrote.
+	nodesConf := filepath.Join(dir, "nodes.conf")
+	os.WriteFile(nodesConf, []byte(testTopology+"vars currentEpoch 2 lastVoteEpoch 0\n"), 0o644)
+	for _, args := range [][]string{
+		{"--cluster-enabled", "yes"},
+		{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "missing")},
+		{"--cluster-enabled", "yes", "--cluster-config-file", nodesConf},
+	} {
+		if cfg, err = parseFlags(args, io.Discard); err != nil || cfg.Cluster != nil || !cfg.ClusterBus {
+			t.Errorf("%q: %v, bus %v, want bus mode", args, err, cfg.ClusterBus)
+		}
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--cluster-enabled", "yes"}, "needs --cluster-config-file"},
 		{[]string{"--cluster-enabled", "maybe"}, "yes"},
-		{[]string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "missing")}, "no such file"},
+		{[]string{"--cluster-enabled", "yes", "--cluster-node-id", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1"}, "needs --cluster-config-file"},
+		{[]string{"--cluster-enabled", "yes", "--cluster-node-id", "x", "--cluster-config-file", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"--port", "1", "--cluster-enabled", "yes", "--cluster-config-file", topo}, "no line is this node's"},
 		{[]string{"--cluster-enabled", "yes", "--cluster-config-file", topo, "--cluster-node-id", "nope"}, "not in the file"},
 	} {

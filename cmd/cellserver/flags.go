@@ -53,8 +53,8 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 	// Operations (directives.go, ops_flags.go).
 	addOpsFlags(fs, &cfg)
 	// Cluster mode (cluster.go).
-	clusterEnabled := fs.String("cluster-enabled", "no", "yes: serve only this node's hash slots of --cluster-config-file")
-	fs.StringVar(&cfg.ClusterConfigFile, "cluster-config-file", "", "the cluster topology file, shared by all nodes (README: Cluster mode)")
+	clusterEnabled := fs.String("cluster-enabled", "no", "yes: Redis Cluster mode, on the cluster bus (port + 10000) unless --cluster-config-file is a topology file")
+	fs.StringVar(&cfg.ClusterConfigFile, "cluster-config-file", "", "the node table the cluster bus keeps, in --dir (nodes.conf), or a topology file shared by all nodes (README: Cluster mode)")
 	clusterNodeID := fs.String("cluster-node-id", "", "this node's id in the topology file (empty: the line with --port)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: cellserver [/path/to/cellserver.conf] [--flag value ...]\n\nA Redis 7.0 + redis-cell compatible server for rate limiting.\n\nFlags:\n")

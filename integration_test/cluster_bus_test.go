@@ -1,0 +1,502 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
+)
+
+// Cluster mode on the cluster bus: cellserver nodes started with
+// --cluster-enabled yes and no topology file, formed, checked and
+// resharded by redis-cli --cluster as Redis Cluster is, and joined by a
+// redis-server node. Node timeouts are 500 ms so failures show quickly.
+
+const busNodeTimeout = "500"
+
+// busNode starts one bus-mode node of kind "cellserver" or "redis-server"
+// on a port whose port+10000 is free as well.
+func busNode(t *testing.T, kind string, i int) *process {
+	t.Helper()
+	bin := requirePeer(t, "redis-server")
+	if kind == "cellserver" {
+		bin = cellserverBinary(t)
+	}
+	var lastErr error
+	for range 3 {
+		port, err := serverproc.FreeClusterPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(harness.tmp, fmt.Sprintf("bus-%s-%d-%d", kind, processSeq.Add(1), port))
+		os.MkdirAll(dir, 0o755)
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--cluster-enabled", "yes", "--cluster-node-timeout", busNodeTimeout}
+		if kind == "redis-server" {
+			args = append(args, "--save", "", "--appendonly", "no")
+		}
+		p, err := launch(fmt.Sprintf("%s bus node %d", kind, i), bin, args, dir, port)
+		if err == nil {
+			t.Cleanup(p.Stop)
+			return p
+		}
+		lastErr = err
+	}
+	t.Fatal(lastErr)
+	return nil
+}
+
+// busCluster is what redis-cli --cluster create made of n cellserver
+// nodes: masters ordered by their first slot, replicas after them.
+type busCluster struct {
+	*cluster
+	masters  int
+	replicas []*process
+}
+
+func createBusCluster(t *testing.T, n, replicas int) *busCluster {
+	t.Helper()
+	requirePeer(t, "redis-cli")
+	var procs []*process
+	args := []string{"--cluster", "create"}
+	for i := range n {
+		p := busNode(t, "cellserver", i)
+		procs = append(procs, p)
+		args = append(args, p.addr)
+	}
+	if replicas > 0 {
+		args = append(args, "--cluster-replicas", strconv.Itoa(replicas))
+	}
+	args = append(args, "--cluster-yes")
+	out, err := exec.Command("redis-cli", args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[OK] All 16384 slots covered.") {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	bc := &busCluster{cluster: &cluster{}}
+	type master struct {
+		p     *process
+		id    string
+		first int
+	}
+	var ms []master
+	for _, p := range procs {
+		waitClusterOK(t, p.addr, n)
+		nodes := cli(t, p.addr, "", "CLUSTER", "NODES")
+		for _, line := range strings.Split(nodes, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 8 || !strings.Contains(f[2], "myself") {
+				continue
+			}
+			if strings.Contains(f[2], "slave") {
+				bc.replicas = append(bc.replicas, p)
+			} else if len(f) > 8 {
+				lo, _, _ := strings.Cut(f[8], "-")
+				first, _ := strconv.Atoi(lo)
+				ms = append(ms, master{p, f[0], first})
+			}
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].first < ms[j].first })
+	for _, m := range ms {
+		bc.procs = append(bc.procs, m.p)
+		bc.addrs = append(bc.addrs, m.p.addr)
+		bc.ids = append(bc.ids, m.id)
+	}
+	bc.masters = len(ms)
+	if len(ms)+len(bc.replicas) != n {
+		t.Fatalf("%d masters and %d replicas of %d nodes", len(ms), len(bc.replicas), n)
+	}
+	return bc
+}
+
+// waitClusterOK waits until the node at addr says cluster_state:ok and
+// knows known nodes.
+func waitClusterOK(t *testing.T, addr string, known int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", portOf(addr), "CLUSTER", "INFO").Output()
+		if strings.Contains(string(out), "cluster_state:ok") && strings.Contains(string(out), "cluster_known_nodes:"+strconv.Itoa(known)+"\r") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: cluster not ok with %d nodes after 15 s:\n%s", addr, known, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkClean runs redis-cli --cluster check against addr and requires
+// no error or warning.
+func checkClean(t *testing.T, addr string, what string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, err := exec.Command("redis-cli", "--cluster", "check", addr).CombinedOutput()
+		s := string(out)
+		if err == nil && strings.Contains(s, "[OK] All nodes agree about slots configuration.") &&
+			strings.Contains(s, "[OK] All 16384 slots covered.") && !strings.Contains(s, "[ERR]") && !strings.Contains(s, "[WARNING]") {
+			return
+		}
+		// Right after a change the nodes may still be gossiping it.
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: redis-cli --cluster check %s: %v\n%s", what, addr, err, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestBusClusterCreate: three cellserver nodes formed by redis-cli
+// --cluster create; check is clean, and go-redis's ClusterClient and
+// redis-cli -c run W1-W4 and W8 with the transcript of one node.
+func TestBusClusterCreate(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	bc := createBusCluster(t, 3, 0)
+	checkClean(t, bc.addrs[0], "after create")
+	info := cli(t, bc.addrs[1], "", "CLUSTER", "INFO")
+	for _, want := range []string{"cluster_state:ok", "cluster_slots_assigned:16384", "cluster_known_nodes:3", "cluster_size:3"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("CLUSTER INFO lacks %s:\n%s", want, info)
+		}
+	}
+	single := freshSingle(t)
+	one := redis.NewClient(&redis.Options{Addr: single.addr})
+	defer one.Close()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{bc.addrs[2]}})
+	defer cl.Close()
+	want := goRedisSession(t, one, func(ctx context.Context, fn func(context.Context, *redis.Client) error) error { return fn(ctx, one) })
+	got := goRedisSession(t, cl, cl.ForEachMaster)
+	compareLines(t, "go-redis ClusterClient on the bus", "one node", want, got)
+	requireSpread(t, bc.cluster, 25, 120)
+
+	// redis-cli -c: the same session typed in, after a FLUSHALL on every
+	// node.
+	for _, a := range bc.addrs {
+		cli(t, a, "", "FLUSHALL")
+	}
+	cli(t, single.addr, "", "FLUSHALL")
+	session := redisCliSession(12)
+	tat := regexp.MustCompile(`(?m)^1[0-9]{18}$`)
+	oneOut := tat.ReplaceAllString(cli(t, single.addr, session), "<tat>")
+	out := cli(t, bc.addrs[0], session, "-c")
+	redirects := regexp.MustCompile(`-> Redirected to slot \[\d+\] located at 127.0.0.1:\d+\n`)
+	many := tat.ReplaceAllString(redirects.ReplaceAllString(out, ""), "<tat>")
+	compareLines(t, "redis-cli -c on the bus", "one node", strings.Split(oneOut, "\n"), strings.Split(many, "\n"))
+	requireSpread(t, bc.cluster, 10, 48)
+}
+
+// TestBusClusterReplicas: six nodes with --cluster-replicas 1; each
+// replica follows its master through cellserver's replication, a restart
+// keeps the node's id and place (nodes.conf), and a killed master is
+// reported failing by the others.
+func TestBusClusterReplicas(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	bc := createBusCluster(t, 6, 1)
+	if bc.masters != 3 || len(bc.replicas) != 3 {
+		t.Fatalf("%d masters, %d replicas; want 3 and 3", bc.masters, len(bc.replicas))
+	}
+	checkClean(t, bc.addrs[0], "after create")
+	ctx := context.Background()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{bc.replicas[0].addr}})
+	defer cl.Close()
+	for i := range 300 {
+		if err := cl.Set(ctx, fmt.Sprintf("user:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cl.Do(ctx, "WAIT", 1, 5000).Result(); err != nil {
+		t.Logf("WAIT through the cluster client: %v", err)
+	}
+	// Every replica ends up with its master's keys.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, r := range bc.replicas {
+		var master string
+		for _, line := range strings.Split(cli(t, r.addr, "", "CLUSTER", "NODES"), "\n") {
+			if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "myself") {
+				master = f[3]
+			}
+		}
+		mi := -1
+		for i, id := range bc.ids {
+			if id == master {
+				mi = i
+			}
+		}
+		if mi < 0 {
+			t.Fatalf("replica %s follows %q, not a master", r.addr, master)
+		}
+		for {
+			a, b := cli(t, bc.addrs[mi], "", "DBSIZE"), cli(t, r.addr, "", "DBSIZE")
+			if a == b && a != "0\n" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %s holds %q keys, its master %q", r.addr, b, a)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// CLUSTER REPLICAS on a master lists its replica.
+	if reps := cli(t, bc.addrs[0], "", "CLUSTER", "REPLICAS", bc.ids[0]); !strings.Contains(reps, "slave "+bc.ids[0]) {
+		t.Errorf("CLUSTER REPLICAS %s:\n%s", bc.ids[0], reps)
+	}
+	// A master killed: the others mark it failing, by majority.
+	bc.procs[2].Cmd.Process.Kill()
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		nodes := cli(t, bc.addrs[0], "", "CLUSTER", "NODES")
+		if regexp.MustCompile(bc.ids[2] + ` \S+ master,fail `).MatchString(nodes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed master is not marked fail:\n%s", nodes)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if info := cli(t, bc.addrs[0], "", "CLUSTER", "INFO"); !strings.Contains(info, "cluster_state:fail") {
+		t.Errorf("with a master failed and no failover, cluster_state is not fail:\n%s", info)
+	}
+}
+
+// TestBusClusterRestart: a node restarted with its --dir keeps its id and
+// slots (nodes.conf) and rejoins; the cluster is whole again.
+func TestBusClusterRestart(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	bc := createBusCluster(t, 3, 0)
+	p := bc.procs[1]
+	before := cli(t, p.addr, "", "CLUSTER", "MYID")
+	p.Stop()
+	args := p.Cmd.Args[1:]
+	q, err := launch("cellserver bus node restarted", cellserverBinary(t), args, p.Cmd.Dir, mustAtoi(portOf(p.addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Stop)
+	if after := cli(t, q.addr, "", "CLUSTER", "MYID"); after != before {
+		t.Errorf("id after restart %q, before %q", after, before)
+	}
+	waitClusterOK(t, q.addr, 3)
+	checkClean(t, bc.addrs[0], "after a restart")
+	conf, err := os.ReadFile(filepath.Join(p.Cmd.Dir, "nodes.conf"))
+	if err != nil || !strings.Contains(string(conf), "vars currentEpoch ") {
+		t.Errorf("nodes.conf: %v\n%s", err, conf)
+	}
+}
+
+// fillAndVerify writes n keys through a cluster client and returns a
+// function that reads every one back.
+func fillAndVerify(t *testing.T, addr string, n int) func(what string) {
+	t.Helper()
+	ctx := context.Background()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	t.Cleanup(func() { cl.Close() })
+	pipe := cl.Pipeline()
+	for i := range n {
+		pipe.Set(ctx, fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i), 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return func(what string) {
+		t.Helper()
+		cl.ReloadState(ctx)
+		missing := 0
+		for i := range n {
+			v, err := cl.Get(ctx, fmt.Sprintf("key:%d", i)).Result()
+			if err != nil || v != fmt.Sprintf("value-%d", i) {
+				if missing < 5 {
+					t.Errorf("%s: key:%d = %q, %v", what, i, v, err)
+				}
+				missing++
+			}
+		}
+		if missing > 0 {
+			t.Fatalf("%s: %d of %d keys do not read back", what, missing, n)
+		}
+	}
+}
+
+// reshard runs redis-cli --cluster reshard of count slots from one node
+// id to another.
+func reshard(t *testing.T, via, from, to string, count int) {
+	t.Helper()
+	args := []string{"--cluster", "reshard", via, "--cluster-from", from, "--cluster-to", to,
+		"--cluster-slots", strconv.Itoa(count), "--cluster-yes"}
+	out, err := exec.Command("redis-cli", args...).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "[ERR]") {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 30))
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestBusClusterReshard: redis-cli --cluster reshard moves 1000 slots with
+// their keys from one cellserver to another; every key reads back and
+// check is clean.
+func TestBusClusterReshard(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	bc := createBusCluster(t, 3, 0)
+	verify := fillAndVerify(t, bc.addrs[0], 3000)
+	before := cli(t, bc.addrs[0], "", "DBSIZE")
+	reshard(t, bc.addrs[0], bc.ids[0], bc.ids[1], 1000)
+	checkClean(t, bc.addrs[2], "after the reshard")
+	verify("after the reshard")
+	after := cli(t, bc.addrs[0], "", "DBSIZE")
+	if after == before {
+		t.Errorf("node 0 still holds %s keys after giving away 1000 slots", after)
+	}
+	nodes := cli(t, bc.addrs[2], "", "CLUSTER", "NODES")
+	if !regexp.MustCompile(bc.ids[1] + ` .* 0-999 `).MatchString(nodes) {
+		t.Errorf("node 1 does not serve slots 0-999 seen from node 2:\n%s", nodes)
+	}
+}
+
+// TestBusClusterMixed: a redis-server 7.0.15 node joins three cellserver
+// nodes with redis-cli --cluster add-node; slots with keys move to it and
+// back, check is clean throughout and every key reads back.
+func TestBusClusterMixed(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	bc := createBusCluster(t, 3, 0)
+	verify := fillAndVerify(t, bc.addrs[0], 2000)
+	r := busNode(t, "redis-server", 3)
+	out, err := exec.Command("redis-cli", "--cluster", "add-node", r.addr, bc.addrs[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[OK] New node added correctly.") {
+		t.Fatalf("add-node: %v\n%s", err, out)
+	}
+	waitClusterOK(t, r.addr, 4)
+	for _, a := range bc.addrs {
+		waitClusterOK(t, a, 4)
+	}
+	checkClean(t, bc.addrs[1], "after add-node")
+	rid := strings.TrimSpace(cli(t, r.addr, "", "CLUSTER", "MYID"))
+	reshard(t, bc.addrs[0], bc.ids[0], rid, 300)
+	checkClean(t, r.addr, "after moving slots to redis-server")
+	checkClean(t, bc.addrs[0], "after moving slots to redis-server")
+	if n := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE")); n == "0" {
+		t.Errorf("redis-server holds no keys after taking 300 slots")
+	}
+	verify("with slots on redis-server")
+	reshard(t, bc.addrs[0], rid, bc.ids[0], 300)
+	checkClean(t, bc.addrs[2], "after moving the slots back")
+	verify("after moving the slots back")
+}
+
+// TestBusClusterErrors: the CLUSTER subcommands' replies and refusals on a
+// lone bus-mode cellserver, byte for byte as a lone redis-server 7.0.15
+// with cluster-enabled answers them (node ids normalized).
+func TestBusClusterErrors(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	rp := busNode(t, "redis-server", 0)
+	cp := busNode(t, "cellserver", 0)
+	rid := strings.TrimSpace(cli(t, rp.addr, "", "CLUSTER", "MYID"))
+	cid := strings.TrimSpace(cli(t, cp.addr, "", "CLUSTER", "MYID"))
+	rc, err := dialRESP(rp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	cc, err := dialRESP(cp.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	unknown := strings.Repeat("ab", 20)
+	for _, cmd := range [][]string{
+		{"CLUSTER", "ADDSLOTS", "1", "2"},
+		{"CLUSTER", "ADDSLOTS", "1"},
+		{"CLUSTER", "ADDSLOTS", "9", "9"},
+		{"CLUSTER", "ADDSLOTS", "99999"},
+		{"CLUSTER", "ADDSLOTS", "x"},
+		{"CLUSTER", "ADDSLOTSRANGE", "5", "3"},
+		{"CLUSTER", "ADDSLOTSRANGE", "1"},
+		{"CLUSTER", "ADDSLOTSRANGE", "10", "20"},
+		{"CLUSTER", "DELSLOTS", "7"},
+		{"CLUSTER", "DELSLOTSRANGE", "15", "20"},
+		{"CLUSTER", "DELSLOTSRANGE", "15", "20"},
+		{"CLUSTER", "MEET", "127.0.0.1", "x"},
+		{"CLUSTER", "MEET", "127.0.0.1", "1", "99999"},
+		{"CLUSTER", "MEET", "nonsense", "7000"},
+		{"CLUSTER", "MEET", "127.0.0.1", "7000", "1", "2"},
+		{"CLUSTER", "SETSLOT", "1", "MIGRATING", "x"},
+		{"CLUSTER", "SETSLOT", "3", "MIGRATING", "ID"},
+		{"CLUSTER", "SETSLOT", "1", "IMPORTING", "ID"},
+		{"CLUSTER", "SETSLOT", "1", "NODE", unknown},
+		{"CLUSTER", "SETSLOT", "1", "foo"},
+		{"CLUSTER", "SETSLOT", "1", "STABLE"},
+		{"CLUSTER", "FORGET", unknown},
+		{"CLUSTER", "FORGET", "ID"},
+		{"CLUSTER", "REPLICATE", unknown},
+		{"CLUSTER", "REPLICATE", "ID"},
+		{"CLUSTER", "REPLICAS", unknown},
+		{"CLUSTER", "REPLICAS", "ID"},
+		{"CLUSTER", "SLAVES", "ID"},
+		{"CLUSTER", "COUNT-FAILURE-REPORTS", unknown},
+		{"CLUSTER", "COUNT-FAILURE-REPORTS", "ID"},
+		{"CLUSTER", "SET-CONFIG-EPOCH", "-1"},
+		{"CLUSTER", "SET-CONFIG-EPOCH", "x"},
+		{"CLUSTER", "SET-CONFIG-EPOCH", "5"},
+		{"CLUSTER", "SET-CONFIG-EPOCH", "6"},
+		{"CLUSTER", "BUMPEPOCH"},
+		{"CLUSTER", "BUMPEPOCH"},
+		{"CLUSTER", "RESET", "foo"},
+		{"CLUSTER", "COUNTKEYSINSLOT", "1"},
+		{"CLUSTER", "KEYSLOT", "foo"},
+		{"CLUSTER", "LINKS"},
+		{"GET", "foo"},
+		{"SET", "{a}x", "1"},
+		{"CLUSTER", "SETSLOT", "15495", "NODE", "ID"},
+		{"SET", "a", "1"},
+		{"CLUSTER", "RESET"},
+		{"CLUSTER", "DELSLOTS", "15495"},
+		{"DEL", "a"},
+		{"CLUSTER", "RESET", "SOFT"},
+		{"CLUSTER", "SAVECONFIG"},
+	} {
+		rargs := append([]string(nil), cmd...)
+		cargs := append([]string(nil), cmd...)
+		for i := range cmd {
+			if cmd[i] == "ID" {
+				rargs[i], cargs[i] = rid, cid
+			}
+		}
+		r, err1 := rc.Do(rargs...)
+		c, err2 := cc.Do(cargs...)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v: %v %v", cmd, err1, err2)
+		}
+		c = []byte(strings.ReplaceAll(string(c), cid, "<myid>"))
+		r = []byte(strings.ReplaceAll(string(r), rid, "<myid>"))
+		if string(r) != string(c) {
+			t.Errorf("%s:\n%s", formatCommand(cmd), describeDiff("redis-server", r, "cellserver", c))
+		}
+	}
+}
