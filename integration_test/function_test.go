@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -178,4 +180,58 @@ func bulkBody(t *testing.T, reply []byte) string {
 		t.Fatalf("not a bulk string: %q", s)
 	}
 	return s[i+1 : len(s)-2]
+}
+
+// TestFunctionsInRDB: libraries go through dump.rdb both ways: cellserver
+// starts from redis-server's file with its libraries, and redis-server
+// starts from cellserver's.
+func TestFunctionsInRDB(t *testing.T) {
+	lib := "#!lua name=rdblib\nredis.register_function{function_name='rdbf', callback=function(keys, args) return 'from ' .. args[1] end, flags={'no-writes'}, description='kept'}"
+	s := startServers(t, serverOptions{})
+	ref, cell := mustDial(t, s.redis), mustDial(t, s.cell)
+	for _, c := range []*respConn{ref, cell} {
+		mustDo(t, c, "FUNCTION", "LOAD", lib)
+		mustDo(t, c, "SET", "k", "v")
+		if got := mustDo(t, c, "SAVE"); got != "+OK\r\n" {
+			t.Fatalf("SAVE: %q", got)
+		}
+	}
+	want := mustDo(t, ref, "FUNCTION", "LIST", "WITHCODE")
+	dir := t.TempDir()
+	for from, srcDir := range map[string]string{"redis": s.redis.Cmd.Dir, "cell": s.cell.Cmd.Dir} {
+		b, err := os.ReadFile(filepath.Join(srcDir, "dump.rdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := from + ".rdb"
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var c *respConn
+		if from == "redis" {
+			cdir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(cdir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c = mustDial(t, cellOnDir(t, cdir, "--dbfilename", name))
+		} else {
+			loaded, err := startProcess("redis-server", "redis-server", func(port int, pdir string) []string {
+				return redisArgs(port, pdir, serverOptions{args: []string{"--dir", dir, "--dbfilename", name}})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(loaded.Stop)
+			c = mustDial(t, loaded)
+		}
+		if got := mustDo(t, c, "FCALL", "rdbf", "0", "file"); got != "$9\r\nfrom file\r\n" {
+			t.Errorf("%s's file: FCALL %q", from, got)
+		}
+		if got := mustDo(t, c, "FUNCTION", "LIST", "WITHCODE"); got != want {
+			t.Errorf("%s's file: FUNCTION LIST %q, want %q", from, got, want)
+		}
+		if got := mustDo(t, c, "GET", "k"); got != "$1\r\nv\r\n" {
+			t.Errorf("%s's file: GET k %q", from, got)
+		}
+	}
 }
