@@ -10,6 +10,7 @@
 //	go run ./bench -scan           # full SCAN and KEYS over 1M keys, GET latency meanwhile
 //	go run ./bench -bigarg         # RSS for a 500 MiB SET and for unfinished uploads
 //	go run ./bench -fixed-load 25,50,75   # open-loop latency at fixed loads
+//	go run ./bench -repl           # throttle and W1 with one replica attached; a full resync of 1.1M keys
 //
 // It builds ./cmd/cellserver into a temporary directory, starts it and a
 // redis-server (and, with -redis-module, a second redis-server with that

@@ -49,6 +49,8 @@ type options struct {
 	restartWindowLen int
 	// -rdb: loading redis-server's RDB file (rdbload.go)
 	rdb bool
+	// repl is replication mode (replication.go).
+	repl bool
 	// -scan: SCAN and KEYS over a big keyspace (scan.go)
 	scan        bool
 	scanKeys    int
@@ -96,6 +98,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
 	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
 	fs.BoolVar(&o.rdb, "rdb", false, "rdb mode: time to serve a Redis RDB file of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
+	fs.BoolVar(&o.repl, "repl", false, "replication mode: the throughput and W1 rows with one replica attached against none, and a full resync of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
 	fs.BoolVar(&o.scan, "scan", false, "scan mode: a full SCAN and KEYS over -scan-keys keys, and other clients' GET latency meanwhile")
 	fs.IntVar(&o.scanKeys, "scan-keys", 1000000, "scan mode: keys loaded")
 	fs.IntVar(&o.scanCount, "scan-count", 1000, "scan mode: COUNT of the full SCAN")
@@ -161,7 +164,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if o.clusterNodes, err = parseClusterNodes(*clusterNodes); err != nil {
 		return nil, err
 	}
-	if len(o.clusterNodes) > 0 && *wl == "all" {
+	if (len(o.clusterNodes) > 0 || o.repl) && *wl == "all" {
 		*wl = "throttle,w1"
 	}
 	if o.fixedLoad, err = parsePercents(*fixedLoad); err != nil {
@@ -193,14 +196,14 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.persist = "everysec"
 	}
 	modes := 0
-	for _, on := range []bool{o.mem, o.restart, o.rdb, o.scan, o.bigArg, len(o.clusterNodes) > 0, len(o.fixedLoad) > 0} {
+	for _, on := range []bool{o.mem, o.restart, o.rdb, o.repl, o.scan, o.bigArg, len(o.clusterNodes) > 0, len(o.fixedLoad) > 0} {
 		if on {
 			modes++
 		}
 	}
 	switch {
 	case modes > 1:
-		return nil, fmt.Errorf("-mem, -restart, -rdb, -scan, -bigarg, -cluster-nodes and -fixed-load are separate modes: give one")
+		return nil, fmt.Errorf("-mem, -restart, -rdb, -repl, -scan, -bigarg, -cluster-nodes and -fixed-load are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
 	case o.rounds < 1:
@@ -266,6 +269,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep, err = b.runRestart()
 	case o.rdb:
 		rep, err = b.runRDBLoad()
+	case o.repl:
+		rep, err = b.runRepl()
 	case o.scan:
 		rep, err = b.runScan()
 	case o.bigArg:

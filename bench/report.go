@@ -34,6 +34,11 @@ func (rep *report) writeMarkdown(w io.Writer) {
 	case "restart", "rdb":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeRestartTable(w, rep.Restart)
+	case "repl":
+		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s); load average at start %s.\n\n",
+			e.Conns, e.Duration, e.Warmup, e.Rounds, e.LoadAvg)
+		writeThroughputTable(w, rep.Rows, "vs no replica")
+		writeRestartTable(w, rep.Restart)
 	case "scan":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
 		writeScanTable(w, rep.Scan)

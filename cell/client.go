@@ -17,14 +17,22 @@ import (
 // goroutine; fields that other goroutines read (CLIENT LIST, CLIENT KILL,
 // WATCH invalidation) are atomics or behind mu.
 type Client struct {
-	srv   *Server
-	id    int64
-	nc    net.Conn
-	sock  *sockIO // nc's raw reads and writes; nil for TLS (sockio.go)
-	rd    *resp.Reader
-	w     *resp.Writer
-	ctx   Ctx      // reused for every command: no allocation per call
-	clock cmdClock // dispatch's clock (clock.go)
+	srv  *Server
+	id   int64
+	nc   net.Conn
+	sock *sockIO // nc's raw reads and writes; nil for TLS (sockio.go)
+	// Serving inside the poller's read callback (pollserve.go): the body,
+	// bound once; a command or protocol error it hands to serve's loop;
+	// the error that ends the connection; noWait while a command runs
+	// there, and wouldWait when it had to give up rather than wait.
+	pollBody          func() bool
+	pending           [][]byte
+	pendErr, fillErr  error
+	noWait, wouldWait bool
+	rd                *resp.Reader
+	w                 *resp.Writer
+	ctx               Ctx      // reused for every command: no allocation per call
+	clock             cmdClock // dispatch's clock (clock.go)
 
 	db     int
 	authed bool
@@ -117,6 +125,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		c.laddr = c.addr
 	}
 	c.fd = 7 + c.id%1000
+	c.pollBody = c.servePolled
 	c.shared.multi.Store(-1)
 	c.shared.proto.Store(2)
 	c.fx = keyspace.NewEffects(srv.store)
@@ -160,7 +169,7 @@ func (c *Client) serve() {
 		return
 	}
 	for {
-		args, ok, err := c.rd.Next(c.authed)
+		args, ok, err := c.next() // pollserve.go
 		if err != nil {
 			var pe resp.ProtocolError
 			if errors.As(err, &pe) {
@@ -178,11 +187,15 @@ func (c *Client) serve() {
 			if c.closeAfter || c.srv.closing.Load() {
 				return
 			}
-			if err := c.rd.Fill(); err != nil {
+			if err := c.fill(); err != nil { // pollserve.go
 				if errors.Is(err, resp.ErrQueryBufferLimit) {
 					c.srv.log.Warn("closing client that reached max query buffer length",
 						"id", c.id, "addr", c.addr, "qbuf", c.rd.Buffered())
 				}
+				return
+			}
+			if c.closeAfter { // QUIT or a protocol error, served in fill
+				c.flush()
 				return
 			}
 			continue

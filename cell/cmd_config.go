@@ -272,6 +272,10 @@ var configParams = []*configParam{
 	{name: "replica-announce-ip", alias: "slave-announce-ip", kind: kindString, def: ""},
 	{name: "replica-announce-port", alias: "slave-announce-port", kind: kindInt, def: "0", min: 0, max: 65535},
 	{name: "replica-announced", kind: kindBool, def: "yes"},
+	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kindInt, def: "0", min: 0, max: intMax,
+		apply: func(s *Server, v string) string { return s.setMinReplicas("min-replicas-to-write", v) }},
+	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kindInt, def: "10", min: 0, max: intMax,
+		apply: func(s *Server, v string) string { return s.setMinReplicas("min-replicas-max-lag", v) }},
 	// The master this server follows: a configuration line starts the
 	// link once the data is loaded (startBackground), and CONFIG
 	// REWRITE records REPLICAOF's, as Sentinel relies on.

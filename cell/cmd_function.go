@@ -83,6 +83,9 @@ func fcallGeneric(x *Ctx, ro bool) {
 		x.Error(ErrScriptROWrite)
 		return
 	}
+	if writeFlagDenied(x, f.Flags) {
+		return
+	}
 	runCallable(x, callable{fn: f, notes: &f.Notes}, ro || noWrites, x.Args[3:3+n], x.Args[3+n:])
 }
 

@@ -142,7 +142,28 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x.Error(ErrScriptROWrite)
 		return
 	}
+	if s.Flags&script.FlagCompat == 0 && writeFlagDenied(x, s.Flags) {
+		return
+	}
 	runCallable(x, callable{script: s, notes: &s.Notes}, ro || s.Flags&script.FlagNoWrites != 0, x.Args[3:3+n], x.Args[3+n:])
+}
+
+// writeFlagDenied answers Redis's refusal of a script or function that
+// declares flags without no-writes: it is a write command to the checks
+// made before it runs.
+func writeFlagDenied(x *Ctx, flags script.Flags) bool {
+	if flags&script.FlagNoWrites != 0 {
+		return false
+	}
+	if x.cl.readOnlyReplica() {
+		x.Error(ErrReadOnlyReplica)
+		return true
+	}
+	if x.srv.tooFewReplicas() {
+		x.Error(ErrNoReplicas)
+		return true
+	}
+	return false
 }
 
 // callable is what EVAL or FCALL runs: a script or a function, and the
@@ -334,16 +355,28 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrScriptNotAllowed)
 		return
 	}
+	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
+		refuse(cmd, ErrStaleScriptCall)
+		return
+	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
 		refuse(cmd, ErrScriptReadOnly)
 		return
 	}
 	if write {
-		// While the disk fails, a script's writes get MISCONF as Redis's
-		// scriptVerifyWriteCommandAllow gives them.
+		// A read-only replica, a failing disk, too few good replicas:
+		// refused in the order of Redis's scriptVerifyWriteCommandAllow.
+		if x.cl.readOnlyReplica() {
+			refuse(cmd, ErrReadOnlyReplica)
+			return
+		}
 		if msg := x.srv.writesDenied(); msg != "" {
 			refuse(cmd, msg)
+			return
+		}
+		if x.srv.tooFewReplicas() {
+			refuse(cmd, ErrNoReplicas)
 			return
 		}
 	}

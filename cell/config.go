@@ -43,6 +43,10 @@ type Config struct {
 	// KEYS, or run whole-keyspace commands (--lua-allow-undeclared-keys
 	// no). Off, scripts run as on Redis (script_shards.go).
 	LuaStrictKeys bool
+	// NoServeInPoller turns off serving plain requests inside the
+	// poller's read callback (--serve-in-poller no, pollserve.go): every
+	// read then goes through the ordinary loop.
+	NoServeInPoller bool
 
 	// Observability (logging.go, metrics.go).
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice

@@ -81,6 +81,10 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if c.srv.ops.mem.limit.Load() > 0 {
+		if c.noWait { // eviction may wait for shards (pollserve.go)
+			c.wouldWait = true
+			return
+		}
 		// maxmemory: evict, then refuse deny-oom commands (maxmemory.go).
 		if msg := c.checkMemory(cmd); msg != "" {
 			c.reject(cmd, msg)
@@ -98,8 +102,14 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 	}
+	if c.srv.repl.minToWrite.Load() > 0 && (cmd.Flags&FlagWrite != 0 || (cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
+		if c.srv.tooFewReplicas() { // repl_minreplicas.go
+			c.reject(cmd, ErrNoReplicas)
+			return
+		}
+	}
 	if c.srv.link.Load() != nil {
-		if msg := c.replicaRefusal(cmd); msg != "" { // repl_replica.go
+		if msg := c.replicaRefusal(cmd, args); msg != "" { // repl_replica.go
 			c.reject(cmd, msg)
 			return
 		}
@@ -115,6 +125,10 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	if c.srv.paused.Load() != nil {
+		if c.noWait { // pollserve.go
+			c.wouldWait = true
+			return
+		}
 		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
 		c.clock.idle()
 		mono, wall = c.clock.read()
@@ -174,7 +188,14 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
 	if !x.stepping {
 		c.lockFor(&c.locks, cmd, args, c.db)
-		if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
+		if c.noWait {
+			// Inside the poller's callback: no waiting for a shard
+			// another execution holds (pollserve.go).
+			if !c.locks.TryLock() {
+				c.wouldWait = true
+				return
+			}
+		} else if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
 			c.reject(cmd, ErrBusy)
 			return
 		}

@@ -428,6 +428,14 @@ const ErrReadOnlyReplica = "READONLY You can't write against a read only replica
 // up: it has no consistent stream to serve.
 const ErrNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
 
+// ErrNoReplicas refuses a write on a master with fewer good replicas
+// than min-replicas-to-write (repl_minreplicas.go).
+const ErrNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// ErrStaleScriptCall refuses a script's call of a command without the
+// stale flag on a replica serving no stale data (an allow-stale script).
+const ErrStaleScriptCall = "ERR Can not execute the command on a stale replica"
+
 // ErrMasterDown refuses a command on a replica whose link is down under
 // replica-serve-stale-data no.
 const ErrMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."

@@ -23,8 +23,9 @@ type outputLimits struct {
 	// pubsub is the class of subscribed clients, whose messages are queued
 	// for them as in Redis (outsink.go).
 	pubsub classLimits
-	// text is the whole parameter as CONFIG GET prints it, the replica
-	// class included (kept, not used: there are no replicas here).
+	// replica is the class of replicas' connections (repl_master.go).
+	replica classLimits
+	// text is the whole parameter as CONFIG GET prints it.
 	text string
 }
 
@@ -113,6 +114,10 @@ func mergeOutputLimits(base, v string) string {
 	return strings.Join(cur, " ")
 }
 
+// replicaLimits is the replica class of client-output-buffer-limit, for
+// c, a replica's connection.
+func replicaLimits(c *Client) classLimits { return c.srv.ops.outLimit.Load().replica }
+
 // setOutputLimits makes a validated parameter value live.
 func (s *Server) setOutputLimits(v string) {
 	f := strings.Fields(v)
@@ -127,6 +132,8 @@ func (s *Server) setOutputLimits(v string) {
 			l.hard, l.soft, l.softSec = cl.hard, cl.soft, cl.softSec
 		case "pubsub":
 			l.pubsub = cl
+		case "slave":
+			l.replica = cl
 		}
 	}
 	s.ops.outLimit.Store(l)

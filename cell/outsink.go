@@ -28,7 +28,8 @@ type outSink struct {
 	dead    bool  // over the limit or the socket failed: drop everything
 	softAt  int64 // Unix s the unsent bytes went above the soft limit; 0: below
 	proto   atomic.Int32
-	noLimit bool          // a replica's: the stream is bounded by the backlog's resync instead
+	replica bool          // a replica's: client-output-buffer-limit replica
+	exempt  int64         // unsent bytes of a snapshot, which no limit counts (pushExempt)
 	wake    chan struct{} // capacity 1: "buf has data"
 	quit    chan struct{}
 	done    chan struct{}
@@ -109,17 +110,27 @@ func (s *outSink) push(a, b []byte) {
 	}
 }
 
-// overLimit checks the unsent bytes against the client's class: pubsub
-// while subscribed, else a monitor's fixed limit. s.mu is held.
+// pushExempt is push for a snapshot sent to a replica: as in Redis, the
+// RDB file does not count against the output buffer limits, only the
+// stream queued behind it.
+func (s *outSink) pushExempt(a, b []byte) {
+	s.mu.Lock()
+	s.exempt += int64(len(a) + len(b))
+	s.mu.Unlock()
+	s.push(a, b)
+}
+
+// overLimit checks the unsent bytes against the client's class: replica,
+// pubsub while subscribed, else a monitor's fixed limit. s.mu is held.
 func (s *outSink) overLimit() bool {
-	if s.noLimit {
-		return false
-	}
 	l := classLimits{hard: monitorOutputLimit}
-	if clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0 {
+	switch {
+	case s.replica:
+		l = replicaLimits(s.c)
+	case clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0:
 		l = s.c.srv.ops.outLimit.Load().pubsub
 	}
-	return l.over(int64(len(s.buf)+s.sending), &s.softAt, time.Now().Unix())
+	return l.over(int64(len(s.buf)+s.sending)-s.exempt, &s.softAt, time.Now().Unix())
 }
 
 // over is Redis's checkClientOutputBufferLimits for used bytes at now
@@ -173,6 +184,7 @@ func (s *outSink) run() {
 			b = b[n:]
 			s.mu.Lock()
 			s.sending = len(b)
+			s.exempt = max(0, s.exempt-int64(n)) // a snapshot's bytes go first
 			if err != nil {
 				s.dead, s.buf, s.sending = true, nil, 0
 			}

@@ -36,8 +36,14 @@ func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
 		return out, true
 	case *keyspace.ZSet:
 		out := rdb.Value{Type: rdb.TypeZSet, Elems: make([][]byte, 0, v.Len()), Scores: make([]float64, 0, v.Len())}
+		// A visited member may be a scratch buffer the next one reuses (an
+		// integer member is printed into one): the members are copied, into
+		// one buffer. Slices taken before it grows keep the old array.
+		var buf []byte
 		v.Range(0, v.Len()-1, false, func(m []byte, score float64) bool {
-			out.Elems = append(out.Elems, m)
+			at := len(buf)
+			buf = append(buf, m...)
+			out.Elems = append(out.Elems, buf[at:len(buf):len(buf)])
 			out.Scores = append(out.Scores, score)
 			return true
 		})

@@ -38,6 +38,9 @@ type replMaster struct {
 	off2            int64
 
 	syncFull, partialOK, partialErr atomic.Int64
+	// minToWrite and maxLag are min-replicas-to-write and -max-lag
+	// (repl_minreplicas.go); minToWrite is 0 unless both are set.
+	minToWrite, maxLag atomic.Int64
 }
 
 // replica is one attached replica connection.
@@ -48,6 +51,8 @@ type replica struct {
 	port       int
 	online     bool   // the snapshot is sent; until then the stream waits in pending
 	pending    []byte // the stream since the snapshot began
+	softAt     int64  // when pending went over the replica class's soft limit
+	dropped    bool   // pending went over the limits: the connection is closing
 	ackOff     atomic.Int64
 	ackTime    atomic.Int64 // Unix ms of the last ACK
 	capaEOF    bool
@@ -136,10 +141,18 @@ func (r *replMaster) feed(b []byte) {
 		r.backlog = append(r.backlog[:0:0], r.backlog[len(r.backlog)-size:]...)
 	}
 	for _, rp := range r.replicas {
-		if rp.online {
+		switch {
+		case rp.online:
 			rp.sink.push(b, nil)
-		} else {
+		case !rp.dropped:
 			rp.pending = append(rp.pending, b...)
+			// What waits for the snapshot counts against the replica
+			// class's limits, as Redis's output buffer does during a full
+			// resync.
+			if l := replicaLimits(rp.c); l.over(int64(len(rp.pending)), &rp.softAt, time.Now().Unix()) {
+				rp.pending, rp.dropped = nil, true
+				go rp.c.closeForOutputLimit()
+			}
 		}
 	}
 }
@@ -225,7 +238,7 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 		rp.ip = c.addr[:max(0, strings.LastIndexByte(c.addr, ':'))]
 	}
 	rp.sink = c.attachSink()
-	rp.sink.noLimit = true
+	rp.sink.replica = true // client-output-buffer-limit replica
 	st.rep = rp
 	r.mu.Lock()
 	id := r.idLocked(s)
@@ -273,10 +286,10 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	}
 	if rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes" {
 		mark := []byte(randomHex(20))
-		rp.sink.push([]byte("$EOF:"+string(mark)+"\r\n"), buf.Bytes())
-		rp.sink.push(mark, nil)
+		rp.sink.pushExempt([]byte("$EOF:"+string(mark)+"\r\n"), buf.Bytes())
+		rp.sink.pushExempt(mark, nil)
 	} else {
-		rp.sink.push([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
+		rp.sink.pushExempt([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
 	}
 	r.mu.Lock()
 	rp.sink.push(rp.pending, nil)
@@ -452,6 +465,9 @@ func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
 	}
 	reps := s.replicaList()
 	field(b, "connected_slaves", strconv.Itoa(len(reps)))
+	if s.repl.minToWrite.Load() > 0 {
+		field(b, "min_slaves_good_slaves", strconv.Itoa(s.goodReplicas()))
+	}
 	for i, r := range reps {
 		state := "wait_bgsave"
 		if r.online {

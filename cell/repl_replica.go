@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
 )
 
 // The replica side: REPLICAOF host port makes this server follow a master
@@ -597,16 +599,71 @@ func (s *Server) infoReplicaFields(b *strings.Builder) {
 // client other than the master under replica-read-only, or any command
 // without the stale flag while the link is down under
 // replica-serve-stale-data no. "" lets it run.
-func (c *Client) replicaRefusal(cmd *Command) string {
+func (c *Client) replicaRefusal(cmd *Command, args [][]byte) string {
 	l := c.srv.link.Load()
 	if l == nil || (c.repl != nil && c.repl.master) {
 		return ""
 	}
-	if !l.up.Load() && cmd.Flags&FlagStale == 0 && configParamByName("replica-serve-stale-data").value(c.srv) == "no" {
-		return ErrMasterDown
+	if l.up.Load() {
+		if cmd.Flags&FlagWrite != 0 && c.readOnlyReplica() {
+			return ErrReadOnlyReplica
+		}
+		return ""
 	}
-	if cmd.Flags&FlagWrite != 0 && configParamByName("replica-read-only").value(c.srv) == "yes" {
+	write, stale := cmd.Flags&FlagWrite != 0, cmd.Flags&FlagStale != 0
+	if cmd.Flags&flagScript != 0 {
+		write, stale = c.scriptFlags(cmd, args, write, stale)
+	}
+	if write && c.readOnlyReplica() {
 		return ErrReadOnlyReplica
 	}
+	if !stale && c.staleReplica() {
+		return ErrMasterDown
+	}
 	return ""
+}
+
+// staleReplica reports whether this replica's link is down under
+// replica-serve-stale-data no: only commands flagged stale run.
+func (c *Client) staleReplica() bool {
+	l := c.srv.link.Load()
+	return l != nil && !l.up.Load() && (c.repl == nil || !c.repl.master) &&
+		configParamByName("replica-serve-stale-data").value(c.srv) == "no"
+}
+
+// scriptFlags are an EVAL's write and stale flags as Redis's
+// evalGetCommandFlags makes them from the script's: one without a
+// shebang may write and is not for a stale replica; one with a shebang
+// writes unless no-writes, and runs stale only with allow-stale. An
+// unknown EVALSHA keeps the command's own.
+func (c *Client) scriptFlags(cmd *Command, args [][]byte, write, stale bool) (bool, bool) {
+	var flags script.Flags
+	switch {
+	case len(args) < 2:
+		return write, stale
+	case cmd.Name == "evalsha" || cmd.Name == "evalsha_ro":
+		s := c.srv.scripts.Lookup(args[1])
+		if s == nil {
+			return write, stale
+		}
+		flags = s.Flags
+	default:
+		f, ok := script.FlagsOf(args[1])
+		if !ok {
+			return write, stale
+		}
+		flags = f
+	}
+	if flags&script.FlagCompat != 0 {
+		return write, false
+	}
+	return flags&script.FlagNoWrites == 0, flags&script.FlagAllowStale != 0
+}
+
+// readOnlyReplica reports whether c's writes are refused: this server is
+// a replica under replica-read-only and c is not its master. Scripts ask
+// it for each write they call (cmd_script.go).
+func (c *Client) readOnlyReplica() bool {
+	return c.srv.isReplica() && (c.repl == nil || !c.repl.master) &&
+		configParamByName("replica-read-only").value(c.srv) == "yes"
 }

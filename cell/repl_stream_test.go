@@ -44,6 +44,9 @@ func TestReplStreamEffects(t *testing.T) {
 		{"hset", [][]string{{"HSET", "h", "f", "1"}}, cmd("MULTI") + cmd("DEL", "h") + cmd("HSET", "h", "f", "1") + cmd("EXEC")},
 		{"sadd", [][]string{{"SADD", "st", "a"}}, cmd("MULTI") + cmd("DEL", "st") + cmd("SADD", "st", "a") + cmd("EXEC")},
 		{"zadd", [][]string{{"ZADD", "z", "1.5", "a"}}, cmd("MULTI") + cmd("DEL", "z") + cmd("ZADD", "z", "1.5", "a") + cmd("EXEC")},
+		// Integer members (W1's timestamps) are each their own.
+		{"zadd ints", [][]string{{"ZADD", "zi", "1", "1000", "2", "1001", "3", "1002"}},
+			cmd("MULTI") + cmd("DEL", "zi") + cmd("ZADD", "zi", "1", "1000", "2", "1001", "3", "1002") + cmd("EXEC")},
 		{"rpush expire", [][]string{{"MULTI"}, {"RPUSH", "l", "x", "y"}, {"PEXPIREAT", "l", "4102444800000"}, {"EXEC"}},
 			cmd("MULTI") + cmd("DEL", "l") + cmd("RPUSH", "l", "x", "y") + cmd("PEXPIREAT", "l", "4102444800000") + cmd("EXEC")},
 		{"throttle", [][]string{{"CL.THROTTLE", "t", "5", "10", "60"}}, "SET t "},

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"errors"
 	"io"
 	"net"
 	"syscall"
@@ -34,7 +35,21 @@ type sockIO struct {
 	wp   []byte
 	werr error
 	wfn  func(fd uintptr) bool
+	// full: the last read filled its buffer, so more may be waiting that
+	// no new readiness will announce.
+	full bool
+	// Serve's state: body runs inside the poller's read callback on fd,
+	// and meanwhile (inside) Read reads fd itself and answers
+	// errWouldBlock instead of waiting.
+	inside bool
+	fd     uintptr
+	body   func() bool
+	sfn    func(fd uintptr) bool
 }
+
+// errWouldBlock is Read's answer inside Serve when the socket holds
+// nothing more: body returns false to wait for it.
+var errWouldBlock = errors.New("cell: the socket has no more input now")
 
 // newSockIO returns raw I/O for nc, or nil when nc is not a plain TCP or
 // unix socket (TLS, a test's pipe): those keep net.Conn's Read and Write.
@@ -55,6 +70,7 @@ func newSockIO(nc net.Conn) *sockIO {
 	s := &sockIO{rc: rc}
 	s.rfn = s.readFd
 	s.wfn = s.writeFd
+	s.sfn = s.serveFd
 	return s
 }
 
@@ -65,6 +81,15 @@ func (s *sockIO) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	s.rp, s.rn, s.rerr = p, 0, nil
+	if s.inside {
+		got := s.readFd(s.fd)
+		n, rerr := s.rn, s.rerr
+		s.rp = nil
+		if !got {
+			return 0, errWouldBlock
+		}
+		return n, rerr
+	}
 	err := s.rc.Read(s.rfn)
 	n, rerr := s.rn, s.rerr
 	s.rp = nil
@@ -84,6 +109,7 @@ func (s *sockIO) readFd(fd uintptr) bool {
 				s.rerr = io.EOF
 			}
 			s.rn = int(n)
+			s.full = int(n) == len(s.rp)
 			return true
 		case syscall.EINTR:
 			continue
@@ -128,4 +154,33 @@ func (s *sockIO) writeFd(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// Serve runs body inside the poller's read callback, again each time the
+// socket becomes readable, until body returns true or the poller fails (a
+// deadline, Close). body reads with Read, which then never waits.
+//
+// Why: the poller forgets that a socket became readable each time a read
+// operation starts, so net.Conn's Read, and this type's, must try the
+// socket before they wait; at pipeline depth 1 that try finds it empty
+// after every reply, one wasted system call per request. Within one
+// callback's life the poller's note is kept, so body can reply, return
+// false and be called when the next request is there, with no empty read
+// (bench/results/depth1.md).
+//
+// The cost of the callback's life: Close from another goroutine waits
+// until the callback returns. body must therefore never wait for anything
+// another connection may hold; see Client.servePolled.
+func (s *sockIO) Serve(body func() bool) error {
+	s.body = body
+	err := s.rc.Read(s.sfn)
+	s.body = nil
+	return err
+}
+
+func (s *sockIO) serveFd(fd uintptr) bool {
+	s.inside, s.fd = true, fd
+	leave := s.body()
+	s.inside = false
+	return leave
 }

@@ -119,3 +119,25 @@ func TestSockIOOnlyPlainSockets(t *testing.T) {
 		t.Error("raw I/O for a TLS connection: it would bypass the encryption")
 	}
 }
+
+// TestSockIONoAllocation: a request's read and its reply's write allocate
+// nothing (the callbacks are bound once per connection).
+func TestSockIONoAllocation(t *testing.T) {
+	sv, cl := socketPair(t, "tcp")
+	s := newSockIO(sv)
+	req, buf := []byte("*1\r\n$4\r\nPING\r\n"), make([]byte, 64)
+	pong, in := []byte("+PONG\r\n"), make([]byte, 64)
+	n := testing.AllocsPerRun(200, func() {
+		cl.Write(req)
+		if _, err := s.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write(pong); err != nil {
+			t.Fatal(err)
+		}
+		io.ReadFull(cl, in[:len(pong)])
+	})
+	if n != 0 {
+		t.Errorf("%.1f allocations per request", n)
+	}
+}

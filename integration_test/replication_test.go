@@ -122,6 +122,9 @@ func replWorkloads(t *testing.T, m *redis.Client, round int, throttle bool) {
 		if err != nil {
 			t.Fatalf("W1: %v", err)
 		}
+		// W1 with bare timestamps as members, as most limiters write them.
+		m.ZAdd(ctx, "w1ts:"+user, redis.Z{Score: float64(now + int64(round)), Member: now + int64(round)})
+		m.Expire(ctx, "w1ts:"+user, time.Minute)
 		// W3: the fixed window counter.
 		if _, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			k := "w3:" + user

@@ -240,6 +240,25 @@ again:
 	return true
 }
 
+// TryLock takes every shard of the set if none is held by another
+// execution, without waiting; otherwise it takes none, empties the set and
+// returns false. A connection serving requests inside the poller's read
+// callback uses it: it must not wait there (cell/sockio.go).
+func (l *LockSet) TryLock() bool {
+	if len(l.shards) > 1 {
+		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
+		l.shards = slices.Compact(l.shards)
+	}
+	for i, s := range l.shards {
+		if !s.mu.TryLock() {
+			l.release(i)
+			l.shards = l.shards[:0]
+			return false
+		}
+	}
+	return true
+}
+
 // release unlocks the first n shards of the set, in descending order.
 func (l *LockSet) release(n int) {
 	for j := n - 1; j >= 0; j-- {

@@ -61,3 +61,39 @@ func TestLockYieldsToReachingScript(t *testing.T) {
 		waiter.Unlock()
 	}
 }
+
+// TestTryLock: TryLock takes every shard of the set when all are free,
+// and none (emptying the set) when another execution holds one of them,
+// whichever one that is.
+func TestTryLock(t *testing.T) {
+	ks := NewKeyspace(1, 4)
+	for held := -1; held < 4; held++ { // -1: none held elsewhere
+		var other LockSet
+		if held >= 0 {
+			other.Add(&ks.dbs[0].shards[held])
+			other.Lock(false)
+		}
+		var l LockSet
+		l.Add(&ks.dbs[0].shards[3])
+		l.Add(&ks.dbs[0].shards[0])
+		l.Add(&ks.dbs[0].shards[2])
+		got := l.TryLock()
+		want := held != 0 && held != 2 && held != 3
+		if got != want {
+			t.Fatalf("shard %d held elsewhere: TryLock = %v, want %v", held, got, want)
+		}
+		if got {
+			l.Unlock()
+		} else if len(l.Shards()) != 0 {
+			t.Errorf("shard %d held elsewhere: the failed set still lists %d shards", held, len(l.Shards()))
+		}
+		other.Unlock()
+		// Nothing is left locked: every shard can be taken now.
+		for i := range ks.dbs[0].shards {
+			if !ks.dbs[0].shards[i].mu.TryLock() {
+				t.Fatalf("shard %d held elsewhere: shard %d left locked", held, i)
+			}
+			ks.dbs[0].shards[i].mu.Unlock()
+		}
+	}
+}

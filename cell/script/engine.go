@@ -240,6 +240,14 @@ func (e *Engine) CacheBytes() int64 {
 	return e.bodies + 112*int64(len(e.scripts))
 }
 
+// FlagsOf is the flags body declares (FlagCompat without a shebang), for
+// checks made before a script is loaded, as Redis's evalGetCommandFlags;
+// ok is false when the shebang is bad (running it reports why).
+func FlagsOf(body []byte) (flags Flags, ok bool) {
+	flags, _, err := parseShebang(body)
+	return flags, err == nil
+}
+
 // parseShebang reads the "#!lua flags=..." first line. skip is the length
 // of that line without its line feed: the compiler gets the rest, so line
 // numbers stay the user's.

@@ -1,0 +1,134 @@
+package cell
+
+import "errors"
+
+// Serving requests inside the poller's read callback (sockIO.Serve): a
+// connection whose next requests are plain key commands reads, runs them
+// and replies there, then waits for its socket without the empty read
+// that would otherwise follow every reply at pipeline depth 1.
+//
+// Inside the callback nothing may wait for another connection: Close from
+// another goroutine (CLIENT KILL, output limits, Shutdown) waits for the
+// callback to return, and a wait for a shard held by, say, an EXEC that
+// runs CLIENT KILL on this connection would never end. So the callback
+// serves only while the connection is in its plain state and only the
+// commands that cannot wait by their nature; the two waits left, for a
+// shard (callAt) and for CLIENT PAUSE (dispatch), are turned into a
+// bail-out when noWait is set: the command is handed, untouched, to the
+// ordinary loop, which runs it and may wait there as before.
+
+// errFlushFailed ends the connection when its replies could not be sent.
+var errFlushFailed = errors.New("cell: writing the replies failed")
+
+// pollExcluded are the flags of commands that never run inside the
+// callback: they wait by nature (blocking pops, WAIT, scripts, MULTI's
+// EXEC, pub/sub), change the connection's state (AUTH, HELLO, CLIENT,
+// MONITOR) or walk a whole database or several.
+const pollExcluded = FlagBlocking | FlagNoScript | FlagAdmin | FlagPubSub |
+	flagWholeDB | flagShardAtATime | flagAllDBs | flagTxn | flagScript | flagChannelKeys
+
+// polledReady says whether c is in the plain state the callback serves:
+// no transaction, no second writer (MONITOR, subscriptions, a replica's
+// stream), replies on, and no server-wide wait in force (CLIENT PAUSE,
+// maxmemory's eviction, appendfsync always).
+func (c *Client) polledReady() bool {
+	s := c.srv
+	return c.multi == nil && c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
+		c.reply == replyOn && !c.replyKeep && !c.asking &&
+		s.paused.Load() == nil && !s.fsyncAlways.Load() && s.ops.mem.limit.Load() == 0
+}
+
+// polledCommand says whether args may run inside the callback.
+func (c *Client) polledCommand(args [][]byte) bool {
+	cmd := c.lastLookup
+	if cmd == nil || string(args[0]) != string(c.lastName) {
+		cmd = c.srv.lookupCommand(args[0])
+	}
+	if cmd == nil {
+		return true // an error reply
+	}
+	return cmd.Sub == nil && cmd.Flags&pollExcluded == 0 &&
+		cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 && cmd.Name != "migrate"
+}
+
+// fill waits for more input and reads it: inside the poller's callback,
+// serving what may be served there, when c allows it; with the reader's
+// Fill otherwise. A command that must run outside is left in pending.
+func (c *Client) fill() error {
+	if c.sock == nil || c.srv.cfg.NoServeInPoller || !c.polledReady() {
+		return c.rd.Fill()
+	}
+	c.fillErr = nil
+	if err := c.sock.Serve(c.pollBody); err != nil {
+		return err
+	}
+	return c.fillErr
+}
+
+// servePolled is the callback's body: read, run the complete requests,
+// reply; false to wait for the socket, true to leave the callback, with
+// the command to run outside in pending or the connection's end in
+// fillErr.
+func (c *Client) servePolled() bool {
+	for {
+		if err := c.rd.Fill(); err == errWouldBlock {
+			return false
+		} else if err != nil {
+			c.fillErr = err
+			return true
+		}
+		for {
+			args, ok, err := c.rd.Next(c.authed)
+			if err != nil {
+				c.pendErr = err
+				return true
+			}
+			if !ok {
+				break
+			}
+			if !c.polledReady() || !c.polledCommand(args) {
+				c.pending = args
+				return true
+			}
+			c.noWait = true
+			c.run(args)
+			c.noWait = false
+			if c.wouldWait {
+				c.wouldWait = false
+				c.pending = args
+				return true
+			}
+			if c.closeAfter {
+				return true
+			}
+			if c.w.Len() > 64<<10 && !c.flush() {
+				c.fillErr = errFlushFailed
+				return true
+			}
+		}
+		if !c.endBatch() {
+			c.fillErr = errFlushFailed
+			return true
+		}
+		if c.srv.closing.Load() {
+			return true
+		}
+		if !c.sock.full {
+			return false // the socket was drained: wait for it
+		}
+	}
+}
+
+// next is the next command to run: one the callback handed over, or the
+// reader's next.
+func (c *Client) next() ([][]byte, bool, error) {
+	if args := c.pending; args != nil {
+		c.pending = nil
+		return args, true, nil
+	}
+	if err := c.pendErr; err != nil {
+		c.pendErr = nil
+		return nil, false, err
+	}
+	return c.rd.Next(c.authed)
+}

@@ -1,0 +1,157 @@
+package cell
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPolledPipelines: requests served inside the poller's callback and
+// those handed to the ordinary loop (MULTI, CLIENT, an unknown command)
+// interleave in one packet and answer in order.
+func TestPolledPipelines(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledPipelines(t, off) })
+	}
+}
+
+func testPolledPipelines(t *testing.T, off bool) {
+	srv := startServer(t, func(c *Config) { c.NoServeInPoller = off })
+	c := dial(t, srv)
+	var batch []byte
+	for _, cmd := range [][]string{
+		{"SET", "k", "1"}, {"GET", "k"}, {"MULTI"}, {"INCR", "k"}, {"EXEC"}, {"GET", "k"},
+		{"PING"}, {"CLIENT", "SETNAME", "x"}, {"CLIENT", "GETNAME"}, {"NOPE"}, {"INCR", "k"},
+	} {
+		batch = append(batch, encode(cmd...)...)
+	}
+	want := []string{"+OK\r\n", "$1\r\n1\r\n", "+OK\r\n", "+QUEUED\r\n", "*1\r\n:2\r\n", "$1\r\n2\r\n",
+		"+PONG\r\n", "+OK\r\n", "$1\r\nx\r\n", "-ERR unknown command 'NOPE', with args beginning with: \r\n", ":3\r\n"}
+	for round := range 3 { // the whole batch, then byte by byte, then split in two
+		switch round {
+		case 0:
+			c.nc.Write(batch)
+		case 1:
+			go func() {
+				for i := range batch {
+					c.nc.Write(batch[i : i+1])
+				}
+			}()
+		case 2:
+			c.nc.Write(batch[:len(batch)/2])
+			time.Sleep(10 * time.Millisecond)
+			c.nc.Write(batch[len(batch)/2:])
+		}
+		for i, w := range want {
+			if got := c.read(); got != w {
+				t.Fatalf("round %d, reply %d: %q, want %q", round, i, got, w)
+			}
+		}
+		c.do("SET", "k", "1")
+		want[len(want)-1] = ":3\r\n"
+	}
+}
+
+// TestPolledQuitAndProtocolError: QUIT and a malformed request served in
+// the callback end the connection after the replies before them.
+func TestPolledQuitAndProtocolError(t *testing.T) {
+	srv := startServer(t, nil)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"quit", append(append(encode("SET", "k", "v"), encode("QUIT")...), encode("GET", "k")...),
+			"+OK\r\n+OK\r\n"},
+		{"protocol error", append(encode("GET", "k"), "*x\r\n"...),
+			"$1\r\nv\r\n-ERR Protocol error: invalid multibulk length\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, srv)
+			c.nc.Write(tc.in)
+			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(c.br)
+			if err != nil || string(got) != tc.want {
+				t.Errorf("read %q, %v; want %q and the connection closed", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPolledLargeInput: input larger than the reader's buffer, as one
+// pipeline and as one big value, is all read and answered (a read that
+// fills the buffer is followed by another, not by a wait).
+func TestPolledLargeInput(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	const n = 5000
+	var batch []byte
+	for i := range n {
+		batch = append(batch, encode("SET", "key:"+strconv.Itoa(i), "value")...)
+	}
+	go c.nc.Write(batch)
+	for i := range n {
+		if got := c.read(); got != "+OK\r\n" {
+			t.Fatalf("reply %d: %q", i, got)
+		}
+	}
+	big := strings.Repeat("v", 1<<20)
+	if got := c.do("SET", "big", big); got != "+OK\r\n" {
+		t.Fatalf("SET of 1 MiB: %q", got)
+	}
+	if got := c.do("STRLEN", "big"); got != ":1048576\r\n" {
+		t.Errorf("STRLEN: %q", got)
+	}
+}
+
+// TestPolledKillWhileWaiting: a client whose command waits for a shard a
+// script holds waits outside the poller's callback, so CLIENT KILL of it
+// (which closes its socket, and Close waits for a running callback) is
+// answered while the script still runs.
+func TestPolledKillWhileWaiting(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledKillWhileWaiting(t, off) })
+	}
+}
+
+func testPolledKillWhileWaiting(t *testing.T, off bool) {
+	srv := startServer(t, func(c *Config) {
+		c.BusyReplyThreshold = time.Minute
+		c.NoServeInPoller = off
+	})
+	runner, victim, killer := dial(t, srv), dial(t, srv), dial(t, srv)
+	loop := "if ARGV[1] == 'loop' then while true do end end return 1"
+	if got := runner.do("EVAL", loop, "1", "k", "once"); got != ":1\r\n" {
+		t.Fatalf("first run: %q", got)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(victim.do("CLIENT", "ID"), ":"))
+	runner.nc.Write(encode("EVAL", loop, "1", "k", "loop"))
+	time.Sleep(20 * time.Millisecond)
+	victim.nc.Write(encode("GET", "k")) // waits for the script's shard
+	time.Sleep(20 * time.Millisecond)
+
+	killed := make(chan string, 1)
+	go func() {
+		killer.nc.Write(encode("CLIENT", "KILL", "ID", id))
+		killer.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := killer.br.ReadString('\n')
+		if err != nil {
+			line = err.Error()
+		}
+		killed <- line
+	}()
+	got := <-killed
+	// Only now end the script: had the kill waited for the victim, it
+	// would have waited for the script, past the read deadline.
+	stop := dial(t, srv)
+	stop.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	time.Sleep(100 * time.Millisecond)
+	if r := stop.do("SCRIPT", "KILL"); r != "+OK\r\n" {
+		t.Errorf("SCRIPT KILL: %q", r)
+	}
+	if got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL of a client waiting for a script's shard: %q", got)
+	}
+}
