@@ -6,14 +6,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cellserver/cellserver/cell/hashslot"
 	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Cluster mode (-cluster-nodes 1,2,3): cellserver only, as clusters of N
-// nodes on this machine, each node started with --cluster-enabled and one
-// topology file splitting the 16384 slots evenly. The load generator
+// nodes on this machine, each node started with --cluster-enabled and
+// formed on the cluster bus with the 16384 slots split evenly. The load generator
 // routes like a cluster client that keeps connections per node: every
 // connection belongs to one node and draws its keys only among the keys of
 // that node's slots (placed by cell/hashslot, the server's own code), so
@@ -30,7 +31,7 @@ type clusterNode struct {
 	id    string
 }
 
-// benchCluster is N cellserver nodes sharing one topology file.
+// benchCluster is N cellserver nodes forming one cluster.
 type benchCluster struct {
 	nodes []*clusterNode
 }
@@ -70,24 +71,9 @@ func evenSlots(n int) [][2]int {
 	return out
 }
 
-// topology is the text of the topology file for nodes.
-func topology(nodes []*clusterNode) string {
-	var b strings.Builder
-	b.WriteString("# cellserver bench cluster\n")
-	for i, n := range nodes {
-		// The bus port is only printed; it must be a port, so Redis's
-		// port+10000 becomes port-10000 for the highest ports.
-		bus := n.port + 10000
-		if bus > 65535 {
-			bus = n.port - 10000
-		}
-		fmt.Fprintf(&b, "%s 127.0.0.1:%d@%d master - 0 0 %d connected %d-%d\n", n.id, n.port, bus, i+1, n.first, n.last)
-	}
-	return b.String()
-}
-
-// startCluster starts n cellserver nodes. Another program may take a port
-// between our probe and a node's bind, so it tries three sets of ports.
+// startCluster starts n cellserver nodes and forms them into a cluster.
+// Another program may take a port between our probe and a node's bind, so
+// it tries three sets of ports.
 func (b *bench) startCluster(n int) (*benchCluster, error) {
 	var lastErr error
 	for try := range 3 {
@@ -100,40 +86,111 @@ func (b *bench) startCluster(n int) (*benchCluster, error) {
 	return nil, lastErr
 }
 
+// launchCluster starts n nodes in cluster mode on the cluster bus and
+// forms them as redis-cli --cluster create does: each node takes its
+// range (ADDSLOTSRANGE) and a config epoch of its own, then meets the
+// first, and the cluster is used once every node says cluster_state:ok
+// and knows all n.
 func (b *bench) launchCluster(n, try int) (*benchCluster, error) {
 	dir := filepath.Join(b.tmp, fmt.Sprintf("cluster-%d-%d", n, try))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	c := &benchCluster{}
+	stop := func() {
+		for _, nd := range c.nodes {
+			if nd.s != nil {
+				nd.s.Stop()
+			}
+		}
+	}
 	for i, r := range evenSlots(n) {
-		port, err := serverproc.FreePort()
+		port, err := serverproc.FreeClusterPort()
 		if err != nil {
+			stop()
 			return nil, err
 		}
-		c.nodes = append(c.nodes, &clusterNode{port: port, first: r[0], last: r[1], id: fmt.Sprintf("%040x", i+1)})
-	}
-	file := filepath.Join(dir, "topology.conf")
-	if err := os.WriteFile(file, []byte(topology(c.nodes)), 0o644); err != nil {
-		return nil, err
-	}
-	for i, nd := range c.nodes {
+		nd := &clusterNode{port: port, first: r[0], last: r[1]}
+		c.nodes = append(c.nodes, nd)
 		nodeDir := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+			stop()
 			return nil, err
 		}
 		args, _ := cellArgs(nd.port, nodeDir, b.o.persist, b.cellFlag)
-		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", file, "--cluster-node-id", nd.id)
-		s, err := launch(kindCell, b.cellBin, args, nodeDir, nd.port)
-		if err != nil {
-			for _, done := range c.nodes[:i] {
-				done.s.Stop()
-			}
+		args = append(args, "--cluster-enabled", "yes")
+		if nd.s, err = launch(kindCell, b.cellBin, args, nodeDir, nd.port); err != nil {
+			stop()
 			return nil, err
 		}
-		nd.s = s
+	}
+	if err := formCluster(c); err != nil {
+		stop()
+		return nil, err
 	}
 	return c, nil
+}
+
+// formCluster assigns each node its slots and epoch, has every node meet
+// the first, and waits up to a minute for all to agree.
+func formCluster(c *benchCluster) error {
+	for i, nd := range c.nodes {
+		cn, err := dial(nd.s.addr)
+		if err != nil {
+			return err
+		}
+		steps := [][]string{
+			{"CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(nd.first), strconv.Itoa(nd.last)},
+			{"CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i + 1)},
+		}
+		if i > 0 {
+			steps = append(steps, []string{"CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(c.nodes[0].port)})
+		}
+		for _, args := range steps {
+			r, err := cn.do(args...)
+			if err == nil && r.err != "" {
+				err = fmt.Errorf("%s: %s", strings.Join(args, " "), r.err)
+			}
+			if err != nil {
+				cn.close()
+				return fmt.Errorf("%s: %w", nd.s.addr, err)
+			}
+		}
+		r, err := cn.do("CLUSTER", "MYID")
+		cn.close()
+		if err != nil {
+			return err
+		}
+		nd.id = string(r.bulk)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, nd := range c.nodes {
+		for {
+			info, err := clusterInfo(nd.s.addr)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d\r", len(c.nodes))) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: the cluster did not form within a minute:\n%s", nd.s.addr, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// clusterInfo is CLUSTER INFO's text.
+func clusterInfo(addr string) (string, error) {
+	cn, err := dial(addr)
+	if err != nil {
+		return "", err
+	}
+	defer cn.close()
+	r, err := cn.do("CLUSTER", "INFO")
+	return string(r.bulk), err
 }
 
 // clusterName is the server column of a cluster row.
@@ -270,7 +327,7 @@ func setNodeRatios(rows []row) {
 // clusterNotes explains the table's terms.
 func clusterNotes(o *options) []string {
 	return []string{
-		"Cluster rows: every node is a cellserver with --cluster-enabled yes and the same topology file (slots split evenly). " +
+		"Cluster rows: every node is a cellserver with --cluster-enabled yes on the cluster bus, formed as redis-cli --cluster create does (slots split evenly, one MEET each). " +
 			"Each connection belongs to one node and sends only keys of that node's slots (routed by cell/hashslot, as a cluster client does), " +
 			fmt.Sprintf("so nothing is redirected; the %d connections are spread over the nodes in turn. ", o.conns) +
 			"Server CPU µs/op and RSS are summed over the nodes.",

@@ -82,8 +82,8 @@
 // element.
 //
 // Cluster mode (-cluster-nodes 1,2,3) runs cellserver alone, as clusters
-// of each given size on this machine (--cluster-enabled, one topology file
-// splitting the slots evenly), and routes every connection's keys to its
+// of each given size on this machine (--cluster-enabled, formed on the
+// cluster bus with the slots split evenly), and routes every connection's keys to its
 // node by slot with cell/hashslot, the server's own code, as a cluster
 // client does: no request is redirected. Rows give ops/s, latency, and the
 // server CPU per operation and RSS summed over the nodes (default

@@ -18,7 +18,8 @@ import (
 // busHost is the server as the bus sees it.
 type busHost struct {
 	s      *Server
-	replMu sync.Mutex // orders the replication changes the bus asks for
+	replMu sync.Mutex  // orders the replication changes the bus asks for
+	pause  *pauseState // the manual failover's pause, if in effect
 }
 
 func (h *busHost) CountKeysInSlot(slot int) int { return h.s.ks.CountKeysInSlot(slot) }
@@ -53,7 +54,11 @@ func (h *busHost) ReplicateFrom(host string, port int) {
 		if host == "" {
 			if l := s.link.Swap(nil); l != nil {
 				l.close()
-				s.log.Info("MASTER MODE enabled (cluster)")
+				// As REPLICAOF NO ONE: a new history, which the other
+				// replicas of the old master continue by partial resync.
+				s.shiftReplID()
+				s.disconnectReplicas()
+				s.log.Info("MASTER MODE enabled (cluster failover)")
 			}
 			return
 		}
@@ -62,6 +67,40 @@ func (h *busHost) ReplicateFrom(host string, port int) {
 		}
 		s.startLink(host, port)
 	}()
+}
+
+// ReplDataAge is Redis's data_age: since the master was last heard from,
+// or since the link went down.
+func (h *busHost) ReplDataAge() int64 {
+	l := h.s.link.Load()
+	if l == nil {
+		return 0
+	}
+	t := time.Now().Unix()
+	if l.up.Load() {
+		return (t - l.lastIO.Load()) * 1000
+	}
+	return (t - l.downSince.Load()) * 1000
+}
+
+// PauseWrites is the master's side of a manual failover: writes wait, as
+// under CLIENT PAUSE WRITE, until the replica took over or the time ran
+// out. A pause of a client's own stays.
+func (h *busHost) PauseWrites(until int64) {
+	s := h.s
+	if until == 0 {
+		if h.pause != nil {
+			s.paused.CompareAndSwap(h.pause, nil)
+			h.pause = nil
+		}
+		return
+	}
+	p := &pauseState{until: until, writeOnly: true}
+	if old := s.paused.Load(); old != nil && old != h.pause {
+		p.until, p.writeOnly = max(until, old.until), old.writeOnly
+	}
+	s.paused.Store(p)
+	h.pause = p
 }
 
 func (h *busHost) Publish(channel, message []byte, shard bool) {
@@ -119,7 +158,14 @@ func (s *Server) openBus() {
 		NodeTimeout:      timeout,
 		FullCoverage:     func() bool { return s.configBool("cluster-require-full-coverage") },
 		ReplicaMigration: func() bool { return s.configBool("cluster-allow-replica-migration") },
-		Log:              s.log,
-		Host:             &busHost{s: s},
+		MaxDataAge: func() int64 {
+			factor := s.configInt("cluster-replica-validity-factor")
+			if factor == 0 {
+				return 0
+			}
+			return s.configInt("repl-ping-replica-period")*1000 + timeout().Milliseconds()*factor
+		},
+		Log:  s.log,
+		Host: &busHost{s: s},
 	})
 }

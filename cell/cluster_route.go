@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -234,4 +235,10 @@ func (s *Server) clusterCoverageOK(t *Topology) bool {
 // configBool reads a yes/no CONFIG parameter.
 func (s *Server) configBool(name string) bool {
 	return configParamByName(name).value(s) == "yes"
+}
+
+// configInt reads an integer CONFIG parameter.
+func (s *Server) configInt(name string) int64 {
+	n, _ := strconv.ParseInt(configParamByName(name).value(s), 10, 64)
+	return n
 }

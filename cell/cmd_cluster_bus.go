@@ -50,6 +50,8 @@ func init() {
 			Doc: doc("List replica nodes of the specified master node", "3.0.0", "O(1)")},
 		&Command{Name: "cluster|replicate", Arity: 3, Flags: admin, Handler: clusterReplicate,
 			Doc: doc("Reconfigure a node as a replica of the specified master node", "3.0.0", "O(1)")},
+		&Command{Name: "cluster|failover", Arity: -2, Flags: admin, Handler: clusterFailover,
+			Doc: doc("Forces a replica to perform a manual failover of its master.", "3.0.0", "O(1)")},
 		&Command{Name: "cluster|flushslots", Arity: 2, Flags: admin, Handler: clusterFlushSlots,
 			Doc: doc("Delete a node's own slots information", "3.0.0", "O(1)")},
 	)
@@ -316,6 +318,28 @@ func clusterReplicate(x *Ctx) {
 	if b := clusterBus(x); b != nil {
 		busReply(x, b.Replicate(string(x.Args[2])))
 	}
+}
+
+// clusterFailover is CLUSTER FAILOVER [FORCE|TAKEOVER], on a replica.
+func clusterFailover(x *Ctx) {
+	b := clusterBus(x)
+	if b == nil {
+		return
+	}
+	var force, takeover bool
+	switch {
+	case len(x.Args) > 3:
+		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
+		return
+	case len(x.Args) == 3 && strings.EqualFold(string(x.Args[2]), "force"):
+		force = true
+	case len(x.Args) == 3 && strings.EqualFold(string(x.Args[2]), "takeover"):
+		force, takeover = true, true
+	case len(x.Args) == 3:
+		x.Error(ErrSyntax)
+		return
+	}
+	busReply(x, b.Failover(force, takeover))
 }
 
 // busSetSlot is SETSLOT on the bus, after the arguments were checked.

@@ -179,6 +179,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
 	},
+	"cluster|failover": {
+		info:  rarr(rb("cluster|failover"), ri(-2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Forces a replica to perform a manual failover of its master."), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("options"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE")), rmap(rb("name"), rb("takeover"), rb("type"), rb("pure-token"), rb("token"), rb("TAKEOVER")))))),
+	},
 	"cluster|flushslots": {
 		info:  rarr(rb("cluster|flushslots"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/cellserver/cellserver/cell/hashslot"
 	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
@@ -255,22 +256,150 @@ func TestBusClusterReplicas(t *testing.T) {
 	if reps := cli(t, bc.addrs[0], "", "CLUSTER", "REPLICAS", bc.ids[0]); !strings.Contains(reps, "slave "+bc.ids[0]) {
 		t.Errorf("CLUSTER REPLICAS %s:\n%s", bc.ids[0], reps)
 	}
-	// A master killed: the others mark it failing, by majority.
-	bc.procs[2].Cmd.Process.Kill()
-	deadline = time.Now().Add(10 * time.Second)
+	busManualFailover(t, bc)
+	busFailover(t, bc, cl)
+}
+
+// busManualFailover runs CLUSTER FAILOVER on the first master's replica:
+// the two swap roles with every key in place.
+func busManualFailover(t *testing.T, bc *busCluster) {
+	var replica *process
+	var replicaID string
+	for _, r := range bc.replicas {
+		for _, line := range strings.Split(cli(t, r.addr, "", "CLUSTER", "NODES"), "\n") {
+			if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "myself") && f[3] == bc.ids[0] {
+				replica, replicaID = r, f[0]
+			}
+		}
+	}
+	if replica == nil {
+		t.Fatalf("no replica follows %s", bc.ids[0])
+	}
+	keys := cli(t, bc.addrs[0], "", "DBSIZE")
+	if out := cli(t, replica.addr, "", "CLUSTER", "FAILOVER"); out != "OK\n" {
+		t.Fatalf("CLUSTER FAILOVER: %q", out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
 	for {
-		nodes := cli(t, bc.addrs[0], "", "CLUSTER", "NODES")
-		if regexp.MustCompile(bc.ids[2] + ` \S+ master,fail `).MatchString(nodes) {
+		swapped := regexp.MustCompile(bc.ids[0] + ` \S+ myself,slave ` + replicaID).MatchString(cli(t, bc.addrs[0], "", "CLUSTER", "NODES"))
+		if swapped && strings.Contains(cli(t, bc.addrs[0], "", "INFO", "replication"), "master_link_status:up") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed master is not marked fail:\n%s", nodes)
+			t.Fatalf("CLUSTER FAILOVER: no swap within 15 s:\n%s", cli(t, bc.addrs[0], "", "CLUSTER", "NODES"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := cli(t, replica.addr, "", "DBSIZE"); got != keys {
+		t.Errorf("new master holds %q keys, the old one held %q", got, keys)
+	}
+	checkClean(t, replica.addr, "after CLUSTER FAILOVER")
+}
+
+// busFailover kills -9 the master of the last slots after writing keys to
+// it acknowledged by WAIT 1: its replica wins the election within a few
+// node timeouts, the cluster is ok again, the cluster client reads every
+// key and writes on, and the old master, restarted, rejoins as a replica
+// of the new one.
+func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
+	ctx := context.Background()
+	victim, victimID := bc.procs[2], bc.ids[2]
+	var replica *process
+	var replicaID string
+	for _, r := range bc.replicas {
+		for _, line := range strings.Split(cli(t, r.addr, "", "CLUSTER", "NODES"), "\n") {
+			if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "myself") && f[3] == victimID {
+				replica, replicaID = r, f[0]
+			}
+		}
+	}
+	if replica == nil {
+		t.Fatalf("no replica follows %s", victimID)
+	}
+	// Keys of the victim's slots, written on one connection and
+	// acknowledged by its replica.
+	direct := redis.NewClient(&redis.Options{Addr: victim.addr, PoolSize: 1})
+	defer direct.Close()
+	var acked []string
+	for i := 0; len(acked) < 500; i++ {
+		k := fmt.Sprintf("acked:%d", i)
+		if hashslot.Of([]byte(k)) >= 10923 {
+			acked = append(acked, k)
+		}
+	}
+	pipe := direct.Pipeline()
+	for _, k := range acked {
+		pipe.Set(ctx, k, k, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := direct.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 on the master: %d, %v", n, err)
+	}
+	victim.kill()
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	for {
+		nodes := cli(t, bc.addrs[0], "", "CLUSTER", "NODES")
+		info := cli(t, bc.addrs[0], "", "CLUSTER", "INFO")
+		if regexp.MustCompile(replicaID+` \S+ master `).MatchString(nodes) && strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failover 20 s after the kill:\n%s\n%s", nodes, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("failover: replica %s serves the killed master's slots %v after the kill (node timeout %s ms)", replicaID, time.Since(start).Round(time.Millisecond), busNodeTimeout)
+	// Every key: the acknowledged ones on the new master, the earlier
+	// ones through the cluster client, which follows the new map.
+	for _, k := range acked {
+		if v := cli(t, replica.addr, "", "GET", k); v != k+"\n" {
+			t.Fatalf("GET %s on the new master: %q", k, v)
+		}
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for i := 0; i < 300; {
+		v, err := cl.Get(ctx, fmt.Sprintf("user:%d", i)).Result()
+		if err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("GET user:%d through the cluster client after the failover: %v", i, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if v != strconv.Itoa(i) {
+			t.Fatalf("user:%d = %q after the failover", i, v)
+		}
+		i++
+	}
+	for _, k := range acked[:50] {
+		if err := cl.Set(ctx, k, "after", 0).Err(); err != nil {
+			t.Fatalf("SET %s through the cluster client after the failover: %v", k, err)
+		}
+	}
+	// The old master comes back with its nodes.conf: told of the newer
+	// epoch, it turns into a replica of the new master and syncs.
+	q, err := launch("cellserver bus node restarted after failover", cellserverBinary(t), victim.Cmd.Args[1:], victim.Cmd.Dir, mustAtoi(portOf(victim.addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Stop)
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		nodes := cli(t, q.addr, "", "CLUSTER", "NODES")
+		synced := strings.Contains(cli(t, q.addr, "", "INFO", "replication"), "master_link_status:up") &&
+			cli(t, q.addr, "", "DBSIZE") == cli(t, replica.addr, "", "DBSIZE")
+		if regexp.MustCompile(victimID+` \S+ myself,slave `+replicaID).MatchString(nodes) && synced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the old master did not rejoin as a replica of %s with its data:\n%s", replicaID, nodes)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if info := cli(t, bc.addrs[0], "", "CLUSTER", "INFO"); !strings.Contains(info, "cluster_state:fail") {
-		t.Errorf("with a master failed and no failover, cluster_state is not fail:\n%s", info)
-	}
+	checkClean(t, bc.addrs[0], "after the failover and the old master's return")
 }
 
 // TestBusClusterRestart: a node restarted with its --dir keeps its id and
@@ -471,6 +600,11 @@ func TestBusClusterErrors(t *testing.T) {
 		{"CLUSTER", "COUNTKEYSINSLOT", "1"},
 		{"CLUSTER", "KEYSLOT", "foo"},
 		{"CLUSTER", "LINKS"},
+		{"CLUSTER", "FAILOVER"},
+		{"CLUSTER", "FAILOVER", "FORCE"},
+		{"CLUSTER", "FAILOVER", "TAKEOVER"},
+		{"CLUSTER", "FAILOVER", "foo"},
+		{"CLUSTER", "FAILOVER", "FORCE", "x"},
 		{"GET", "foo"},
 		{"SET", "{a}x", "1"},
 		{"CLUSTER", "SETSLOT", "15495", "NODE", "ID"},
@@ -499,4 +633,89 @@ func TestBusClusterErrors(t *testing.T) {
 			t.Errorf("%s:\n%s", formatCommand(cmd), describeDiff("redis-server", r, "cellserver", c))
 		}
 	}
+}
+
+// TestBusClusterMixedFailover: failover elections across kinds. Masters
+// redis-server, redis-server and cellserver; a cellserver replica of the
+// first redis-server master wins after it is killed, which takes the
+// votes of both the surviving redis-server and cellserver masters; then a
+// redis-server replica of the cellserver master wins after that one is
+// killed, voted in by redis-server and the promoted cellserver.
+func TestBusClusterMixedFailover(t *testing.T) {
+	if selfTest() {
+		t.Skip("self-test mode has no cellserver cluster")
+	}
+	requirePeer(t, "redis-cli")
+	masters := []*process{busNode(t, "redis-server", 0), busNode(t, "redis-server", 1), busNode(t, "cellserver", 2)}
+	args := []string{"--cluster", "create"}
+	for _, p := range masters {
+		args = append(args, p.addr)
+	}
+	if out, err := exec.Command("redis-cli", append(args, "--cluster-yes")...).CombinedOutput(); err != nil || !strings.Contains(string(out), "[OK] All 16384 slots covered.") {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, p := range masters {
+		waitClusterOK(t, p.addr, 3)
+	}
+	id := func(p *process) string { return strings.TrimSpace(cli(t, p.addr, "", "CLUSTER", "MYID")) }
+	addReplica := func(kind string, i int, master *process, known int) *process {
+		r := busNode(t, kind, i)
+		out, err := exec.Command("redis-cli", "--cluster", "add-node", r.addr, master.addr, "--cluster-slave", "--cluster-master-id", id(master)).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "[OK] New node added correctly.") {
+			t.Fatalf("add-node %s as a replica: %v\n%s", kind, err, out)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(cli(t, r.addr, "", "INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s replica of %s: link not up\n%s", kind, master.addr, cli(t, r.addr, "", "CLUSTER", "NODES"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		waitClusterOK(t, r.addr, known)
+		return r
+	}
+	// Keys on every master, then a replica for the first.
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{masters[2].addr}})
+	defer cl.Close()
+	ctx := context.Background()
+	for i := range 300 {
+		if err := cl.Set(ctx, fmt.Sprintf("k:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failover := func(victim, replica *process, witness *process) {
+		t.Helper()
+		rid := id(replica)
+		victim.kill()
+		start := time.Now()
+		deadline := start.Add(20 * time.Second)
+		for {
+			nodes := cli(t, witness.addr, "", "CLUSTER", "NODES")
+			if regexp.MustCompile(rid+` \S+ master `).MatchString(nodes) && strings.Contains(cli(t, witness.addr, "", "CLUSTER", "INFO"), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no failover to %s 20 s after the kill:\n%s", replica.name, nodes)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("%s took over %v after the kill", replica.name, time.Since(start).Round(time.Millisecond))
+		deadline = time.Now().Add(10 * time.Second)
+		for i := 0; i < 300; {
+			v, err := cl.Get(ctx, fmt.Sprintf("k:%d", i)).Result()
+			if err != nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if err != nil || v != strconv.Itoa(i) {
+				t.Fatalf("k:%d after the failover to %s: %q, %v", i, replica.name, v, err)
+			}
+			i++
+		}
+	}
+	c3 := addReplica("cellserver", 3, masters[0], 4)
+	failover(masters[0], c3, masters[1])
+	r4 := addReplica("redis-server", 4, masters[2], 5)
+	failover(masters[2], r4, masters[1])
+	checkClean(t, masters[1].addr, "after two failovers")
 }

@@ -23,6 +23,12 @@ type Host interface {
 	// ReplicateFrom makes the server a replica of host:port; "" makes it
 	// a master again.
 	ReplicateFrom(host string, port int)
+	// ReplDataAge is how old a replica's data may be, in ms: since it last
+	// heard from its master, or since the link went down.
+	ReplDataAge() int64
+	// PauseWrites holds writing commands until the Unix ms given (a manual
+	// failover's master); 0 lifts it.
+	PauseWrites(until int64)
 	// Publish delivers a PUBLISH (or PUBLISHSHARD) received from the bus.
 	Publish(channel, message []byte, shard bool)
 	// Changed hands over a new View after any change of slots, nodes or
@@ -42,8 +48,12 @@ type Config struct {
 	NodeTimeout      func() time.Duration
 	FullCoverage     func() bool // cluster-require-full-coverage
 	ReplicaMigration func() bool // cluster-allow-replica-migration
-	Log              *slog.Logger
-	Host             Host
+	// MaxDataAge is the oldest data, in ms, a replica may hold and still
+	// stand for election: repl-ping-replica-period + node timeout *
+	// cluster-replica-validity-factor; 0 for no limit.
+	MaxDataAge func() int64
+	Log        *slog.Logger
+	Host       Host
 }
 
 // Cluster is this node's view of the cluster: the node table, the epochs,
@@ -68,8 +78,7 @@ type Cluster struct {
 	// bring them back at once.
 	blacklist map[string]int64
 
-	// Failover state (see failover.go's doc): an election will keep its
-	// auth time, rank and votes here.
+	fo                 failoverState // failover.go
 	amongMinoritySince int64
 	startTime          int64
 
@@ -243,6 +252,7 @@ func (c *Cluster) setMaster(n *Node) {
 	}
 	me.ReplicaOf = n
 	n.addReplica(me)
+	c.resetManualFailover()
 	c.cfg.Host.ReplicateFrom(n.IP, n.Port)
 	c.replicating = true
 	c.todoSave, c.todoState = true, true

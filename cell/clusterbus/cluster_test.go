@@ -15,16 +15,28 @@ import (
 
 // fakeHost is a server with no keys that records what the bus tells it.
 type fakeHost struct {
-	mu      sync.Mutex
-	view    *View
-	master  string
-	publish []string
+	mu          sync.Mutex
+	offset      uint64
+	pausedUntil int64
+	view        *View
+	master      string
+	publish     []string
 }
 
 func (h *fakeHost) CountKeysInSlot(int) int { return 0 }
 func (h *fakeHost) DelKeysInSlot(int)       {}
 func (h *fakeHost) KeyCount() int           { return 0 }
-func (h *fakeHost) ReplOffset() uint64      { return 0 }
+func (h *fakeHost) ReplOffset() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.offset
+}
+func (h *fakeHost) ReplDataAge() int64 { return 0 }
+func (h *fakeHost) PauseWrites(until int64) {
+	h.mu.Lock()
+	h.pausedUntil = until
+	h.mu.Unlock()
+}
 func (h *fakeHost) ReplicateFrom(host string, port int) {
 	h.mu.Lock()
 	h.master = host

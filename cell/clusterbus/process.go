@@ -154,6 +154,7 @@ func (c *Cluster) processPingPong(l *link, sender *Node, m *Message) bool {
 	if sender == nil {
 		return true
 	}
+	c.masterPaused(sender, m)
 	// Role.
 	if m.ReplicaOf == "" {
 		c.setNodeAsMaster(sender)
@@ -398,6 +399,9 @@ func (c *Cluster) header(typ Type) *Message {
 	m.Slots = master.Slots
 	m.ConfigEpoch = master.ConfigEpoch
 	m.Offset = c.cfg.Host.ReplOffset()
+	if me.IsMaster() && c.fo.mfEnd != 0 {
+		m.MFlags[0] |= MFlagPaused
+	}
 	if typ == Ping || typ == Pong || typ == Meet {
 		m.Hostname = c.cfg.AnnounceHostname
 	}
