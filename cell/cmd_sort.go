@@ -2,6 +2,7 @@ package cell
 
 import (
 	"bytes"
+	"math"
 	"slices"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -166,7 +167,7 @@ func sortGeneric(x *Ctx, ro bool) {
 	start := max(o.start, 0)
 	end := int64(n) - 1
 	if o.count >= 0 {
-		end = start + o.count - 1
+		end = start + min(o.count, math.MaxInt64-start) - 1 // Redis's sum does not wrap
 	}
 	if start >= int64(n) {
 		start, end = int64(n)-1, int64(n)-2

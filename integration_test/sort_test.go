@@ -27,6 +27,10 @@ func TestSortBasics(t *testing.T) {
 			c.Do("SORT", k, "LIMIT", "0", "0")
 			c.Do("SORT", k, "LIMIT", "100", "10")
 			c.Do("SORT", k, "LIMIT", "3", "100")
+			c.Do("SORT", k, "LIMIT", "2", "9223372036854775807")
+			c.Do("SORT", k, "BY", "nosort", "LIMIT", "2", "9223372036854775807")
+			c.Do("SORT", k, "LIMIT", "9223372036854775807", "9223372036854775807")
+			c.Do("SORT", k, "LIMIT", "-9223372036854775808", "1")
 			c.Do("SORT", k, "ALPHA")
 			c.Do("SORT", k, "ALPHA", "DESC", "LIMIT", "1", "3")
 		}
