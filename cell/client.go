@@ -100,6 +100,14 @@ type Client struct {
 	// the replication stream once there is one.
 	repl *replicaState
 	jr   keyspace.Journal
+
+	// Blocking pops (blocking.go): the waiter of the command this client
+	// is blocked in (nil: none); the keys its executions readied for
+	// other clients' waiters, and what serving them uses.
+	blocked    atomic.Pointer[waiter]
+	ready      keyspace.Ready
+	serveLocks keyspace.LockSet
+	serveCtx   Ctx
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {
@@ -131,6 +139,7 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	c.fx = keyspace.NewEffects(srv.store)
 	c.ctx = Ctx{srv: srv, cl: c, W: c.w}
 	c.ctx.Begin(srv.ks, c.effects(), 0, 0)
+	c.ctx.SetReady(&c.ready)
 	c.lastActive.Store(time.Now().UnixMilli())
 	return c
 }
@@ -217,6 +226,9 @@ func (c *Client) run(args [][]byte) {
 	c.running.Store(true)
 	mark := c.startReply()
 	c.dispatch(args)
+	if c.blocked.Load() != nil {
+		mark = c.awaitBlocked(mark) // blocking.go
+	}
 	c.endReply(mark)
 	if c.ps != nil {
 		c.settleSubs() // pubsub.go

@@ -66,6 +66,7 @@ const (
 	cflagNoEvict clientFlag = 1 << iota
 	cflagMonitor            // MONITOR mode (monitor.go)
 	cflagPubSub             // subscribed to a channel or pattern (pubsub.go)
+	cflagBlocked            // blocked in a blocking pop (blocking.go)
 )
 
 // publish copies the state CLIENT LIST shows where other connections can
@@ -261,6 +262,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	}
 	if c.shared.multi.Load() >= 0 {
 		flags += "x"
+	}
+	if clientFlag(c.shared.flags.Load())&cflagBlocked != 0 {
+		flags += "b"
 	}
 	if c.watchDirty.Load() {
 		flags += "d"
@@ -565,20 +569,32 @@ func clientUnpause(x *Ctx) {
 	x.W.OK()
 }
 
-// clientUnblock: no client is ever blocked here, so it unblocks none.
+// clientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked
+// in a blocking pop answers as its timeout would, or -UNBLOCKED; 1 if
+// the client was blocked, else 0.
 func clientUnblock(x *Ctx) {
-	if _, ok := resp.ParseInt(x.Args[2]); !ok {
+	id, ok := resp.ParseInt(x.Args[2])
+	if !ok {
 		x.Error(ErrNotInteger)
 		return
 	}
+	withError := false
 	if len(x.Args) == 4 {
 		r := strings.ToLower(string(x.Args[3]))
 		if r != "timeout" && r != "error" {
 			x.Error(ErrUnblockReason)
 			return
 		}
+		withError = r == "error"
 	} else if len(x.Args) > 4 {
 		x.Error(errSubcommandSyntax(x.Args[0], x.Args[1]))
+		return
+	}
+	x.srv.mu.Lock()
+	c := x.srv.clients[id]
+	x.srv.mu.Unlock()
+	if c != nil && x.srv.unblockClient(c, withError) {
+		x.W.Int(1)
 		return
 	}
 	x.W.Int(0)

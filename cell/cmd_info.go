@@ -162,9 +162,10 @@ func infoClients(s *Server, x *Ctx, b *strings.Builder) {
 	field(b, "maxclients", itoa(s.live.maxClients.Load()))
 	field(b, "client_recent_max_input_buffer", "0")
 	field(b, "client_recent_max_output_buffer", "0")
-	field(b, "blocked_clients", "0")
+	blocked, timed := s.blockers.counts()
+	field(b, "blocked_clients", itoa(int64(blocked)))
 	field(b, "tracking_clients", "0")
-	field(b, "clients_in_timeout_table", "0")
+	field(b, "clients_in_timeout_table", itoa(int64(timed)))
 }
 
 // memSample reads the Go runtime's memory figures cheaply (runtime/metrics

@@ -468,22 +468,25 @@ func listEnd(x *Ctx, arg []byte) (front, ok bool) {
 // type, as Redis's lmoveGenericCommand. With source and destination the
 // same key it rotates the list; a one-element list stays.
 func lmove(x *Ctx) {
-	from, ok := listEnd(x, x.Args[3])
-	if !ok {
-		return
+	if from, to, ok := listEnds(x); ok {
+		moveElement(x, x.Args[1], x.Args[2], from, to)
 	}
-	to, ok := listEnd(x, x.Args[4])
-	if !ok {
-		return
+}
+
+// listEnds parses LMOVE's and BLMOVE's two ends, x.Args[3] and [4].
+func listEnds(x *Ctx) (from, to, ok bool) {
+	if from, ok = listEnd(x, x.Args[3]); ok {
+		to, ok = listEnd(x, x.Args[4])
 	}
-	moveElement(x, from, to)
+	return from, to, ok
 }
 
 // rpoplpush is LMOVE source destination RIGHT LEFT.
-func rpoplpush(x *Ctx) { moveElement(x, false, true) }
+func rpoplpush(x *Ctx) { moveElement(x, x.Args[1], x.Args[2], false, true) }
 
-func moveElement(x *Ctx, from, to bool) {
-	src, dst := x.Args[1], x.Args[2]
+// moveElement pops src's head (from) or tail and pushes it onto dst's head
+// (to) or tail, replying the element: LMOVE's work, and a BLMOVE's.
+func moveElement(x *Ctx, src, dst []byte, from, to bool) {
 	l, ok := x.lookupList(src)
 	if !ok {
 		return
@@ -533,28 +536,28 @@ func lmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	front := !right
-	for _, key := range keys {
-		l, ok := x.lookupList(key)
-		if !ok {
-			return
-		}
-		if l == nil {
-			continue
-		}
-		n := int(min(count, int64(l.Len())))
-		x.W.Array(2)
-		x.W.Bulk(key)
-		x.W.Array(n)
-		for range n {
-			if front {
-				x.W.Bulk(l.PopFront())
-			} else {
-				x.W.Bulk(l.PopBack())
-			}
-		}
-		x.RemovedFromNoted(key, l.Len(), true)
+	if key, l, ok := firstHolding[*keyspace.List](x, keys); !ok {
+		return
+	} else if key != nil {
+		lmpopFrom(x, key, l, !right, count)
 		return
 	}
 	x.W.NullArray()
+}
+
+// lmpopFrom pops up to count elements of key's list l and replies [key,
+// [element, ...]]: LMPOP's work, and a BLMPOP's.
+func lmpopFrom(x *Ctx, key []byte, l *keyspace.List, front bool, count int64) {
+	n := int(min(count, int64(l.Len())))
+	x.W.Array(2)
+	x.W.Bulk(key)
+	x.W.Array(n)
+	for range n {
+		if front {
+			x.W.Bulk(l.PopFront())
+		} else {
+			x.W.Bulk(l.PopBack())
+		}
+	}
+	x.RemovedFromNoted(key, l.Len(), true)
 }

@@ -451,6 +451,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	began := time.Since(r.start)
 	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
 	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
+	r.sub.SetReady(x.Ready())
 	sub := &r.sub
 	cmd.Handler(sub)
 	r.db = sub.DB()

@@ -751,34 +751,35 @@ func zmpop(x *Ctx) {
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		z, ok := x.lookupZSetW(key)
-		if !ok {
-			return
-		}
-		if z == nil {
-			continue
-		}
-		n := int(min(count, int64(z.Len())))
-		x.W.Array(2)
-		x.W.Bulk(key)
-		x.W.Array(n)
-		w := x.W
-		emit := func(member []byte, score float64) bool {
-			w.Array(2)
-			w.Bulk(member)
-			w.Double(score)
-			return true
-		}
-		if max {
-			z.PopMax(n, emit)
-		} else {
-			z.PopMin(n, emit)
-		}
-		x.RemovedFrom(key, z.Len(), n > 0)
+	if key, z, ok := firstZSet(x, keys); !ok {
+		return
+	} else if key != nil {
+		zmpopFrom(x, key, z, max, count)
 		return
 	}
 	x.W.NullArray()
+}
+
+// zmpopFrom pops up to count members of key's set z and replies [key,
+// [[member, score], ...]]: ZMPOP's work, and a BZMPOP's.
+func zmpopFrom(x *Ctx, key []byte, z *keyspace.ZSet, max bool, count int64) {
+	n := int(min(count, int64(z.Len())))
+	x.W.Array(2)
+	x.W.Bulk(key)
+	x.W.Array(n)
+	w := x.W
+	emit := func(member []byte, score float64) bool {
+		w.Array(2)
+		w.Bulk(member)
+		w.Double(score)
+		return true
+	}
+	if max {
+		z.PopMax(n, emit)
+	} else {
+		z.PopMin(n, emit)
+	}
+	x.RemovedFrom(key, z.Len(), n > 0)
 }
 
 // zscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. Every call

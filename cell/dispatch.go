@@ -207,6 +207,9 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	}
 	c.commitEffects(&c.locks)
 	c.locks.Unlock()
+	if len(c.ready.Keys()) != 0 {
+		c.serveReady() // blocked clients this command can serve (blocking.go)
+	}
 	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }
 

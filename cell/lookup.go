@@ -51,3 +51,32 @@ func (x *Ctx) lookupString(key []byte) (e *keyspace.Entry, ok bool) {
 	}
 	return e, true
 }
+
+// firstHolding looks at keys in order, as the multi-key pops do (LMPOP,
+// BLPOP, BZMPOP, ...): the first key that exists is returned with its
+// value if it is a T; of another type, it stops the walk with WRONGTYPE
+// (ok false). A nil key means every key is missing.
+func firstHolding[T *keyspace.List | *keyspace.ZSet](x *Ctx, keys [][]byte) (key []byte, v T, ok bool) {
+	for _, k := range keys {
+		e := x.Lookup(k)
+		if e == nil {
+			continue
+		}
+		if v, ok := e.Obj().(T); ok {
+			return k, v, true
+		}
+		x.Error(ErrWrongType)
+		return nil, v, false
+	}
+	return nil, v, true
+}
+
+// firstZSet is firstHolding for sorted sets that are about to change:
+// their changes are recorded member by member (lookupZSetW).
+func firstZSet(x *Ctx, keys [][]byte) (key []byte, z *keyspace.ZSet, ok bool) {
+	key, z, ok = firstHolding[*keyspace.ZSet](x, keys)
+	if key != nil {
+		x.Recording(z)
+	}
+	return key, z, ok
+}

@@ -9,17 +9,23 @@ import "github.com/cellserver/cellserver/resp"
 // whether the word was second, and the count (1 without COUNT); ok false
 // means the error is replied.
 func parseMpop(x *Ctx, first, second string) (keys [][]byte, isSecond bool, count int64, ok bool) {
+	return parseMpopAt(x, 1, first, second)
+}
+
+// parseMpopAt is parseMpop with numkeys at args[at] (2 for BLMPOP and
+// BZMPOP, after their timeout).
+func parseMpopAt(x *Ctx, at int, first, second string) (keys [][]byte, isSecond bool, count int64, ok bool) {
 	args := x.Args
-	numkeys, ok := resp.ParseInt(args[1])
+	numkeys, ok := resp.ParseInt(args[at])
 	if !ok || numkeys < 1 {
 		x.Error(ErrNumkeysPositive)
 		return nil, false, 0, false
 	}
-	if numkeys >= int64(len(args)-2) {
+	if numkeys >= int64(len(args)-at-1) {
 		x.Error(ErrSyntax)
 		return nil, false, 0, false
 	}
-	where := 2 + int(numkeys)
+	where := at + 1 + int(numkeys)
 	switch {
 	case optIs(args[where], first):
 	case optIs(args[where], second):
@@ -44,5 +50,5 @@ func parseMpop(x *Ctx, first, second string) (keys [][]byte, isSecond bool, coun
 	if count == -1 {
 		count = 1
 	}
-	return args[2:where], isSecond, count, true
+	return args[at+1 : where], isSecond, count, true
 }

@@ -70,6 +70,9 @@ type Server struct {
 	// limiters: rate limiter decisions and clock (limiter_stats.go).
 	limiters limiterState
 
+	// blockers: the clients blocked on keys (blocking.go).
+	blockers blockers
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[int64]*Client

@@ -141,6 +141,8 @@ type Keyspace struct {
 	expireNext int
 	// onExpired is told of the keys active expiry deletes (journal.go).
 	onExpired atomic.Pointer[ExpiredHook]
+	// waiting counts the clients blocked on keys (ready.go).
+	waiting atomic.Int64
 }
 
 // NewKeyspace makes databases x shards; shards is rounded up to a power of two.

@@ -18,6 +18,9 @@ type Tx struct {
 	fx  *Effects
 	db  int
 	now int64
+	// ready notes the keys that get a list or sorted set while clients
+	// wait on keys (ready.go); nil: not noted.
+	ready *Ready
 }
 
 // Begin starts an execution on ks's database db at now (Unix ms), its
@@ -149,6 +152,7 @@ func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
 	e.SetObj(obj)
 	s.setExp(e, exp)
 	x.wroteOver(s, key, wide)
+	x.readied(x.db, key, obj)
 	return e
 }
 
@@ -221,9 +225,10 @@ func (x *Tx) Rename(src, dst []byte, e *Entry) {
 	ds.drop(string(dst))
 	// The key lives in the entry's allocation: the value moves to a new
 	// entry made for dst.
-	ds.adopt(dst, e)
+	ne := ds.adopt(dst, e)
 	x.wroteOver(ss, src, isWide(e))
 	x.wroteOver(ds, dst, dstWide)
+	x.readied(x.db, dst, ne.Obj())
 }
 
 // wrote is the hook of a change in place (an expiry, INCR, ZADD into an
