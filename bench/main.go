@@ -177,6 +177,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	for _, w := range o.workloads {
+		if w.lib != nil && w.script == "" {
+			if w.script, err = w.lib.body(); err != nil {
+				return nil, fmt.Errorf("workload %s: %v", w.name, err)
+			}
+		}
 		if why := routable(w); why != "" && len(o.clusterNodes) > 0 {
 			return nil, fmt.Errorf("-cluster-nodes: workload %s cannot be routed by slot: %s", w.name, why)
 		}

@@ -50,13 +50,16 @@ type generator func(g *genState, dst []byte) []byte
 // decision (or one PING/SET/GET) and may take several commands: W1 is six
 // (MULTI ... EXEC) and W3 two.
 type workload struct {
-	name     string
-	about    string // what one operation is
-	replies  int    // replies per operation
-	keys     int    // distinct keys drawn at random; 1 for a hot key, 0 for none
-	module   bool   // CL.THROTTLE: only cellserver and redis with redis-cell
-	script   string // Lua source to SCRIPT LOAD before the run
-	populate bool   // SET every key before the run (GET)
+	name    string
+	about   string // what one operation is
+	replies int    // replies per operation
+	keys    int    // distinct keys drawn at random; 1 for a hot key, 0 for none
+	module  bool   // CL.THROTTLE: only cellserver and redis with redis-cell
+	script  string // Lua source to SCRIPT LOAD before the run
+	// lib names a library's script to read into script once the workload
+	// is chosen (libscripts.go).
+	lib      *libScript
+	populate bool // SET every key before the run (GET)
 	// newGen builds the generator once per run; sha is the loaded script's.
 	newGen func(keys *keyTable, sha string) generator
 	// benchmark is the redis-benchmark command for the same load, after
@@ -124,6 +127,10 @@ func keyPrefix(w *workload) (string, string) {
 		return "limit:", ":w1"
 	case "w2":
 		return "limit:", ":w2"
+	case "redis-rate":
+		return "rl:", ":rr"
+	case "ulule":
+		return "rl:", ":ulule"
 	case "window":
 		return "limit:", ":win"
 	default:
@@ -226,6 +233,36 @@ var workloads = []*workload{
 		newGen:    gcraLuaGen,
 		benchmark: "EVALSHA {sha} 1 gcra:hot:reply 15 30 60 1",
 		benchNote: "load the script first: redis-cli -p <port> -x SCRIPT LOAD < bench/gcra.lua",
+	},
+	{
+		name: "redis-rate", about: "EVALSHA <go-redis/redis_rate allowN> 1 rl:<rand>:rr 10 10 1 1 (10/s, burst 10)", replies: 1, keys: -1,
+		lib: &redisRateAllowN,
+		newGen: func(keys *keyTable, sha string) generator {
+			head := cat(appendArrayHeader(nil, 8), bulks("EVALSHA", sha, "1"))
+			tail := bulks("10", "10", "1", "1")
+			return func(g *genState, dst []byte) []byte {
+				dst = append(dst, head...)
+				dst = append(dst, keys.random(g.rng)...)
+				return append(dst, tail...)
+			}
+		},
+		benchmark: "-r {keys} EVALSHA {sha} 1 rl:__rand_int__:rr 10 10 1 1",
+		benchNote: "load the script first (redis_rate's allowN, from its module source)",
+	},
+	{
+		name: "ulule", about: "EVALSHA <ulule/limiter increment> 1 rl:<rand>:ulule 1 60000", replies: 1, keys: -1,
+		lib: &ululeIncr,
+		newGen: func(keys *keyTable, sha string) generator {
+			head := cat(appendArrayHeader(nil, 6), bulks("EVALSHA", sha, "1"))
+			tail := bulks("1", "60000")
+			return func(g *genState, dst []byte) []byte {
+				dst = append(dst, head...)
+				dst = append(dst, keys.random(g.rng)...)
+				return append(dst, tail...)
+			}
+		},
+		benchmark: "-r {keys} EVALSHA {sha} 1 rl:__rand_int__:ulule 1 60000",
+		benchNote: "load the script first (ulule/limiter's increment, from its module source)",
 	},
 	{
 		name: "w1", about: "W1: MULTI ZADD ZREMRANGEBYSCORE ZCARD EXPIRE EXEC on limit:<rand>:w1", replies: 6, keys: -1,

@@ -277,7 +277,7 @@ func (srv *Server) runScript(r *scriptRun, c callable, keys, argv [][]byte) (aba
 	if c.fn != nil {
 		out = srv.scripts.RunFunction(r, c.fn, keys, argv, r, x.W)
 	} else {
-		out = srv.scripts.Run(r, c.script, keys, argv, r, x.W)
+		out = srv.runBody(r, c.script, keys, argv) // native_scripts.go
 	}
 	if r.abandoned {
 		x.W.Truncate(mark)

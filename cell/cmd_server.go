@@ -63,10 +63,15 @@ func flushall(x *Ctx) {
 }
 
 // timeCmd is TIME: seconds and microseconds as two bulk strings, the
-// microseconds not zero-padded.
+// microseconds not zero-padded. A test that set the limiter clock
+// (limiterState.fixedNow) reads that instant, so that scripts reading TIME
+// decide at it too.
 func timeCmd(x *Ctx) {
-	now := time.Now()
+	ns := x.srv.limiters.fixedNow.Load()
+	if ns == 0 {
+		ns = time.Now().UnixNano()
+	}
 	x.W.Array(2)
-	x.W.BulkInt(now.Unix())
-	x.W.BulkInt(int64(now.Nanosecond() / 1000))
+	x.W.BulkInt(ns / int64(time.Second))
+	x.W.BulkInt(ns % int64(time.Second) / int64(time.Microsecond))
 }

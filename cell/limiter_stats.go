@@ -237,6 +237,7 @@ var limiterCmdNames = [limiterCmds]string{"cl.throttle", "cl.probe", "cl.throttl
 // command, the calls allowed, limited and answered with an error, as
 // limiter_<cmd>:allowed=N,limited=N,errors=N with the dot an underscore.
 func infoLimiters(s *Server, _ *Ctx, b *strings.Builder) {
+	nativeInfo(s, b) // native_scripts.go
 	for i, name := range limiterCmdNames {
 		c := &s.obs.throttle[i]
 		b.WriteString("limiter_" + strings.ReplaceAll(name, ".", "_") + ":allowed=")

@@ -69,6 +69,8 @@ type Server struct {
 
 	// limiters: rate limiter decisions and clock (limiter_stats.go).
 	limiters limiterState
+	// native: known scripts run as Go (native_scripts.go).
+	native nativeState
 
 	// blockers: the clients blocked on keys (blocking.go).
 	blockers blockers

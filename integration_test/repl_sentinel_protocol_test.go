@@ -43,6 +43,13 @@ func TestReplPromotionPSYNC2(t *testing.T) {
 				t.Fatalf("WAIT 2 = %d, %v", n, err)
 			}
 			oldID := replInfoField(t, m.rdb, "replication", "master_replid")
+			// Both replicas at the master's offset: a PING the master sent
+			// to one only would put the other behind, and then (as with
+			// Redis) the promoted one could not serve it partially.
+			waitUntil(t, "at the master's offset", func(r *replNode) bool {
+				want := replInfoField(t, m.rdb, "replication", "master_repl_offset")
+				return replInfoField(t, r.rdb, "replication", "master_repl_offset") == want
+			}, a, b)
 			m.p.Cmd.Process.Signal(syscall.SIGKILL)
 			<-m.p.Exited()
 			off, _ := strconv.ParseInt(replInfoField(t, a.rdb, "replication", "master_repl_offset"), 10, 64)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -140,6 +141,21 @@ redis.call('PEXPIRE', KEYS[1], 60000)
 redis.call('SET', KEYS[2], n)
 return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 			t.Fatalf("W2: %v", err)
+		}
+		// Scripts cellserver runs as Go (native limiter scripts): the
+		// window and ring as shipped, redis_rate's GCRA by its library.
+		if err := m.Eval(ctx, testScript(t, "w2_window.lua"), []string{"w2n:" + user}, now+int64(round), now-60000, 60).Err(); err != nil {
+			t.Fatalf("W2 window: %v", err)
+		}
+		ring := "w6n:" + user
+		if n, _ := m.Exists(ctx, ring).Result(); n == 0 {
+			m.RPush(ctx, ring, 0, 0, 0, 0, 0, 0)
+		}
+		if err := m.Eval(ctx, testScript(t, "w6_ring.lua"), []string{ring, ring + ":slot"}, (round+5)%6, round%6, 6).Err(); err != nil {
+			t.Fatalf("W6 ring: %v", err)
+		}
+		if _, err := redis_rate.NewLimiter(m).Allow(ctx, "rr:"+user, redis_rate.PerMinute(10)); err != nil {
+			t.Fatalf("redis_rate: %v", err)
 		}
 		if throttle {
 			if err := m.Do(ctx, "CL.THROTTLE", "w4:"+user, 5, 10, 60, 1).Err(); err != nil {

@@ -43,10 +43,10 @@ func TestSentinelFailoverMixed(t *testing.T) {
 // startSentinels starts n redis-sentinel processes watching the master
 // at port, with short detection and failover times, their configuration
 // files (which Sentinel rewrites) in a temporary directory.
-func startSentinels(t *testing.T, n int, masterPort string) []string {
+func startSentinels(t *testing.T, n int, masterPort string) []*process {
 	t.Helper()
 	bin := requirePeer(t, "redis-sentinel")
-	var addrs []string
+	var procs []*process
 	for i := range n {
 		var p *process
 		var err error
@@ -77,9 +77,18 @@ sentinel parallel-syncs %s 2
 			t.Fatal(err)
 		}
 		t.Cleanup(p.Stop)
-		addrs = append(addrs, p.addr)
+		procs = append(procs, p)
 	}
-	return addrs
+	return procs
+}
+
+// sentinelLogs is the end of each sentinel's log, for a failure message.
+func sentinelLogs(procs []*process) string {
+	var b strings.Builder
+	for _, p := range procs {
+		fmt.Fprintf(&b, "--- %s:\n%s\n", p.name, p.LogTail(25))
+	}
+	return b.String()
 }
 
 // waitSentinels waits until every sentinel knows the replicas and the
@@ -183,7 +192,11 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 	waitLinkUp(t, r1)
 	waitLinkUp(t, r2)
 	replWorkloads(t, m.rdb, 0, masterProg == "cellserver")
-	addrs := startSentinels(t, 3, m.port)
+	sentinels := startSentinels(t, 3, m.port)
+	var addrs []string
+	for _, p := range sentinels {
+		addrs = append(addrs, p.addr)
+	}
 	waitSentinels(t, addrs, 2)
 
 	// Both clients write; the master dies once they have.
@@ -214,11 +227,21 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 		}
 	}
 	defer stopWriters()
-	for m.rdb.DBSize(ctx).Val() < 50 { // a few hundred ms of writes
+	// Both clients have written (Python starts slower), for a few
+	// hundred ms.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		gw.mu.Lock()
+		goWrites := gw.res.Writes
+		gw.mu.Unlock()
+		py, _ := m.rdb.Keys(ctx, "py:*").Result()
+		if goWrites >= 20 && len(py) >= 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("before the kill: go-redis wrote %d times, redis-py %d", goWrites, len(py))
+		}
 		time.Sleep(20 * time.Millisecond)
-	}
-	if n, err := m.rdb.Keys(ctx, "py:*").Result(); err != nil || len(n) == 0 {
-		time.Sleep(500 * time.Millisecond) // python starts slower
 	}
 	m.p.Cmd.Process.Signal(syscall.SIGKILL)
 	<-m.p.Exited()
@@ -231,7 +254,7 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 	sc := redis.NewSentinelClient(&redis.Options{Addr: addrs[0]})
 	defer sc.Close()
 	var newPort string
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		a, _ := sc.GetMasterAddrByName(ctx, sentinelMaster).Result()
 		if len(a) == 2 && a[1] != m.port {
@@ -297,7 +320,7 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 	}
 
 	// The other replica follows the new master.
-	waitFollows(t, other, newPort)
+	waitFollows(t, other, newPort, sentinels)
 	if n, err := newM.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n < 1 {
 		t.Fatalf("WAIT 1 on the new master = %d, %v", n, err)
 	}
@@ -306,7 +329,7 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 	// The old master comes back and Sentinel makes it a replica.
 	m.restart(t)
 	back := time.Now()
-	waitFollows(t, m, newPort)
+	waitFollows(t, m, newPort, sentinels)
 	t.Logf("restarted %s made a replica of the new master after %v", masterProg, time.Since(back).Round(time.Millisecond))
 	newM.rdb.Set(ctx, "after-rejoin", "1", 0)
 	if n, err := newM.rdb.Wait(ctx, 2, 5*time.Second).Result(); err != nil || n != 2 {
@@ -317,7 +340,7 @@ func runSentinelFailover(t *testing.T, masterProg string) {
 
 // waitFollows waits until n is a replica of the master at port with its
 // link up.
-func waitFollows(t *testing.T, n *replNode, port string) {
+func waitFollows(t *testing.T, n *replNode, port string, sentinels []*process) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(60 * time.Second)
@@ -329,5 +352,5 @@ func waitFollows(t *testing.T, n *replNode, port string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	info := n.rdb.Info(ctx, "replication").Val()
-	t.Fatalf("%s never followed 127.0.0.1:%s:\n%s\n%s", n.p.addr, port, info, n.p.LogTail(20))
+	t.Fatalf("%s never followed 127.0.0.1:%s:\n%s\n%s\n%s", n.p.addr, port, info, n.p.LogTail(20), sentinelLogs(sentinels))
 }
