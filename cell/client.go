@@ -36,6 +36,9 @@ type Client struct {
 
 	db     int
 	authed bool
+	// user is the ACL user the connection runs as (acl_*.go); dispatch
+	// checks its permissions unless it is open.
+	user *aclUser
 	// closeAfter closes the connection once the pending replies are sent
 	// (QUIT, protocol errors).
 	closeAfter bool
@@ -118,8 +121,9 @@ func newClient(srv *Server, nc net.Conn) *Client {
 		sock:    newSockIO(nc),
 		w:       resp.NewWriter(),
 		created: time.Now(),
-		authed:  srv.live.requirePass.Load() == nil,
+		authed:  srv.startsAuthed(),
 	}
+	c.setUser(srv.defaultUser())
 	c.rd = resp.NewReader(countingReader{c}, resp.Limits{
 		MaxBulkLen:  srv.live.protoMaxBulkLen.Load(),
 		MaxQueryBuf: int(srv.live.clientQueryBufferLimit.Load()),

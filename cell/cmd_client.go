@@ -58,6 +58,7 @@ type clientShared struct {
 	// Channels, patterns and shard channels subscribed (pubsub.go
 	// settleSubs).
 	sub, psub, ssub atomic.Int32
+	user            atomic.Pointer[aclUser] // CLIENT LIST user=, CLIENT KILL USER
 }
 
 type clientFlag uint32
@@ -320,7 +321,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	b = strconv.AppendInt(b, 2048+argvMem, 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmd...)
-	b = append(b, " user=default redir=-1 resp="...)
+	b = append(b, " user="...)
+	b = append(b, c.userName()...)
+	b = append(b, " redir=-1 resp="...)
 	b = strconv.AppendInt(b, int64(c.shared.proto.Load()), 10)
 	b = append(b, '\n')
 	return b
@@ -351,6 +354,7 @@ func clientKill(x *Ctx) {
 		id          int64
 		typ         string
 		addr, laddr *string
+		user        *aclUser
 		skipMe      = true
 	)
 	for i := 2; i < len(x.Args); i += 2 {
@@ -377,10 +381,12 @@ func clientKill(x *Ctx) {
 			s := string(val)
 			laddr = &s
 		case "user":
-			if string(val) != "default" {
+			u := x.srv.acl.users.Load().get(string(val))
+			if u == nil {
 				x.Error(errNoSuchUser(cstring(val)))
 				return
 			}
+			user = u
 		case "skipme":
 			switch strings.ToLower(string(val)) {
 			case "yes":
@@ -403,6 +409,7 @@ func clientKill(x *Ctx) {
 			typ != "" && typ != c.clientType(),
 			addr != nil && c.addr != *addr,
 			laddr != nil && c.laddr != *laddr,
+			user != nil && c.shared.user.Load() != user,
 			skipMe && c == x.cl:
 			continue
 		}

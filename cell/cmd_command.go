@@ -126,12 +126,7 @@ func commandGetKeys(x *Ctx) {
 		}
 		x.W.Array(2)
 		x.W.Bulk(args[i])
-		f := keyFlagsAt(specs, args, i) // command_redis_meta.go
-		if c.KeyFlags != nil {
-			f = c.KeyFlags(args, i)
-		} else if f == 0 && len(specs) > 0 {
-			f = specs[0].Flags // a key only the command's own parser finds
-		}
+		f := c.keyFlags(specs, args, i) // command_redis_meta.go
 		n := bits.OnesCount64(uint64(f))
 		x.W.Set(n)
 		for b, name := range keyFlagNames {

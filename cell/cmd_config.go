@@ -88,6 +88,7 @@ var configParams = []*configParam{
 		} else {
 			s.live.requirePass.Store(&v)
 		}
+		s.setDefaultPassword(v) // acl_file.go
 		return ""
 	}},
 	{name: "maxclients", kind: kindInt, min: 1, max: math.MaxUint32,
@@ -296,6 +297,8 @@ var configParams = []*configParam{
 	{name: "lfu-log-factor", kind: kindInt, def: "10", min: 0, max: intMax},
 	{name: "lfu-decay-time", kind: kindInt, def: "1", min: 0, max: intMax},
 	{name: "acllog-max-len", kind: kindInt, def: "128", min: 0, max: math.MaxInt64},
+	{name: "aclfile", kind: kindString, immutable: true},
+	{name: "acl-pubsub-default", kind: kindEnum, def: "resetchannels", choices: []string{"allchannels", "resetchannels"}},
 	{name: "stream-node-max-bytes", kind: kindMemory, def: "4096", min: 0, max: math.MaxInt64},
 	{name: "stream-node-max-entries", kind: kindInt, def: "100", min: 0, max: math.MaxInt64},
 	{name: "rdbcompression", kind: kindBool, def: "yes"},

@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"crypto/subtle"
 	"strings"
 
 	"github.com/cellserver/cellserver/resp"
@@ -66,7 +65,8 @@ func reset(x *Ctx) {
 	c.db = 0
 	c.w.SetProto(2)
 	c.setName("")
-	c.authed = x.srv.live.requirePass.Load() == nil
+	c.authed = x.srv.startsAuthed()
+	c.setUser(x.srv.defaultUser())
 	// CLIENT REPLY goes back to ON, and RESET's own reply is sent; CLIENT
 	// NO-EVICT survives, as in Redis.
 	c.reply, c.replyKeep = replyOn, true
@@ -106,7 +106,7 @@ func auth(x *Ctx) {
 		x.Error(ErrSyntax)
 		return
 	}
-	if len(x.Args) == 2 && x.srv.live.requirePass.Load() == nil {
+	if len(x.Args) == 2 && x.srv.defaultUser().rules.Load().nopass {
 		x.Error(ErrNoPassword)
 		return
 	}
@@ -114,25 +114,28 @@ func auth(x *Ctx) {
 	if len(x.Args) == 3 {
 		user = x.Args[1]
 	}
-	if !x.srv.checkPassword(user, pass) {
+	if !x.cl.login(x, user, pass) {
 		x.Error(ErrWrongPass)
 		return
 	}
-	x.cl.authed = true
 	x.W.OK()
 }
 
-// checkPassword authenticates the only user there is, "default": any
-// password works when no requirepass is set, as with Redis's nopass user.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
+// login authenticates the connection as user (AUTH, HELLO AUTH). A
+// failure is logged in the ACL log, as Redis's ACLAuthenticateUser.
+func (c *Client) login(x *Ctx, user, pass []byte) bool {
+	u := c.srv.authenticate(user, pass) // acl_check.go
+	if u == nil {
+		ctx := aclCtxToplevel
+		if c.multi != nil || x != &c.ctx {
+			ctx = aclCtxMulti // run by EXEC
+		}
+		c.aclLogDenial(x.cmd, aclDeniedAuth, ctx, string(x.Args[0]), string(user))
 		return false
 	}
-	want := s.live.requirePass.Load()
-	if want == nil {
-		return true
-	}
-	return subtle.ConstantTimeCompare([]byte(*want), pass) == 1
+	c.authed = true
+	c.setUser(u)
+	return true
 }
 
 func hello(x *Ctx) {
@@ -172,12 +175,9 @@ func hello(x *Ctx) {
 			return
 		}
 	}
-	if user != nil {
-		if !x.srv.checkPassword(user, pass) {
-			x.Error(ErrWrongPass)
-			return
-		}
-		c.authed = true
+	if user != nil && !c.login(x, user, pass) {
+		x.Error(ErrWrongPass)
+		return
 	}
 	if !c.authed {
 		x.Error(ErrHelloNoAuth)

@@ -359,6 +359,14 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		refuse(cmd, ErrStaleScriptCall)
 		return
 	}
+	if u := x.cl.user; !u.open.Load() {
+		// The script runs with its caller's permissions (acl_check.go).
+		if res, at := u.rules.Load().checkCommand(cmd, args); res != aclOK {
+			x.cl.aclLogDenial(x.cmd, res, aclCtxLua, aclObject(cmd, args, res, at), u.name)
+			refuse(cmd, errScriptNoPerm(res))
+			return
+		}
+	}
 	write := cmd.Flags&FlagWrite != 0
 	if write && r.readOnly {
 		refuse(cmd, ErrScriptReadOnly)

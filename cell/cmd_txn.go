@@ -186,6 +186,17 @@ func exec(x *Ctx) {
 		if readsStats(q.cmd) {
 			c.tally.flush(c)
 		}
+		if !c.user.open.Load() {
+			// The rules may have changed since the command was queued.
+			if res, at := c.user.rules.Load().checkCommand(q.cmd, q.args); res != aclOK {
+				c.multi = t // the log's client-info shows the client in MULTI, as Redis's
+				c.aclLogDenial(x.cmd, res, aclCtxMulti, aclObject(q.cmd, q.args, res, at), c.user.name)
+				c.multi = nil
+				x.W.Error(errExecNoPerm(res))
+				x.srv.stats.countError(errExecNoPerm(res))
+				continue
+			}
+		}
 		mono, wall := c.clock.read() // frozen x.Now() for expiry, but CL.THROTTLE's clock moves
 		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, wallNs: wall}
 		sub.Begin(x.srv.ks, x.Effects(), c.db, x.Now())

@@ -5,6 +5,76 @@ package cell
 // redisCommands holds Redis 7.0.15's key specs, tips and COMMAND DOCS
 // map of the commands cellserver serves (command_redis_meta.go).
 var redisCommands = map[string]*redisCommand{
+	"acl": {
+		info:  rarr(rb("acl"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("A container for Access List Control commands "), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
+	},
+	"acl|cat": {
+		info:  rarr(rb("acl|cat"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List the ACL categories or the commands inside a category"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) since the categories and commands are a fixed set."), rb("arguments"), rarr(rmap(rb("name"), rb("categoryname"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"))))),
+	},
+	"acl|deluser": {
+		info:  rarr(rb("acl|deluser"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Remove the specified ACL users and the associated rules"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) amortized time considering the typical user."), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
+	},
+	"acl|dryrun": {
+		info:  rarr(rb("acl|dryrun"), ri(-4), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Returns whether the user can execute the given command without executing the command."), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("command"), rb("type"), rb("string")), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
+	},
+	"acl|genpass": {
+		info:  rarr(rb("acl|genpass"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Generate a pseudorandom secure password to use for ACL users"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("bits"), rb("type"), rb("integer"), rb("flags"), rset(rs("optional"))))),
+	},
+	"acl|getuser": {
+		info:  rarr(rb("acl|getuser"), ri(3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Get the rules for a specific ACL user"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of password, command and pattern rules that the user has."), rb("history"), rset(rarr(rb("6.2.0"), rb("Added Pub/Sub channel patterns.")), rarr(rb("7.0.0"), rb("Added selectors and changed the format of key and channel patterns from a list to their rule representation."))), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")))),
+	},
+	"acl|help": {
+		info:  rarr(rb("acl|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
+	},
+	"acl|list": {
+		info:  rarr(rb("acl|list"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List the current ACL rules in ACL config file format"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
+	},
+	"acl|load": {
+		info:  rarr(rb("acl|load"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Reload the ACLs from the configured ACL file"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
+	},
+	"acl|log": {
+		info:  rarr(rb("acl|log"), ri(-2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List latest events denied because of ACLs in place"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) with N being the number of entries shown."), rb("arguments"), rarr(rmap(rb("name"), rb("operation"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("reset"), rb("type"), rb("pure-token"), rb("token"), rb("RESET")))))),
+	},
+	"acl|save": {
+		info:  rarr(rb("acl|save"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Save the current ACL rules in the configured ACL file"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
+	},
+	"acl|setuser": {
+		info:  rarr(rb("acl|setuser"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Modify or create the rules for a specific ACL user"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of rules provided."), rb("history"), rset(rarr(rb("6.2.0"), rb("Added Pub/Sub channel patterns.")), rarr(rb("7.0.0"), rb("Added selectors and key based permissions."))), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("rule"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
+	},
+	"acl|users": {
+		info:  rarr(rb("acl|users"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("List the username of all the configured ACL rules"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
+	},
+	"acl|whoami": {
+		info:  rarr(rb("acl|whoami"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Return the name of the user associated to the current connection"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
+	},
 	"append": {
 		info:  rarr(rb("append"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},

@@ -171,6 +171,20 @@ func equalFold(b []byte, s string) bool {
 // position i of args (COMMAND GETKEYSANDFLAGS); 0 when none does. A spec
 // with variable_flags has them decided by the arguments, as Redis's
 // getkeys procedure for the command decides them.
+// keyFlags is the flags of the key at args[i]: the command's own
+// KeyFlags, else its key spec's, else the first spec's for a key only
+// the command's parser finds (COMMAND GETKEYSANDFLAGS, ACL checks).
+func (c *Command) keyFlags(specs []KeySpec, args [][]byte, i int) KeyFlag {
+	if c.KeyFlags != nil {
+		return c.KeyFlags(args, i)
+	}
+	f := keyFlagsAt(specs, args, i)
+	if f == 0 && len(specs) > 0 {
+		f = specs[0].Flags
+	}
+	return f
+}
+
 func keyFlagsAt(specs []KeySpec, args [][]byte, i int) KeyFlag {
 	var buf [8]int
 	for s := range specs {

@@ -68,6 +68,9 @@ type Config struct {
 	// RenameCommands are rename-command pairs, applied in order: the
 	// command takes the new name, or none when it is "".
 	RenameCommands [][2]string
+	// Users are the configuration file's `user` lines, each the words
+	// after "user": a name and its ACL rules (acl_file.go).
+	Users [][]string
 
 	// Cluster is the topology of cluster mode (cluster.go); nil: standalone.
 	Cluster           *Topology

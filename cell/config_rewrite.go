@@ -57,7 +57,10 @@ func (s *Server) RewriteConfig() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errors.New(errnoText(err))
 	}
-	out := rewriteConfigText(string(old), s.currentParamLines())
+	// The users, as `user` lines in place of the old ones (none when
+	// they live in an ACL file), as Redis's rewriteConfigUserOption.
+	params := append(s.currentParamLines(), paramLines{name: "user", lines: s.userLines(), force: true})
+	out := rewriteConfigText(string(old), params)
 	mode := fs.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
@@ -195,6 +198,8 @@ func rewriteConfigText(old string, params []paramLines) string {
 		}
 		if p := configParamByName(words[0]); p != nil {
 			at[p.name] = append(at[p.name], i)
+		} else if strings.EqualFold(words[0], "user") {
+			at["user"] = append(at["user"], i)
 		}
 	}
 	drop := map[int]bool{}

@@ -13,6 +13,7 @@ import (
 //  1. unknown command or subcommand, wrong arity
 //  2. NOAUTH
 //  3. commands not allowed inside MULTI
+//     then the user's permissions (NOPERM, acl_check.go)
 //  4. cluster mode: -MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN (cluster_route.go)
 //  5. MISCONF: writes while the disk is failing (after BUSY, MONITOR and
 //     maxmemory's checks)
@@ -65,6 +66,12 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.multi != nil && cmd.Flags&FlagNoMulti != 0 {
 		c.reject(cmd, ErrNoMulti)
 		return
+	}
+	if !c.user.open.Load() {
+		if msg := c.aclDenied(cmd, args); msg != "" { // acl_check.go
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	// The master's stream is obeyed whatever the slots (a replica serves
 	// none), as Redis's mustObeyClient.

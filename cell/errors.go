@@ -460,6 +460,64 @@ const (
 	ErrWindowCost  = "ERR cost must be 0 or more"
 )
 
+// ACL errors (acl_*.go, cmd_acl.go), in Redis 7.0's words.
+const (
+	ErrNoPermKeys     = "NOPERM this user has no permissions to access one of the keys used as arguments"
+	ErrNoPermChannels = "NOPERM this user has no permissions to access one of the channels used as arguments"
+	ErrACLNoFile      = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+	ErrACLSaveFailed  = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+	ErrACLDelDefault  = "ERR The 'default' user cannot be removed"
+	ErrACLUserSpaces  = "ERR Usernames can't contain spaces or null characters"
+	ErrACLGenpassBits = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"
+	// errExecNoPermPrefix starts the reply of a queued command EXEC
+	// refuses because the user's rules changed since it was queued.
+	errExecNoPermPrefix = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: "
+)
+
+// errNoPerm is dispatch's refusal of a command the user may not run.
+func errNoPerm(reason int, cmd string) string {
+	switch reason {
+	case aclDeniedKey:
+		return ErrNoPermKeys
+	case aclDeniedChannel:
+		return ErrNoPermChannels
+	}
+	return "NOPERM this user has no permissions to run the '" + cmd + "' command"
+}
+
+// errExecNoPerm is EXEC's refusal of a queued command.
+func errExecNoPerm(reason int) string {
+	switch reason {
+	case aclDeniedKey:
+		return errExecNoPermPrefix + "no permission to touch the specified keys"
+	case aclDeniedChannel:
+		return errExecNoPermPrefix + "no permission to access one of the channels used as arguments"
+	}
+	return errExecNoPermPrefix + "no permission to execute the command or subcommand"
+}
+
+// errScriptNoPerm is redis.call's refusal of a command the script's user
+// may not run.
+func errScriptNoPerm(reason int) string {
+	switch reason {
+	case aclDeniedKey:
+		return "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+	case aclDeniedChannel:
+		return "ERR The user executing the script can't publish to the channel mentioned in the command"
+	}
+	return "ERR The user executing the script can't run this command or subcommand"
+}
+
+// errACLSetUser is ACL SETUSER's refusal of one rule.
+func errACLSetUser(op []byte, err error) string {
+	return "ERR Error in ACL SETUSER modifier '" + cstring(op) + "': " + err.Error()
+}
+
+// errACLUnmatched is ACL SETUSER's refusal of a selector never closed.
+func errACLUnmatched(op []byte) string {
+	return "ERR Unmatched parenthesis in acl selector starting at '" + cstring(op) + "'."
+}
+
 // Cluster bus mode (cmd_cluster_bus.go).
 const ErrFlushSlotsKeys = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
 

@@ -44,7 +44,7 @@ func listenBind(addr string, port int) (net.Listener, error) {
 // unix socket nor at 127.0.0.1 or ::1 (Redis 7.0 compares those two
 // strings, so 127.0.0.2 is not local).
 func (s *Server) protectedModeDenies(c *Client) bool {
-	if !s.ops.protectedMode.Load() || s.live.requirePass.Load() != nil || c.isUnix {
+	if !s.ops.protectedMode.Load() || !s.defaultUser().rules.Load().nopass || c.isUnix { // Redis: the default user needs a password
 		return false
 	}
 	ta, ok := c.nc.RemoteAddr().(*net.TCPAddr)

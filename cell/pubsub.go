@@ -394,3 +394,25 @@ func (c *Client) dropSubs() {
 	}
 	ps.joinedChans, ps.joinedPats, ps.joinedShards = ps.joinedChans[:0], ps.joinedPats[:0], ps.joinedShards[:0]
 }
+
+// eachSubscription calls fn for every channel and pattern subscription,
+// under the registry's locks (fn must not subscribe or publish).
+func (r *pubsubRegistry) eachSubscription(fn func(name string, pattern bool, s subscriber)) {
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.RLock()
+		for ch, subs := range sh.chans {
+			for _, s := range subs {
+				fn(ch, false, s)
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	r.patMu.RLock()
+	for p, ps := range r.pats {
+		for _, s := range ps.subs {
+			fn(p, true, s)
+		}
+	}
+	r.patMu.RUnlock()
+}

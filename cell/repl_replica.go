@@ -478,6 +478,7 @@ func (l *replLink) masterClient() *Client {
 		l.srv.removeClient(l.master)
 	}
 	c.authed = true
+	c.setUser(superUser()) // the master's stream obeys no ACL (acl_clients.go)
 	c.replState().master = true
 	l.srv.addClient(c)
 	l.master = c

@@ -57,6 +57,8 @@ type Server struct {
 
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
+	acl aclState // users, their rules and the ACL log (acl_*.go)
+
 	scripts *script.Engine
 	// functions are the libraries of FUNCTION LOAD (functions.go).
 	functions functionSet
@@ -88,6 +90,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.AppendOnly = false
 	s := newServer(cfg)
+	if err := s.loadUsersAtStartup(); err != nil {
+		s.log.Warn("users not loaded", "err", err)
+	}
 	s.memOnly = true
 	s.startBackground()
 	return s
@@ -114,6 +119,10 @@ func Open(cfg Config) (*Server, error) {
 // persistence shows the progress (loading.go). Load must follow.
 func OpenStore(cfg Config) (*Server, error) {
 	s := newServer(cfg)
+	if err := s.loadUsersAtStartup(); err != nil { // acl_file.go
+		close(s.done)
+		return nil, err
+	}
 	if s.cfg.AppendOnly {
 		switch s.cfg.AppendFsync {
 		case FsyncAlways, FsyncEverySec, FsyncNo:
@@ -194,7 +203,11 @@ func newServer(cfg Config) *Server {
 		s.ks.PlaceBySlot()
 		s.topo.Store(cfg.Cluster)
 	}
+	s.acl.init()
 	s.live.load(&cfg)
+	if p := s.live.requirePass.Load(); p != nil {
+		s.setDefaultPassword(*p)
+	}
 	s.lastRewrite.Store(-1)
 	s.lastSave.Store(s.start.Unix())
 	s.bgsaveSecs.Store(-1)

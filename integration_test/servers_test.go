@@ -39,6 +39,18 @@ type serverOptions struct {
 	// args are more settings, as both servers take them on the command
 	// line ("--rename-command", "KEYS", "").
 	args []string
+	// aclfile, when not nil, is written to users.acl in each server's
+	// directory, which the server then uses as its ACL file.
+	aclfile *string
+}
+
+// aclFileArgs writes the ACL file of opt in dir and names it.
+func aclFileArgs(dir string, opt serverOptions) []string {
+	if opt.aclfile == nil {
+		return nil
+	}
+	os.WriteFile(filepath.Join(dir, "users.acl"), []byte(*opt.aclfile), 0o644)
+	return []string{"--aclfile", "users.acl"}
 }
 
 // sharedServers returns the servers every test shares, starting them on first
@@ -118,6 +130,7 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
+	args = append(args, aclFileArgs(dir, opt)...)
 	return append(args, opt.args...)
 }
 
@@ -133,6 +146,7 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
+	args = append(args, aclFileArgs(dir, opt)...)
 	return append(args, opt.args...)
 }
 

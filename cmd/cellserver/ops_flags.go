@@ -30,6 +30,36 @@ func addOpsFlags(fs *flag.FlagSet, cfg *cell.Config) {
 	fs.BoolVar(&pingMode, "ping", false, "do not serve: PING the server these settings describe, exit 0 if it answers (health checks)")
 	fs.Var(&renameFlag{&cfg.RenameCommands}, "rename-command",
 		"`NAME NEWNAME`: serve command NAME as NEWNAME; \"\" disables it (repeatable)")
+	fs.Var(&userFlag{&cfg.Users}, "user",
+		"`NAME RULE...`: an ACL user and its rules, as ACL SETUSER takes them (repeatable)")
+}
+
+// userFlag collects `user` lines (ACL users, as redis.conf declares them).
+type userFlag struct{ v *[][]string }
+
+func (f *userFlag) String() string {
+	if f == nil || f.v == nil {
+		return ""
+	}
+	var parts []string
+	for _, u := range *f.v {
+		parts = append(parts, quoteArgs(u))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Set takes the name and rules as one word (--user="svc on >pw ~svc:*").
+func (f *userFlag) Set(s string) error { return setWords(s, f.SetArgs) }
+
+func (f *userFlag) SetArgs(args []string) error {
+	if len(args) < 1 {
+		return errors.New(cell.MsgWrongArgs)
+	}
+	if err := cell.CheckUserLine(args); err != nil {
+		return err
+	}
+	*f.v = append(*f.v, append([]string(nil), args...))
+	return nil
 }
 
 // parseDirectives reads the configuration file named by the first
@@ -151,7 +181,11 @@ func (f *renameFlag) String() string {
 }
 
 // Set takes "NAME NEWNAME" as one word (-rename-command="CONFIG \"\"").
-func (f *renameFlag) Set(s string) error {
+func (f *renameFlag) Set(s string) error { return setWords(s, f.SetArgs) }
+
+// setWords splits a flag's one word as a configuration line's words and
+// hands them to set.
+func setWords(s string, set func([]string) error) error {
 	words, ok := resp.SplitArgs([]byte(s), nil)
 	if !ok {
 		return errors.New(cell.MsgUnbalancedQuotes)
@@ -160,7 +194,7 @@ func (f *renameFlag) Set(s string) error {
 	for i, w := range words {
 		args[i] = string(w)
 	}
-	return f.SetArgs(args)
+	return set(args)
 }
 
 func (f *renameFlag) SetArgs(args []string) error {
