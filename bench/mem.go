@@ -35,6 +35,7 @@ type memCase struct {
 	native bool   // the window is CL.WINDOW's (cellserver only), not a sorted set
 	set    int    // members per set (SADD); 0 for the other shapes
 	ints   bool   // set members are small integers (Redis's intset)
+	bits   int    // bits per bitmap (SETBIT); 0 for the other shapes
 }
 
 func (b *bench) memCases() []memCase {
@@ -60,6 +61,9 @@ func (b *bench) memCases() []memCase {
 			memCase{what: "set of 10 integers (intset)", kind: k, set: 10, ints: true},
 			memCase{what: "set of 1000 members", kind: k, set: 1000})
 	}
+	for _, k := range []serverKind{kindRedis, kindCell} {
+		cs = append(cs, memCase{what: "bitmap of 1024 bits (SETBIT)", kind: k, bits: 1024})
+	}
 	kinds := b.kinds()
 	return slices.DeleteFunc(cs, func(c memCase) bool {
 		return !slices.Contains(kinds, c.kind) || !strings.Contains(c.what, b.o.memOnly)
@@ -83,6 +87,7 @@ func (b *bench) runMem() (report, error) {
 		"Each shape is loaded into a freshly started server; deltas are over that server's idle baseline, measured "+b.o.memSettle.String()+" after loading.",
 		"Keys carry a TTL as in real use (CL.THROTTLE's own, PX in the Lua script, EXPIRE on windows), so Redis's expires dict is counted.",
 		"Set rows: SADD in batches of 100 with an EXPIRE; intset members are multiples of 37 below 370, the 1000-member sets' members are \"member:<n>\" (8 to 10 bytes).",
+		"Bitmap rows: SETBIT of every 64th bit and the last (a 128-byte string), then EXPIRE; elements are the bytes.",
 		"Window members are 13-digit millisecond timestamps, score = member, as W1 writes them; the UUID rows use 36-byte UUID text members with timestamp scores.",
 		"Both servers run MEMORY PURGE before each reading: Redis's jemalloc returns dirty pages, cellserver collects garbage and returns free spans, so used_memory is live bytes on both.")
 	return rep, nil
@@ -144,7 +149,23 @@ func (b *bench) memOne(mc memCase) (memRow, error) {
 	}
 
 	base := time.Now().UnixMilli() - 60_000
-	if mc.set > 0 {
+	if mc.bits > 0 {
+		r.Keys = b.o.memKeys
+		r.Elements = r.Keys * mc.bits / 8
+		for i := range r.Keys {
+			key := "bits:" + strconv.Itoa(i)
+			for j := 0; j < mc.bits; j += 64 {
+				if e, err := add(encodeCommand("SETBIT", key, strconv.Itoa(j), "1")); err != nil || e != "" {
+					return memFail(r, mc.kind, e, err)
+				}
+			}
+			for _, cmd := range [][]string{{"SETBIT", key, strconv.Itoa(mc.bits - 1), "1"}, {"EXPIRE", key, "600"}} {
+				if e, err := add(encodeCommand(cmd...)); err != nil || e != "" {
+					return memFail(r, mc.kind, e, err)
+				}
+			}
+		}
+	} else if mc.set > 0 {
 		r.Keys = min(b.o.memKeys, max(1, b.o.memMaxElem/mc.set))
 		r.Elements = r.Keys * mc.set
 		for i := range r.Keys {

@@ -49,6 +49,7 @@ type Client struct {
 	watched    []watchedKey
 	watchDirty atomic.Bool
 	asking     bool // ASKING was sent: the next command may use an importing slot
+	readonly   bool // READONLY: a cluster replica serves this client's reads of its master's slots
 
 	locks   keyspace.LockSet // the shards of the running command
 	txLocks keyspace.LockSet // the shards of a running EXEC

@@ -70,6 +70,10 @@ type Topology struct {
 	// fromBus: built from the bus's view, whose cluster_state (busOK)
 	// already weighs coverage and failures.
 	fromBus, busOK bool
+	// isReplica: this node replicates Nodes[master] (bus mode), and may
+	// serve READONLY clients' reads of its slots.
+	isReplica bool
+	master    int
 }
 
 // Owner returns the node serving slot, or nil.

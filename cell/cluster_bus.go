@@ -113,7 +113,8 @@ func (h *busHost) Publish(channel, message []byte, shard bool) {
 
 // Changed turns the bus's View into the routing Topology.
 func (h *busHost) Changed(v *clusterbus.View) {
-	t := &Topology{Self: v.Self, migrating: map[int]int{}, importing: map[int]int{}, fromBus: true, busOK: v.OK}
+	t := &Topology{Self: v.Self, migrating: map[int]int{}, importing: map[int]int{}, fromBus: true, busOK: v.OK,
+		isReplica: v.Master >= 0, master: v.Master}
 	for _, n := range v.Nodes {
 		t.Nodes = append(t.Nodes, ClusterNode{ID: n.Name, Host: n.IP, Port: n.Port, BusPort: n.CPort, Hostname: n.Hostname, Epoch: n.ConfigEpoch})
 	}

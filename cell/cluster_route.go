@@ -59,7 +59,7 @@ func (c *Client) clusterCheck(cmd *Command, args [][]byte) bool {
 		return true
 	}
 	t := c.srv.topo.Load()
-	r := slotRouter{t: t, srv: c.srv, slot: -1}
+	r := slotRouter{t: t, srv: c.srv, slot: -1, readonly: c.readonly}
 	if cmd.Name == "exec" {
 		if c.multi == nil {
 			return true
@@ -110,6 +110,8 @@ type slotRouter struct {
 	open      bool // the slot is migrating from or importing to this node
 	migrating bool
 	err       string
+	readonly  bool // the client sent READONLY
+	write     bool // a command of the request writes
 }
 
 // add takes the keys of one command; false once the request has failed.
@@ -118,6 +120,9 @@ func (r *slotRouter) add(cmd *Command, args [][]byte, c *Client) bool {
 	for _, i := range c.keyIdx {
 		key := args[i]
 		s := KeySlot(key)
+		if cmd.Flags&FlagWrite != 0 {
+			r.write = true
+		}
 		if r.first == nil {
 			r.first, r.slot = key, s
 			if r.t.owner[s] < 0 {
@@ -184,6 +189,9 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 			return ErrTryAgain
 		}
 		return ""
+	}
+	if t.isReplica && r.readonly && !r.write && int(t.owner[r.slot]) == t.master {
+		return "" // a READONLY client reads its master's slot from this replica
 	}
 	if int(t.owner[r.slot]) != t.Self {
 		return errMoved(r.slot, t.Nodes[t.owner[r.slot]].Addr())

@@ -40,9 +40,9 @@ func init() {
 			Doc: doc("Return local key names in the specified hash slot", "3.0.0", "O(log(N)) where N is the number of requested keys")},
 		&Command{Name: "cluster|setslot", Arity: -4, Flags: FlagAdmin | FlagStale, Handler: clusterSetSlot,
 			Doc: doc("Bind a hash slot to a specific node", "3.0.0", "O(1)")},
-		&Command{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: clusterOK, ACL: ACLConnection,
+		&Command{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: readonlyCmd, ACL: ACLConnection,
 			Doc: doc("Enables read queries for a connection to a cluster replica node", "3.0.0", "O(1)")},
-		&Command{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: clusterOK, ACL: ACLConnection,
+		&Command{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: readwriteCmd, ACL: ACLConnection,
 			Doc: doc("Disables read queries for a connection to a cluster replica node", "3.0.0", "O(1)")},
 		&Command{Name: "asking", Arity: 1, Flags: FlagFast, Handler: asking, ACL: ACLConnection,
 			Doc: doc("Sent by cluster clients after an -ASK redirect", "3.0.0", "O(1)")},
@@ -75,10 +75,19 @@ func clusterTopo(x *Ctx) *Topology {
 	return t
 }
 
-// clusterOK is READONLY and READWRITE: there are no replicas to read
-// from, so both only acknowledge.
-func clusterOK(x *Ctx) {
+// readonlyCmd is READONLY: on a cluster replica, this client's reads of
+// the master's slots are served here instead of redirected.
+func readonlyCmd(x *Ctx) {
 	if clusterTopo(x) != nil {
+		x.cl.readonly = true
+		x.W.OK()
+	}
+}
+
+// readwriteCmd is READWRITE, READONLY's undoing.
+func readwriteCmd(x *Ctx) {
+	if clusterTopo(x) != nil {
+		x.cl.readonly = false
 		x.W.OK()
 	}
 }

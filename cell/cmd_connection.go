@@ -63,6 +63,7 @@ func reset(x *Ctx) {
 	c.multi = nil
 	c.unwatchAll()
 	c.db = 0
+	c.readonly, c.asking = false, false
 	c.w.SetProto(2)
 	c.setName("")
 	c.authed = x.srv.startsAuthed()

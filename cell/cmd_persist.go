@@ -26,6 +26,11 @@ func save(x *Ctx) {
 		x.Error(ErrNoPersistence)
 		return
 	}
+	// A checkpoint of our own is Redis's AOF rewrite, which SAVE does
+	// not refuse: it waits for it.
+	for s.bgsave.Load() && s.rewriting.Load() && !s.closing.Load() {
+		time.Sleep(time.Millisecond)
+	}
 	if s.bgsave.Load() {
 		x.Error(ErrSaveInProg)
 		return

@@ -205,12 +205,18 @@ func punsubscribe(x *Ctx) {
 
 // publish delivers the message and replies with the number of deliveries.
 func publish(x *Ctx) {
+	if b := x.srv.bus; b != nil {
+		b.Publish(x.Args[1], x.Args[2], false) // every node's subscribers hear it too
+	}
 	x.W.Int(x.srv.pubsub.publish(x.cl, x.Args[1], x.Args[2]))
 }
 
 // spublish is PUBLISH to a shard channel: its subscribers only, no
 // patterns.
 func spublish(x *Ctx) {
+	if b := x.srv.bus; b != nil {
+		b.Publish(x.Args[1], x.Args[2], true) // the shard's other nodes
+	}
 	x.W.Int(x.srv.spubsub.publish(x.cl, x.Args[1], x.Args[2]))
 }
 

@@ -142,26 +142,50 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x.Error(ErrScriptROWrite)
 		return
 	}
-	if s.Flags&(script.FlagCompat|script.FlagNoWrites) == 0 {
-		// A script that declares flags without no-writes is a write
-		// command to Redis's checks before it runs.
-		if x.cl.readOnlyReplica() {
-			x.Error(ErrReadOnlyReplica)
-			return
-		}
-		if x.srv.tooFewReplicas() {
-			x.Error(ErrNoReplicas)
-			return
-		}
+	if s.Flags&script.FlagCompat == 0 && writeFlagDenied(x, s.Flags) {
+		return
 	}
-	keys := x.Args[3 : 3+n]
+	runCallable(x, callable{script: s, notes: &s.Notes}, ro || s.Flags&script.FlagNoWrites != 0, x.Args[3:3+n], x.Args[3+n:])
+}
+
+// writeFlagDenied answers Redis's refusal of a script or function that
+// declares flags without no-writes: it is a write command to the checks
+// made before it runs.
+func writeFlagDenied(x *Ctx, flags script.Flags) bool {
+	if flags&script.FlagNoWrites != 0 {
+		return false
+	}
+	if x.cl.readOnlyReplica() {
+		x.Error(ErrReadOnlyReplica)
+		return true
+	}
+	if x.srv.tooFewReplicas() {
+		x.Error(ErrNoReplicas)
+		return true
+	}
+	return false
+}
+
+// callable is what EVAL or FCALL runs: a script or a function, and the
+// notes on which shards its runs need (script_shards.go).
+type callable struct {
+	script *script.Script
+	fn     *script.Function
+	notes  *script.ShardNotes
+}
+
+// runCallable runs c for x's EVAL or FCALL: on its declared shards when
+// it is known to stay within them, else holding every shard, and again
+// holding every shard when a run was abandoned.
+func runCallable(x *Ctx, c callable, readOnly bool, keys, argv [][]byte) {
 	strict := x.srv.cfg.LuaStrictKeys
 	inExec := x != &x.cl.ctx // EXEC holds every shard for a script
 	r := &scriptRun{
 		x:        x,
 		db:       x.DB(),
-		readOnly: ro || s.Flags&script.FlagNoWrites != 0,
-		allowAll: !strict && (inExec || s.NeedsAll.Load() || !s.StaysDeclared.Load()),
+		readOnly: readOnly,
+		fn:       c.fn,
+		allowAll: !strict && (inExec || c.notes.NeedsAll.Load() || !c.notes.StaysDeclared.Load()),
 		strict:   strict,
 		stop:     make(chan struct{}),
 		start:    time.Now(),
@@ -174,26 +198,25 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	// them runs on its own shards. So a script that reaches past them
 	// after writing, which cannot be dropped and rerun, is rare: it must
 	// have stayed within them before (script_shards.go).
-	r.probing = r.allowAll && !inExec && !s.NeedsAll.Load()
+	r.probing = r.allowAll && !inExec && !c.notes.NeedsAll.Load()
 	r.held = r.heldBuf[:0]
 	for _, k := range keys {
 		r.held = append(r.held, x.srv.ks.ShardOf(x.DB(), k))
 	}
-	argv := x.Args[3+n:]
-	if !x.srv.runScript(r, s, keys, argv) {
+	if !x.srv.runScript(r, c, keys, argv) {
 		switch {
 		case r.needsAll || r.outside:
-			s.NeedsAll.Store(true)
+			c.notes.NeedsAll.Store(true)
 		case r.probing:
-			s.StaysDeclared.Store(true)
+			c.notes.StaysDeclared.Store(true)
 		}
 		return
 	}
 	// Abandoned before it showed anything: again, holding every shard.
-	s.NeedsAll.Store(true)
-	r = &scriptRun{x: x, db: x.DB(), readOnly: r.readOnly, allowAll: true, stop: make(chan struct{}), start: time.Now()}
+	c.notes.NeedsAll.Store(true)
+	r = &scriptRun{x: x, db: x.DB(), readOnly: r.readOnly, fn: c.fn, allowAll: true, stop: make(chan struct{}), start: time.Now()}
 	if x.holdAll() {
-		x.srv.runScript(r, s, keys, argv)
+		x.srv.runScript(r, c, keys, argv)
 	}
 }
 
@@ -209,6 +232,7 @@ type scriptRun struct {
 	allowAll bool // holds every shard of every database
 	strict   bool // --lua-allow-undeclared-keys no: reaching past is an error
 	readOnly bool
+	fn       *script.Function // FCALL's function; nil for EVAL
 	// abandoned: the run reached past its shards before writing, and is
 	// to be run again holding all (script_shards.go); needsAll: it reached
 	// past them after writing, and took them.
@@ -240,16 +264,21 @@ type scriptRun struct {
 // runScript runs s for r's EVAL, with r registered where SCRIPT KILL and
 // the shards' BUSY waiters can see it, and writes the reply. true: the run
 // was abandoned, leaving no reply, to be run again holding every shard.
-func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte) (abandoned bool) {
+func (srv *Server) runScript(r *scriptRun, c callable, keys, argv [][]byte) (abandoned bool) {
 	x := r.x
-	c := x.cl
-	savedDB := c.db
+	cl := x.cl
+	savedDB := cl.db
 	keyspace.Hold(r.shards(srv), &r.mark)
 	srv.watchScript(r)
 
 	mark := x.W.Len()
 	rng := srv.scripts.RNG()
-	out := srv.runBody(r, s, keys, argv) // native_scripts.go
+	var out script.Outcome
+	if c.fn != nil {
+		out = srv.scripts.RunFunction(r, c.fn, keys, argv, r, x.W)
+	} else {
+		out = srv.runBody(r, c.script, keys, argv) // native_scripts.go
+	}
 	if r.abandoned {
 		x.W.Truncate(mark)
 		srv.scripts.RewindRNG(rng, srv.scripts.RNG())
@@ -273,7 +302,7 @@ func (srv *Server) runScript(r *scriptRun, s *script.Script, keys, argv [][]byte
 	srv.unwatchScript(r)
 	r.mark.Finish()
 	r.halt(nil)
-	c.db = savedDB // SELECT inside a script does not leak to its caller
+	cl.db = savedDB // SELECT inside a script does not leak to its caller
 	return r.abandoned
 }
 
@@ -533,11 +562,19 @@ func scriptFlush(x *Ctx) {
 // only hear SCRIPT KILL once a script has passed busy-reply-threshold, so
 // a kill sent earlier waits for that moment (or for the script's end).
 func scriptKill(x *Ctx) {
+	killRuns(x, func(*scriptRun) bool { return true })
+}
+
+// killRuns stops the running scripts that match and have not written,
+// and answers as SCRIPT KILL: OK, UNKILLABLE or NOTBUSY.
+func killRuns(x *Ctx, match func(*scriptRun) bool) {
 	srv := x.srv
 	srv.scriptMu.Lock()
 	runs := make([]*scriptRun, 0, len(srv.running))
 	for r := range srv.running {
-		runs = append(runs, r)
+		if match(r) {
+			runs = append(runs, r)
+		}
 	}
 	srv.scriptMu.Unlock()
 	killed, unkillable := false, false
@@ -622,12 +659,19 @@ func scriptLogger(srv *Server) script.Logger {
 	}
 }
 
-// functionKill is FUNCTION KILL. No function ever runs here; while an EVAL
-// script is past the busy threshold Redis points at SCRIPT KILL instead.
+// functionKill is FUNCTION KILL: it stops running functions. While only
+// EVAL scripts are past the busy threshold, Redis points at SCRIPT KILL.
 func functionKill(x *Ctx) {
-	if x.srv.busyScripts.Load() > 0 {
+	srv := x.srv
+	fnBusy := false
+	srv.scriptMu.Lock()
+	for r := range srv.running {
+		fnBusy = fnBusy || (r.fn != nil && r.mark.IsBusy())
+	}
+	srv.scriptMu.Unlock()
+	if !fnBusy && srv.busyScripts.Load() > 0 {
 		x.Error(ErrBusy)
 		return
 	}
-	x.Error(ErrNoFunctionRunning)
+	killRuns(x, func(r *scriptRun) bool { return r.fn != nil })
 }

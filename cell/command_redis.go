@@ -561,6 +561,16 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the expiration Unix timestamp for a key"), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
 	},
+	"fcall": {
+		info:  rarr(rb("fcall"), ri(-3), rset(rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
+		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
+		docs:  rmap(rb("summary"), rb("Invoke a function"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the function that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("function"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
+	},
+	"fcall_ro": {
+		info:  rarr(rb("fcall_ro"), ri(-3), rset(rs("readonly"), rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
+		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
+		docs:  rmap(rb("summary"), rb("Invoke a read-only function"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the function that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("function"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
+	},
 	"flushall": {
 		info:  rarr(rb("flushall"), ri(-1), rset(rs("write")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
@@ -584,6 +594,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Delete a function by name"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("library-name"), rb("type"), rb("string")))),
 	},
+	"function|dump": {
+		info:  rarr(rb("function|dump"), ri(2), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Dump all functions into a serialized binary payload"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions")),
+	},
 	"function|flush": {
 		info:  rarr(rb("function|flush"), ri(-2), rset(rs("write"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
@@ -606,6 +621,18 @@ var redisCommands = map[string]*redisCommand{
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List information about all the functions"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions"), rb("arguments"), rarr(rmap(rb("name"), rb("library-name-pattern"), rb("type"), rb("string"), rb("token"), rb("LIBRARYNAME"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("withcode"), rb("type"), rb("pure-token"), rb("token"), rb("WITHCODE"), rb("flags"), rset(rs("optional"))))),
+	},
+	"function|load": {
+		info:  rarr(rb("function|load"), ri(-3), rset(rs("write"), rs("denyoom"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
+		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Create a function with the given arguments (name, code, description)"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1) (considering compilation time is redundant)"), rb("arguments"), rarr(rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("function-code"), rb("type"), rb("string")))),
+	},
+	"function|restore": {
+		info:  rarr(rb("function|restore"), ri(-3), rset(rs("write"), rs("denyoom"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
+		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Restore all the functions on the given payload"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions on the payload"), rb("arguments"), rarr(rmap(rb("name"), rb("serialized-value"), rb("type"), rb("string")), rmap(rb("name"), rb("policy"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("flush"), rb("type"), rb("pure-token"), rb("token"), rb("FLUSH")), rmap(rb("name"), rb("append"), rb("type"), rb("pure-token"), rb("token"), rb("APPEND")), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE")))))),
 	},
 	"function|stats": {
 		info:  rarr(rb("function|stats"), ri(2), rset(rs("noscript"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("nondeterministic_output"), rb("request_policy:all_shards"), rb("response_policy:special")), rset()),

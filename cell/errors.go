@@ -194,6 +194,10 @@ const (
 	ErrFunctionFlushMode   = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 	ErrRedirectNoClient    = "ERR The client ID you want redirect to does not exist"
 	ErrLibraryNotFound     = "ERR Library not found"
+	ErrFunctionNotFound    = "ERR Function not found"
+	ErrFunctionNumKeys     = "ERR Bad number of keys provided"
+	ErrRestorePolicy       = "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."
+	ErrFunctionsPayload    = "ERR failed loading the given functions payload"
 	ErrLibraryNameMissing  = "ERR library name argument was not given"
 	ErrNoFunctionRunning   = "NOTBUSY No scripts in execution right now."
 )

@@ -89,15 +89,19 @@ type persistState struct {
 	dirtyAtSave   atomic.Int64      // totalDirty() at that save
 	saves         atomic.Int64      // saves done (rdb_saves)
 	bgsave        atomic.Bool       // a BGSAVE is running
-	bgsaveStart   atomic.Int64      // Unix s it started
-	bgsaveSecs    atomic.Int64      // how long the last one took, -1: none yet
-	bgsaveFailed  atomic.Bool       // the last one failed
-	ckptNs        atomic.Int64      // how long the last checkpoint took, ns (/metrics)
-	lastFsync     atomic.Int64      // Unix ns of the last fsync of the whole log that succeeded
-	loading       atomic.Bool       // loading the store at start (INFO loading, -LOADING)
-	loadProgress  loadProgress      // its progress (loading.go)
-	loadedKeys    int64             // keys loaded at start
-	loadedExpired int64             // keys found expired at start
+	// rewriting: the running background save is a checkpoint of our own
+	// (after a replay, or for the log's size), Redis's AOF rewrite: SAVE
+	// waits for it instead of refusing.
+	rewriting     atomic.Bool
+	bgsaveStart   atomic.Int64 // Unix s it started
+	bgsaveSecs    atomic.Int64 // how long the last one took, -1: none yet
+	bgsaveFailed  atomic.Bool  // the last one failed
+	ckptNs        atomic.Int64 // how long the last checkpoint took, ns (/metrics)
+	lastFsync     atomic.Int64 // Unix ns of the last fsync of the whole log that succeeded
+	loading       atomic.Bool  // loading the store at start (INFO loading, -LOADING)
+	loadProgress  loadProgress // its progress (loading.go)
+	loadedKeys    int64        // keys loaded at start
+	loadedExpired int64        // keys found expired at start
 	// What the start dropped as damaged: records of the snapshot or log
 	// that did not decode, and what effectlog-load-damaged skip skipped
 	// of the log (persist_damage.go).

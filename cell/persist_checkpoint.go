@@ -133,13 +133,18 @@ func (s *Server) checkpointLoop() {
 		if s.store.Err() != nil || s.bgsave.Load() {
 			continue
 		}
-		if !replayed && !s.checkpointDue() && !s.saveRuleDue() {
+		rewrite := replayed || s.checkpointDue()
+		if !rewrite && !s.saveRuleDue() {
 			continue
 		}
+		// rewriting goes first, so SAVE never sees our flag without it.
+		s.rewriting.Store(rewrite)
 		if !s.bgsave.CompareAndSwap(false, true) {
+			s.rewriting.Store(false)
 			continue
 		}
 		err := s.saveNow()
+		s.rewriting.Store(false)
 		s.bgsave.Store(false)
 		replayed = replayed && err != nil
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/rdb"
 	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
@@ -74,7 +75,7 @@ func (s *Server) loadRDBAtStart() error {
 		name string
 		n    int
 	}{{"expired_skipped", st.expired}, {"unsupported_type_skipped", st.unsupported}, {"beyond_databases_skipped", st.beyondDBs},
-		{"empty_skipped", st.emptySkipped}, {"functions_skipped", st.functions}, {"module_aux_skipped", st.moduleAux}} {
+		{"empty_skipped", st.emptySkipped}, {"function_libraries", st.functions}, {"module_aux_skipped", st.moduleAux}} {
 		if c.n > 0 {
 			attrs = append(attrs, c.name, c.n)
 		}
@@ -121,8 +122,10 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 				s.ks.Reserve(rec.DB, int(min(rec.Size, 1<<28)))
 			}
 		case rdb.KindFunction:
+			if err := s.loadRDBFunction(rec.Value.Str); err != nil {
+				return st, fmt.Errorf("RDB file %s: function library at offset %d: %w", path, rec.Offset, err)
+			}
 			st.functions++
-			s.log.Warn("rdb: skipping a function library (cellserver does not keep functions in RDB files)", "file", path, "offset", rec.Offset)
 		case rdb.KindModuleAux:
 			st.moduleAux++
 			s.log.Warn("rdb: skipping a module's AUX data", "file", path, "module", rec.Value.Module, "offset", rec.Offset)
@@ -133,6 +136,20 @@ func loadRDBFile(s *Server, f *os.File, path string) (rdbLoadStats, error) {
 		}
 	}
 	return st, nil
+}
+
+// loadRDBFunction loads a library of the file (FUNCTION2 record),
+// replacing one of the same name, as Redis's rdbFunctionLoad.
+func (s *Server) loadRDBFunction(code []byte) error {
+	lib, err := s.scripts.LoadLibrary(code)
+	if err != nil {
+		return err
+	}
+	if msg := s.functions.add([]*script.Library{lib}, true, true); msg != "" {
+		return errors.New(msg)
+	}
+	s.scripts.LibrariesChanged()
+	return nil
 }
 
 // skipLogLines is how many skipped keys of each kind get a log line of

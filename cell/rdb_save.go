@@ -89,6 +89,12 @@ func (s *Server) encodeRDB(out io.Writer) (keys int, err error) {
 	w := rdb.NewWriter(out, "redis-ver", s.cfg.Version, "redis-bits", strconv.Itoa(strconv.IntSize),
 		"ctime", strconv.FormatInt(now.Unix(), 10), "aof-base", "0")
 	nowMs := now.UnixMilli()
+	// Function libraries come before the databases, as in Redis's files.
+	for _, l := range s.functions.list() {
+		if err = w.Function(l.Code); err != nil {
+			return 0, err
+		}
+	}
 	for db := 0; db < s.ks.DBs() && err == nil; db++ {
 		if s.ks.DBSize(db) == 0 {
 			continue

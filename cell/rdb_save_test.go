@@ -145,3 +145,30 @@ func TestShutdownSaveWritesRDB(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveWaitsForCheckpoint: SAVE during a checkpoint of our own (after
+// a replay, or for the log's size: Redis's AOF rewrite) waits for it and
+// saves; during a BGSAVE it is refused, as Redis refuses it.
+func TestSaveWaitsForCheckpoint(t *testing.T) {
+	srv, _ := openServer(t, t.TempDir(), nil)
+	c := dial(t, srv)
+	srv.rewriting.Store(true)
+	srv.bgsave.Store(true)
+	done := make(chan string, 1)
+	go func() { done <- c.do("SAVE") }()
+	select {
+	case r := <-done:
+		t.Fatalf("SAVE during a checkpoint answered %q before it ended", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	srv.bgsave.Store(false)
+	srv.rewriting.Store(false)
+	if r := <-done; r != "+OK\r\n" {
+		t.Fatalf("SAVE after the checkpoint: %q", r)
+	}
+	srv.bgsave.Store(true)
+	if r := c.do("SAVE"); r != "-"+ErrSaveInProg+"\r\n" {
+		t.Errorf("SAVE during a BGSAVE: %q", r)
+	}
+	srv.bgsave.Store(false)
+}

@@ -344,6 +344,8 @@ func (l *replLink) loadSnapshot(br *bufio.Reader) error {
 	}
 	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
 	l.run1([][]byte{[]byte("FLUSHALL")})
+	s.functions.flush() // the snapshot carries the master's libraries
+	s.scripts.LibrariesChanged()
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	st, err := loadRDBFile(s, f, path)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 //     visible (its reads changed nothing, its reply and redis.log lines
 //     are dropped, math.random is rewound), and it is run again from the
 //     start holding every shard of every database. Its script is noted
-//     (script.Script.NeedsAll), so later runs start that way.
+//     (script.ShardNotes.NeedsAll), so later runs start that way.
 //   - after a write, it cannot be rerun, so it try-locks the shards it
 //     lacks, out of ascending order. Commands and scripts still taking
 //     their locks have shown nothing, so a lock wait that holds what the

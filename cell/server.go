@@ -59,9 +59,11 @@ type Server struct {
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.
 	acl aclState // users, their rules and the ACL log (acl_*.go)
 
-	scripts  *script.Engine
-	scriptMu sync.Mutex
-	running  map[*scriptRun]struct{}
+	scripts *script.Engine
+	// functions are the libraries of FUNCTION LOAD (functions.go).
+	functions functionSet
+	scriptMu  sync.Mutex
+	running   map[*scriptRun]struct{}
 	// scriptWatcher: the goroutine watching running scripts is up
 	// (scriptctx.go); guarded by scriptMu.
 	scriptWatcher bool

@@ -183,6 +183,27 @@ func TestBusClusterCreate(t *testing.T) {
 	compareLines(t, "go-redis ClusterClient on the bus", "one node", want, got)
 	requireSpread(t, bc.cluster, 25, 120)
 
+	// PUBLISH on one node reaches a subscriber of another (the bus carries
+	// it), SPUBLISH the subscribers of its shard.
+	sub := redis.NewClient(&redis.Options{Addr: bc.addrs[0]})
+	defer sub.Close()
+	ps := sub.Subscribe(context.Background(), "news")
+	defer ps.Close()
+	if _, err := ps.Receive(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pub := redis.NewClient(&redis.Options{Addr: bc.addrs[2]})
+	defer pub.Close()
+	pub.Publish(context.Background(), "news", "hello")
+	select {
+	case m := <-ps.Channel():
+		if m.Payload != "hello" {
+			t.Errorf("got %q", m.Payload)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("PUBLISH on node 2 did not reach node 0's subscriber")
+	}
+
 	// redis-cli -c: the same session typed in, after a FLUSHALL on every
 	// node.
 	for _, a := range bc.addrs {
@@ -250,6 +271,40 @@ func TestBusClusterReplicas(t *testing.T) {
 				t.Fatalf("replica %s holds %q keys, its master %q", r.addr, b, a)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// A replica redirects a read of its master's slot, unless the client
+	// sent READONLY; writes are redirected either way.
+	r0 := bc.replicas[0]
+	var key string
+	for i := range 300 {
+		k := fmt.Sprintf("user:%d", i)
+		if n, _ := cl.MasterForKey(ctx, k); n != nil && replicaOf(t, r0.addr) == nodeIDAt(t, n.Options().Addr) {
+			key = k
+			break
+		}
+	}
+	if key == "" {
+		t.Fatal("no key of the replica's master")
+	}
+	rc, err := dialRESP(r0.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", key}, "-MOVED "},
+		{[]string{"READONLY"}, "+OK"},
+		{[]string{"GET", key}, "$"},
+		{[]string{"SET", key, "x"}, "-MOVED "},
+		{[]string{"READWRITE"}, "+OK"},
+		{[]string{"GET", key}, "-MOVED "},
+	} {
+		if r, err := rc.Do(step.args...); err != nil || !strings.HasPrefix(string(r), step.want) {
+			t.Errorf("%v on a replica: %q %v, want %s...", step.args, r, err, step.want)
 		}
 	}
 	// CLUSTER REPLICAS on a master lists its replica.
@@ -633,6 +688,23 @@ func TestBusClusterErrors(t *testing.T) {
 			t.Errorf("%s:\n%s", formatCommand(cmd), describeDiff("redis-server", r, "cellserver", c))
 		}
 	}
+}
+
+// replicaOf is the master id a node's CLUSTER NODES gives for itself.
+func replicaOf(t *testing.T, addr string) string {
+	t.Helper()
+	for _, line := range strings.Split(cli(t, addr, "", "CLUSTER", "NODES"), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "myself") {
+			return f[3]
+		}
+	}
+	return ""
+}
+
+// nodeIDAt is CLUSTER MYID of the node at addr.
+func nodeIDAt(t *testing.T, addr string) string {
+	t.Helper()
+	return strings.TrimSpace(cli(t, addr, "", "CLUSTER", "MYID"))
 }
 
 // TestBusClusterMixedFailover: failover elections across kinds. Masters

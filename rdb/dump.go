@@ -58,3 +58,44 @@ func DecodeDump(p []byte) (Value, error) {
 	}
 	return v, nil
 }
+
+// ErrNotFunction is a FUNCTION RESTORE payload holding something other
+// than libraries.
+var ErrNotFunction = errors.New("given type is not a function")
+
+// EncodeFunctionsDump returns FUNCTION DUMP's payload: each library's code
+// after the FUNCTION2 opcode, then the version and checksum trailer.
+func EncodeFunctionsDump(codes [][]byte) []byte {
+	var p []byte
+	for _, c := range codes {
+		p = AppendString(append(p, opFunction2), c)
+	}
+	p = binary.LittleEndian.AppendUint16(p, Version)
+	return binary.LittleEndian.AppendUint64(p, CRC64(0, p))
+}
+
+// DecodeFunctionsDump reads a FUNCTION RESTORE payload back into the
+// libraries' codes: ErrDumpPayload when VerifyDump refuses it,
+// ErrNotFunction for another record, another error when malformed.
+func DecodeFunctionsDump(p []byte) ([][]byte, error) {
+	if !VerifyDump(p) {
+		return nil, ErrDumpPayload
+	}
+	s := newMemSrc(p[:len(p)-10])
+	var codes [][]byte
+	for s.left() > 0 {
+		t, err := s.readByte()
+		if err != nil {
+			return nil, err
+		}
+		if t != opFunction2 {
+			return nil, ErrNotFunction
+		}
+		code, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		codes = append(codes, code)
+	}
+	return codes, nil
+}

@@ -318,6 +318,7 @@ type View struct {
 	Migrating, Importing map[int]int
 	OK                   bool // cluster_state
 	Assigned             int
+	Master               int // index of this node's master, -1 for a master
 }
 
 // ViewNode is one node of a View.
@@ -329,7 +330,7 @@ type ViewNode struct {
 }
 
 func (c *Cluster) view() *View {
-	v := &View{Migrating: map[int]int{}, Importing: map[int]int{}, OK: c.stateOK}
+	v := &View{Migrating: map[int]int{}, Importing: map[int]int{}, OK: c.stateOK, Master: -1}
 	idx := map[*Node]int{}
 	names := make([]string, 0, len(c.nodes))
 	for name := range c.nodes {
@@ -341,6 +342,9 @@ func (c *Cluster) view() *View {
 		idx[n] = len(v.Nodes)
 		if n == c.myself {
 			v.Self = len(v.Nodes)
+		}
+		if n == c.myself.ReplicaOf && c.myself.IsReplica() {
+			v.Master = len(v.Nodes)
 		}
 		v.Nodes = append(v.Nodes, ViewNode{Name: n.Name, IP: n.IP, Hostname: n.Hostname, Port: n.Port, CPort: n.CPort, ConfigEpoch: n.ConfigEpoch, Master: n.IsMaster()})
 	}

@@ -3,8 +3,10 @@ package clusterbus
 import (
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +225,34 @@ func TestNodesConfRoundTrip(t *testing.T) {
 		if _, err := Open(Config{Dir: d, File: "nodes.conf", Port: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Host: &fakeHost{}}); err == nil {
 			t.Errorf("%s: opened", name)
 		}
+	}
+}
+
+// TestHostileLink: whatever a connection to the bus port sends that is not
+// a well-formed message closes that link; the node carries on.
+func TestHostileLink(t *testing.T) {
+	n := startNode(t, "")
+	good := (&Message{Header: Header{Type: Ping, Sender: strings.Repeat("a", NameLen)}}).Append(nil)
+	badCount := append([]byte(nil), good...)
+	badCount[15] = 9 // claims 9 gossip sections it does not carry
+	for name, in := range map[string][]byte{
+		"RESP":        []byte("*1\r\n$4\r\nPING\r\n"),
+		"short total": []byte("RCmb\x00\x00\x00\x20garbage"),
+		"huge total":  []byte("RCmb\x7f\xff\xff\xff"),
+		"bad counts":  badCount,
+	} {
+		conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port+10000)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(in)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(conn); err != nil {
+			t.Errorf("%s: the link was not closed: %v", name, err)
+		}
+		conn.Close()
+	}
+	if !strings.Contains(n.c.Nodes(), "myself,master") {
+		t.Fatalf("node after hostile links:\n%s", n.c.Nodes())
 	}
 }

@@ -439,14 +439,26 @@ func (c *Cluster) broadcastPong() {
 	}
 }
 
-// Publish sends a PUBLISH (or PUBLISHSHARD) to every node.
+// Publish sends a PUBLISH to every node, or a PUBLISHSHARD to the other
+// nodes of this node's shard (its master and the master's replicas), as
+// Redis's clusterPropagatePublish and clusterPropagatePublishShard.
 func (c *Cluster) Publish(channel, message []byte, shard bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.header(Publish)
-	if shard {
-		m.Type = PublishShard
-	}
 	m.Channel, m.Payload = channel, message
-	c.broadcast(m)
+	if !shard {
+		c.broadcast(m)
+		return
+	}
+	m.Type = PublishShard
+	master := c.myMaster()
+	if master == nil {
+		return
+	}
+	for _, n := range append([]*Node{master}, master.Replicas...) {
+		if n != c.myself && n.link != nil {
+			c.send(n.link, m)
+		}
+	}
 }

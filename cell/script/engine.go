@@ -69,13 +69,17 @@ type Script struct {
 	// assignsGlobal: the script may write a global, so it must run with
 	// the read-only proxy as its environment (fastenv.go).
 	assignsGlobal bool
-	// NeedsAll is the host's note that this script once reached past the
-	// keys it declared: later runs start holding everything. It lives as
-	// long as the cached script, so the notes are bounded by the cache.
-	NeedsAll atomic.Bool
-	// StaysDeclared is the host's note that a run of this script, holding
-	// every shard, touched only the keys it declared: later runs may hold
-	// just those.
+	// Notes: which shards its runs need, kept as long as the script.
+	Notes ShardNotes
+}
+
+// ShardNotes are the host's notes on a script or function, kept as long
+// as it is: NeedsAll, it once reached past the keys it declared, so later
+// runs start holding everything; StaysDeclared, a run holding every
+// shard touched only the keys it declared, so later runs may hold just
+// those.
+type ShardNotes struct {
+	NeedsAll      atomic.Bool
 	StaysDeclared atomic.Bool
 }
 
@@ -125,6 +129,7 @@ type Engine struct {
 	scripts map[string]*Script
 	bodies  int64 // bytes of cached bodies, for used_memory_lua
 	gen     atomic.Int64
+	libGen  atomic.Int64 // bumped when libraries change (function.go)
 
 	idle chan *state
 	rng  rand48
@@ -284,30 +289,43 @@ func parseShebang(body []byte) (flags Flags, skip int, err error) {
 // the chunk name "@user_script" as "user_script", so that is the name the
 // compiler gets. gopher-lua's parse errors are worded differently from
 // Lua's; their position is rewritten into Lua's "user_script:N:" form.
-func compile(src []byte) (proto *lua.FunctionProto, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errorText(fmt.Sprintf("%s%s", ErrCompilePrefix, r))
-		}
-	}()
-	if msg := checkSyntax(src); msg != "" {
+func compile(src []byte) (*lua.FunctionProto, error) {
+	proto, msg := compileAs(src, chunkName)
+	if msg != "" {
 		return nil, errorText(ErrCompilePrefix + msg)
 	}
+	return proto, nil
+}
+
+// compileAs compiles src under the chunk name name; on failure msg is
+// Lua's message ("name:N: ...").
+func compileAs(src []byte, name string) (proto *lua.FunctionProto, msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			proto, msg = nil, fmt.Sprint(r)
+		}
+	}()
+	if m := checkSyntax(src); m != "" {
+		if rest, ok := strings.CutPrefix(m, chunkName+":"); ok {
+			m = name + ":" + rest
+		}
+		return nil, m
+	}
 	renamed, placeholder := renameGoto(src)
-	chunk, err := parse.Parse(bytes.NewReader(renamed), chunkName)
+	chunk, err := parse.Parse(bytes.NewReader(renamed), name)
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*parse.Error); ok {
 			if pe.Pos.Line == parse.EOF {
-				msg = fmt.Sprintf("%s:%d: %s near '<eof>'", chunkName, lastLine(src), luaSyntaxMessage(pe.Message))
+				msg = fmt.Sprintf("%s:%d: %s near '<eof>'", name, lastLine(src), luaSyntaxMessage(pe.Message))
 			} else {
-				msg = fmt.Sprintf("%s:%d: %s near '%s'", chunkName, pe.Pos.Line, luaSyntaxMessage(pe.Message), pe.Token)
+				msg = fmt.Sprintf("%s:%d: %s near '%s'", name, pe.Pos.Line, luaSyntaxMessage(pe.Message), pe.Token)
 			}
 		}
 		if placeholder != "" {
 			msg = strings.ReplaceAll(msg, placeholder, gotoName)
 		}
-		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(msg))
+		return nil, strings.TrimSpace(msg)
 	}
 	if placeholder != "" {
 		restoreGoto(chunk, placeholder)
@@ -316,15 +334,15 @@ func compile(src []byte) (proto *lua.FunctionProto, err error) {
 	rewriteCtors(chunk)
 	rewriteNegZero(chunk)
 	rewriteRedisCalls(chunk)
-	proto, err = lua.Compile(chunk, chunkName)
+	proto, err = lua.Compile(chunk, name)
 	if err != nil {
-		return nil, errorText(ErrCompilePrefix + strings.TrimSpace(err.Error()))
+		return nil, strings.TrimSpace(err.Error())
 	}
 	// The main chunk is vararg, and gopher-lua would build Lua 5.0's "arg"
 	// table for it on every call; Lua 5.1 does not for a main chunk (no
 	// script can name it), so neither do we.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	return proto, nil
+	return proto, ""
 }
 
 func lastLine(src []byte) int { return bytes.Count(src, []byte("\n")) + 1 }

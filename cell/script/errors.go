@@ -11,6 +11,15 @@ const (
 	ErrUnexpectedFlag       = "ERR Unexpected flag in script shebang: "
 	ErrCompilePrefix        = "ERR Error compiling script (new function): "
 
+	// FUNCTION LOAD (function.go).
+	ErrMissingLibMeta = "ERR Missing library metadata"
+	ErrInvalidLibMeta = "ERR Invalid library metadata"
+	ErrLibNameTwice   = "ERR Invalid metadata value, name argument was given multiple times"
+	ErrLibMetaValue   = "ERR Invalid metadata value given: "
+	ErrLibNameMissing = "ERR Library name was not given"
+	ErrLibraryName    = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+	ErrNoFunctions    = "ERR No functions registered"
+
 	msgReadonlyTable   = "Attempt to modify a readonly table"
 	msgNoGlobal        = "Script attempted to access nonexistent global variable '"
 	msgArgsType        = "Lua redis lib command arguments must be strings or integers"
@@ -29,4 +38,24 @@ const (
 	msgACLCommand      = "Invalid command passed to redis.acl_check_cmd()"
 	msgStackLimit      = "reached lua stack limit"
 	msgBadErrorObject  = "ERR Error running script: the error object has no 'err' string"
+
+	// redis.register_function (function.go). Redis 7.0.15 words a bad
+	// function name as a bad library name.
+	msgRegisterOutsideLoad = "redis.register_function can only be called on FUNCTION LOAD command"
+	msgRegisterArgs        = "wrong number of arguments to redis.register_function"
+	msgRegisterFirstArg    = "first argument to redis.register_function must be a string"
+	msgRegisterSecondArg   = "second argument to redis.register_function must be a function"
+	msgRegisterTable       = "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."
+	msgRegisterKey         = "named argument key given to redis.register_function is not a string"
+	msgRegisterName        = "function_name argument given to redis.register_function must be a string"
+	msgRegisterDesc        = "description argument given to redis.register_function must be a string"
+	msgRegisterCallback    = "callback argument given to redis.register_function must be a function"
+	msgRegisterFlags       = "flags argument to redis.register_function must be a table representing function flags"
+	msgUnknownFlag         = "unknown flag given"
+	msgRegisterUnknownArg  = "unknown argument given to redis.register_function"
+	msgRegisterNoName      = "redis.register_function must get a function name argument"
+	msgRegisterNoCallback  = "redis.register_function must get a callback argument"
+	msgFunctionName        = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+	msgFunctionExists      = "Function already exists in the library"
+	msgLoadTimeout         = "FUNCTION LOAD timeout"
 )

@@ -151,7 +151,7 @@ var (
 // erroring frame, nil if unknown.
 func luaMessage(msg string, dbg *lua.Debug) string {
 	prefix := ""
-	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, chunkName+":") {
+	if i := strings.Index(msg, ": "); i >= 0 && (strings.HasPrefix(msg, chunkName+":") || strings.HasPrefix(msg, funcChunkName+":")) {
 		prefix, msg = msg[:i+2], msg[i+2:]
 	}
 	if m, ok := forMessages[msg]; ok {

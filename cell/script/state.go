@@ -50,6 +50,11 @@ type state struct {
 	resp    int // redis.setresp: how replies reach Lua
 	scratch *resp.Writer
 
+	// libs holds the closures of the libraries this state has run, for
+	// FCALL (function.go), valid while libGen is the engine's.
+	libs   map[*Library]map[string]*lua.LFunction
+	libGen int64
+
 	// Reused from run to run (args.go).
 	keys, argv argTable
 	fillBuf    []byte
@@ -633,6 +638,12 @@ func (st *state) replyError(w *resp.Writer, msg string, t *lua.LTable) {
 // writeError writes a script's failure in Redis 7.0's format:
 // "-<err> script: <sha>, on @user_script:<line>."
 func (st *state) writeError(s *Script, err error, w *resp.Writer) {
+	st.writeErrorAs(s.SHA, chunkName, err, w)
+}
+
+// writeErrorAs is writeError for the script or function called name,
+// compiled as chunk.
+func (st *state) writeErrorAs(name, chunk string, err error, w *resp.Writer) {
 	var obj lua.LValue = lua.LString(err.Error())
 	if ae, ok := err.(*lua.ApiError); ok {
 		obj = ae.Object
@@ -642,7 +653,7 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 		// The call stack filled up, so the error handler could not run:
 		// report it as Lua's "stack overflow" at the deepest line.
 		line := overflowLine(ae)
-		st.replyError(w, "ERR "+chunkName+":"+line+": stack overflow script: "+s.SHA+", on @"+chunkName+":"+line+".", nil)
+		st.replyError(w, "ERR "+chunk+":"+line+": stack overflow script: "+name+", on @"+chunk+":"+line+".", nil)
 		return
 	}
 	if !ok {
@@ -650,7 +661,7 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 		if len(msg) > 100 {
 			msg = msg[:100]
 		}
-		st.replyError(w, "ERR Error running script "+s.SHA+", "+strings.TrimRight(msg, "\n"), nil)
+		st.replyError(w, "ERR Error running script "+name+", "+strings.TrimRight(msg, "\n"), nil)
 		return
 	}
 	msg, ok := t.RawGetString("err").(lua.LString)
@@ -661,7 +672,7 @@ func (st *state) writeError(s *Script, err error, w *resp.Writer) {
 	source, sok := t.RawGetString("source").(lua.LString)
 	line := t.RawGetString("line")
 	if sok && line != lua.LNil {
-		st.replyError(w, string(msg)+" script: "+s.SHA+", on "+string(source)+":"+luaToString(st.L, line)+".", t)
+		st.replyError(w, string(msg)+" script: "+name+", on "+string(source)+":"+luaToString(st.L, line)+".", t)
 	} else {
 		st.replyError(w, string(msg), t)
 	}
@@ -761,7 +772,7 @@ func isOverflow(ae *lua.ApiError) bool {
 	return ae.Type == lua.ApiErrorPanic && (strings.Contains(msg, "callstack overflow") || strings.Contains(msg, "stack overflow"))
 }
 
-var traceLine = regexp.MustCompile(`(?m)^\s*` + chunkName + `:(\d+):`)
+var traceLine = regexp.MustCompile(`(?m)^\s*(?:` + chunkName + `|` + funcChunkName + `):(\d+):`)
 
 // overflowLine finds the innermost script line in an error's stack trace.
 func overflowLine(ae *lua.ApiError) string {
