@@ -72,13 +72,14 @@ func requireSpread(t *testing.T, c *cluster, min, want int) {
 }
 
 // compareClusterSession runs a client's session script in mode "single"
-// against the standalone cellserver and in mode "cluster" against a 3-node
-// cluster, requires the same transcript, and the keys (120: 30 users x
-// W1, W2, W3, W4) on every node.
+// against the standalone cellserver and in mode "cluster" against a
+// cluster redis-cli --cluster create formed of 3 masters and 3 replicas on
+// the cluster bus, requires the same transcript, and the keys (120: 30 users x
+// W1, W2, W3, W4) on every master.
 func compareClusterSession(t *testing.T, what string, command func(addr, mode string) *exec.Cmd) {
 	t.Helper()
 	single := freshSingle(t)
-	cc := startCellCluster(t, evenRanges(3))
+	cc := createBusCluster(t, 6, 1).cluster
 	one, err := runScript(command(single.addr, "single"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,8 @@ func compareClusterSession(t *testing.T, what string, command func(addr, mode st
 }
 
 // TestClusterIoredis: ioredis's Cluster client runs W1, W2, W3, W4 and W8
-// (node/ioredis_cluster.js) against 3 nodes and gets the transcript of the
+// (node/ioredis_cluster.js) against a cluster formed by redis-cli
+// --cluster create (3 masters, 3 replicas) and gets the transcript of the
 // same session against one node.
 func TestClusterIoredis(t *testing.T) {
 	if selfTest() {
@@ -231,13 +233,14 @@ func goRedisSession(t *testing.T, c redis.UniversalClient, forEachMaster func(co
 }
 
 // TestClusterGoRedis: go-redis's ClusterClient runs goRedisSession against
-// 3 nodes and records what a Client records against one node.
+// a cluster formed by redis-cli --cluster create (3 masters, 3 replicas)
+// and records what a Client records against one node.
 func TestClusterGoRedis(t *testing.T) {
 	if selfTest() {
 		t.Skip("self-test mode has no cellserver cluster")
 	}
 	single := freshSingle(t)
-	cc := startCellCluster(t, evenRanges(3))
+	cc := createBusCluster(t, 6, 1).cluster
 	one := redis.NewClient(&redis.Options{Addr: single.addr})
 	defer one.Close()
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{cc.addrs[2]}})
