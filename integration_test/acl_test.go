@@ -12,24 +12,6 @@ import (
 // of its own: users, the ACL log and the default user's rules are
 // server-wide state that other tests must not see.
 
-// aclPair starts a fresh pair of servers and connects to them in proto.
-func aclPair(t *testing.T, proto int, opt serverOptions) *pair {
-	t.Helper()
-	c := newPairOn(t, startServers(t, opt))
-	if proto == 3 {
-		c.DoMasked(maskHello, "HELLO", "3")
-		c.proto = 3
-	}
-	return c
-}
-
-// forBothProtocolsACL runs fn in RESP2 and RESP3, each on new servers.
-func forBothProtocolsACL(t *testing.T, opt serverOptions, fn func(t *testing.T, c *pair)) {
-	t.Helper()
-	t.Run("RESP2", func(t *testing.T) { fn(t, aclPair(t, 2, opt)) })
-	t.Run("RESP3", func(t *testing.T) { fn(t, aclPair(t, 3, opt)) })
-}
-
 // maskACLRules sorts each run of single-command rules ("+get +set") in
 // every string of the reply: Redis writes them in its command hash
 // table's order, which changes from run to run. Categories and the
@@ -87,7 +69,7 @@ func maskACLLog(v *value) {
 }
 
 func TestACLSetUserAndGetUser(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		get := func(name string) { c.t.Helper(); c.DoMasked(maskACLRules, "ACL", "GETUSER", name) }
 		get("default")
 		c.Do("ACL", "GETUSER", "nobody")
@@ -154,7 +136,7 @@ func TestACLSetUserAndGetUser(t *testing.T) {
 }
 
 func TestACLSetUserErrors(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		for _, rules := range [][]string{
 			{"+nosuchcommand"},
 			{"-nosuchcommand"},
@@ -206,7 +188,7 @@ func TestACLSetUserErrors(t *testing.T) {
 }
 
 func TestACLDelUserUsersWhoAmI(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "WHOAMI")
 		c.Do("ACL", "USERS")
 		c.Do("ACL", "SETUSER", "b1", "on", ">pw", "+@all", "~*")
@@ -230,7 +212,7 @@ func TestACLDelUserUsersWhoAmI(t *testing.T) {
 }
 
 func TestACLCatAndGenPass(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "CAT")
 		// The categories whose commands cellserver all serves.
 		for _, cat := range []string{"hash", "string", "pubsub", "connection", "transaction", "HASH"} {
@@ -256,7 +238,7 @@ func TestACLCatAndGenPass(t *testing.T) {
 }
 
 func TestACLAuthAndHello(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Error("AUTH", "x")
 		c.Do("ACL", "SETUSER", "svc", "on", ">s3cret", "~svc:*", "+@all")
 		c.Do("ACL", "SETUSER", "off1", "off", ">pw", "+@all")
@@ -281,7 +263,7 @@ func TestACLAuthAndHello(t *testing.T) {
 }
 
 func TestACLRequirepassIsDefaultPassword(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{requirepass: "topsecret"}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{requirepass: "topsecret"}, func(t *testing.T, c *pair) {
 		c.Error("GET", "k")
 		c.Error("AUTH", "wrong")
 		c.Do("AUTH", "topsecret")
@@ -301,7 +283,7 @@ func TestACLRequirepassIsDefaultPassword(t *testing.T) {
 }
 
 func TestACLPermissions(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("SET", "svcA:1", "v")
 		c.Do("SET", "svcB:1", "v")
 		c.Do("SET", "r:1", "v")
@@ -359,7 +341,7 @@ func TestACLPermissions(t *testing.T) {
 }
 
 func TestACLPubSubChannels(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "sub", "on", "nopass", "&news.*", "+@all", "~*")
 		u := c.OtherClient()
 		u.Do("AUTH", "sub", "x")
@@ -375,7 +357,7 @@ func TestACLPubSubChannels(t *testing.T) {
 }
 
 func TestACLRevokedChannelsCloseSubscribers(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "sub", "on", "nopass", "&news.*", "&sport", "+@all", "~*")
 		u := c.OtherClient()
 		u.Do("AUTH", "sub", "x")
@@ -395,7 +377,7 @@ func TestACLRevokedChannelsCloseSubscribers(t *testing.T) {
 }
 
 func TestACLMulti(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "tx", "on", "nopass", "~a*", "&ch*", "+@all", "-flushall")
 		u := c.OtherClient()
 		u.Do("AUTH", "tx", "x")
@@ -424,7 +406,7 @@ func TestACLMulti(t *testing.T) {
 }
 
 func TestACLScripts(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "lua", "on", "nopass", "~a*", "&ch*", "-@all", "+eval", "+get", "+set", "+publish")
 		u := c.OtherClient()
 		u.Do("AUTH", "lua", "x")
@@ -441,7 +423,7 @@ func TestACLScripts(t *testing.T) {
 }
 
 func TestACLDryRun(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "dry", "on", "nopass", "~a*", "%R~r*", "&ch*", "-@all", "+get", "+set", "+publish", "+config|get")
 		c.Do("ACL", "DRYRUN", "dry", "GET", "a1")
 		c.Do("ACL", "DRYRUN", "dry", "get", "b1")
@@ -461,7 +443,7 @@ func TestACLDryRun(t *testing.T) {
 }
 
 func TestACLClientListAndKill(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "SETUSER", "k", "on", "nopass", "+@all", "~*")
 		o := c.OtherClient()
 		o.Do("AUTH", "k", "x")
@@ -475,7 +457,7 @@ func TestACLClientListAndKill(t *testing.T) {
 
 func TestACLFileSaveAndLoad(t *testing.T) {
 	initial := "user default on nopass ~* &* +@all\nuser svc on #" + strings.Repeat("ab", 32) + " ~svc:* resetchannels -@all +get\n"
-	forBothProtocolsACL(t, serverOptions{aclfile: &initial}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{aclfile: &initial}, func(t *testing.T, c *pair) {
 		c.DoMasked(maskACLRules, "ACL", "LIST")
 		c.Do("CONFIG", "GET", "aclfile")
 		c.Do("ACL", "SETUSER", "new", "on", ">pw", "~n:*", "+set")
@@ -519,7 +501,7 @@ func TestACLFileSaveAndLoad(t *testing.T) {
 }
 
 func TestACLWithoutFile(t *testing.T) {
-	forBothProtocolsACL(t, serverOptions{}, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Error("ACL", "SAVE")
 		c.Error("ACL", "LOAD")
 		c.Do("CONFIG", "GET", "aclfile")
@@ -536,7 +518,7 @@ func TestACLWithoutFile(t *testing.T) {
 
 func TestACLUserLinesInConfig(t *testing.T) {
 	opt := serverOptions{args: []string{"--user", "svc", "on", ">pw", "~svc:*", "+@all", "--user", "default", "on", "nopass", "~*", "+@all"}}
-	forBothProtocolsACL(t, opt, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, opt, func(t *testing.T, c *pair) {
 		c.DoMasked(maskACLRules, "ACL", "LIST")
 		o := c.OtherClient()
 		o.Do("AUTH", "svc", "pw")

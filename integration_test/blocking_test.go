@@ -210,7 +210,7 @@ func TestBlockingMove(t *testing.T) {
 }
 
 func TestBlockingWokenByTransactionAndScript(t *testing.T) {
-	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		c.Do("FLUSHALL")
 		// Scripts may not call them (on servers of the test's own: the

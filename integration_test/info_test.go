@@ -31,8 +31,11 @@ var infoExactFields = []string{
 	"cluster_enabled",
 }
 
+// TestInfoSections runs on servers of its own: scripts and functions that
+// other tests loaded leave memory figures (used_memory_functions, ...)
+// that differ between the two programs.
 func TestInfoSections(t *testing.T) {
-	forBothProtocols(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		// After RESETSTAT both servers have run the same commands, so the
 		// per-command sections list the same names.
 		c.Do("CONFIG", "RESETSTAT")

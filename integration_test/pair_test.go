@@ -54,6 +54,26 @@ func forBothProtocols(t *testing.T, fn func(t *testing.T, c *pair)) {
 	t.Run("RESP3", func(t *testing.T) { fn(t, newPair3(t)) })
 }
 
+// ownPair starts a fresh pair of servers and connects to them in proto:
+// for tests of server-wide state (users, INFO's memory figures) that
+// other tests must not touch.
+func ownPair(t *testing.T, proto int, opt serverOptions) *pair {
+	t.Helper()
+	c := newPairOn(t, startServers(t, opt))
+	if proto == 3 {
+		c.DoMasked(maskHello, "HELLO", "3")
+		c.proto = 3
+	}
+	return c
+}
+
+// forBothProtocolsOwn runs fn in RESP2 and RESP3, each on new servers.
+func forBothProtocolsOwn(t *testing.T, opt serverOptions, fn func(t *testing.T, c *pair)) {
+	t.Helper()
+	t.Run("RESP2", func(t *testing.T) { fn(t, ownPair(t, 2, opt)) })
+	t.Run("RESP3", func(t *testing.T) { fn(t, ownPair(t, 3, opt)) })
+}
+
 func connectPair(t testing.TB, s *servers, proto int) *pair {
 	t.Helper()
 	redis, err := dialRESP(s.redis.addr)

@@ -57,21 +57,6 @@ func (c *pair) receive(what string) {
 	}
 }
 
-// forBothProtocolsOwn is forBothProtocols on servers of the test's own:
-// for tests whose scripts would leave the shared redis-server's Lua memory
-// changed for the scripting tests after them.
-func forBothProtocolsOwn(t *testing.T, fn func(t *testing.T, c *pair)) {
-	t.Helper()
-	s := startServers(t, serverOptions{})
-	t.Run("RESP2", func(t *testing.T) { fn(t, newPairOn(t, s)) })
-	t.Run("RESP3", func(t *testing.T) {
-		c := newPairOn(t, s)
-		c.DoMasked(maskHello, "HELLO", "3")
-		c.proto = 3
-		fn(t, c)
-	})
-}
-
 func TestPubsubSubscribe(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
@@ -221,7 +206,7 @@ func TestPubsubResp3(t *testing.T) {
 // SUBSCRIBE runs in MULTI (Redis keeps it for compatibility) but not in
 // scripts.
 func TestPubsubTransactionsAndScripts(t *testing.T) {
-	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		o.Do("SUBSCRIBE", "tx:a")
 		c.Do("MULTI")
@@ -250,7 +235,7 @@ func TestPubsubTransactionsAndScripts(t *testing.T) {
 // mode: shard channels are a namespace of their own, counted apart, that
 // patterns do not see; SSUBSCRIBE is refused inside EXEC.
 func TestPubsubSharded(t *testing.T) {
-	forBothProtocolsOwn(t, func(t *testing.T, c *pair) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		o := c.OtherClient()
 		c.Do("SUNSUBSCRIBE")
 		c.Error("SSUBSCRIBE")
