@@ -62,7 +62,7 @@ bind 127.0.0.1
 daemonize no
 dir %s
 sentinel monitor %s 127.0.0.1 %s 2
-sentinel down-after-milliseconds %s 1000
+sentinel down-after-milliseconds %s 2000
 sentinel failover-timeout %s 5000
 sentinel parallel-syncs %s 2
 `, port, dir, sentinelMaster, masterPort, sentinelMaster, sentinelMaster, sentinelMaster)
