@@ -5,7 +5,6 @@ import (
 
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/rdb"
-	"github.com/cellserver/cellserver/resp"
 )
 
 // Functions: FUNCTION LOAD and the rest of the FUNCTION family, FCALL and
@@ -66,16 +65,8 @@ func fcallGeneric(x *Ctx, ro bool) {
 		x.Error(ErrFunctionNotFound)
 		return
 	}
-	n, ok := resp.ParseInt(x.Args[2])
-	switch {
-	case !ok:
-		x.Error(ErrFunctionNumKeys)
-		return
-	case n > int64(len(x.Args)-3):
-		x.Error(ErrNumKeysTooMany)
-		return
-	case n < 0:
-		x.Error(ErrNumKeysNegative)
+	n, ok := scriptNumKeys(x, ErrFunctionNumKeys)
+	if !ok {
 		return
 	}
 	noWrites := f.Flags&script.FlagNoWrites != 0

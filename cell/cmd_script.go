@@ -113,16 +113,8 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		x.Error(ErrNoScript)
 		return
 	}
-	n, ok := resp.ParseInt(x.Args[2])
-	switch {
-	case !ok:
-		x.Error(ErrNotInteger)
-		return
-	case n > int64(len(x.Args)-3):
-		x.Error(ErrNumKeysTooMany)
-		return
-	case n < 0:
-		x.Error(ErrNumKeysNegative)
+	n, ok := scriptNumKeys(x, ErrNotInteger)
+	if !ok {
 		return
 	}
 	var s *script.Script
@@ -674,4 +666,23 @@ func functionKill(x *Ctx) {
 		return
 	}
 	killRuns(x, func(r *scriptRun) bool { return r.fn != nil })
+}
+
+// scriptNumKeys reads numkeys, argv[2] of EVAL and FCALL, replying the
+// error when it is bad: notInt is the text for a non-integer, which the
+// two families word differently.
+func scriptNumKeys(x *Ctx, notInt string) (int, bool) {
+	n, ok := resp.ParseInt(x.Args[2])
+	switch {
+	case !ok:
+		x.Error(notInt)
+		return 0, false
+	case n > int64(len(x.Args)-3):
+		x.Error(ErrNumKeysTooMany)
+		return 0, false
+	case n < 0:
+		x.Error(ErrNumKeysNegative)
+		return 0, false
+	}
+	return int(n), true
 }
