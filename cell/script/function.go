@@ -402,19 +402,8 @@ func (st *state) runFunction(ctx context.Context, f *Function, keys, argv [][]by
 		}
 		st.libs[f.Lib] = fns
 	}
-	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
-	st.out = Outcome{}
-	clear(st.counted)
-	defer func() {
-		st.inRun, st.ctx, st.host = false, nil, nil
-		clear(st.counted)
-		if len(st.ctorHint) > 0 {
-			clear(st.ctorHint)
-		}
-		L.RemoveContext()
-		L.SetTop(0)
-	}()
-	L.SetContext(ctx)
+	st.beginRun(ctx, host)
+	defer st.endRun()
 	L.Push(fns[f.Name])
 	L.Push(stringArray(L, keys))
 	L.Push(stringArray(L, argv))

@@ -603,19 +603,8 @@ func (st *state) run(ctx context.Context, s *Script, keys, argv [][]byte, host H
 		st.fns[s.SHA] = fn
 	}
 	st.fillArgs(keys, argv)
-	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
-	st.out = Outcome{}
-	clear(st.counted)
-	defer func() {
-		st.inRun, st.ctx, st.host = false, nil, nil
-		clear(st.counted)
-		if len(st.ctorHint) > 0 {
-			clear(st.ctorHint)
-		}
-		L.RemoveContext()
-		L.SetTop(0)
-	}()
-	L.SetContext(ctx)
+	st.beginRun(ctx, host)
+	defer st.endRun()
 	L.Push(fn)
 	if err := L.PCall(0, 1, st.errFn); err != nil {
 		st.writeError(s, err, w)
@@ -831,4 +820,23 @@ func wrapArgErrors(L *lua.LState, t *lua.LTable) {
 			return fn(L)
 		}))
 	}
+}
+
+// beginRun readies the state for one script or function call; endRun
+// puts it back for the next, whatever the call did.
+func (st *state) beginRun(ctx context.Context, host Host) {
+	st.inRun, st.ctx, st.host, st.resp = true, ctx, host, 2
+	st.out = Outcome{}
+	clear(st.counted)
+	st.L.SetContext(ctx)
+}
+
+func (st *state) endRun() {
+	st.inRun, st.ctx, st.host = false, nil, nil
+	clear(st.counted)
+	if len(st.ctorHint) > 0 {
+		clear(st.ctorHint)
+	}
+	st.L.RemoveContext()
+	st.L.SetTop(0)
 }
