@@ -9,7 +9,7 @@ import (
 
 func init() {
 	register(&Command{Name: "cl.window", Arity: -4, Flags: FlagWrite | FlagModule | FlagFast, FirstKey: 1, LastKey: 1, Handler: clWindow,
-		Doc: &CommandDoc{Summary: "Decides one call of a sliding-window log limit and records it when allowed", Complexity: "O(N) where N is the number of distinct milliseconds in the window"}})
+		Doc: &CommandDoc{Summary: "Decides one call of a sliding-window log limit and records it when allowed", Complexity: "O(1) amortized; O(N) for a refused call, where N is the number of distinct milliseconds in the window"}})
 }
 
 // clWindow is our CL.WINDOW key limit window_ms [cost]: a sliding-window
