@@ -375,3 +375,48 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestReplFullSyncUnderWrites: replicas of both kinds attach to a
+// cellserver master that is being written all the while, with the
+// diskless (EOF-marked) snapshot. A redis-server replica looks for the
+// mark only at the end of each read, so a stream sent right behind the
+// mark would hide it and the sync would never end.
+func TestReplFullSyncUnderWrites(t *testing.T) {
+	for _, kind := range []string{"redis-server", "cellserver"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			master := startReplNode(t, "cellserver")
+			stop := make(chan struct{})
+			done := make(chan int)
+			go func() {
+				n := 0
+				for {
+					select {
+					case <-stop:
+						done <- n
+						return
+					default:
+					}
+					master.rdb.Incr(ctx, "counter")
+					n++
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			for i := 0; i < 3; i++ {
+				replica := startReplNode(t, kind)
+				if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+					t.Fatal(err)
+				}
+				waitLinkUp(t, replica)
+			}
+			close(stop)
+			n := <-done
+			if n == 0 {
+				t.Fatal("no write ran during the syncs")
+			}
+			if err := master.rdb.Wait(ctx, 3, 5*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
