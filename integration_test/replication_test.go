@@ -325,11 +325,16 @@ func TestReplCellserverFromCellserver(t *testing.T) {
 }
 
 // TestReplCellserverReplicaDurable: a cellserver replica with a store
-// keeps what it replicated, the snapshot and the stream, across a restart.
+// keeps what it replicated, the snapshot and the stream, keys and function
+// libraries, across a restart.
 func TestReplCellserverReplicaDurable(t *testing.T) {
 	ctx := context.Background()
 	master := startReplNode(t, "cellserver")
 	master.rdb.Set(ctx, "before", "1", 0)
+	// Libraries too: one by the full resync, one by the stream.
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("a", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	var dir string
 	var port int
 	bin := cellserverBinary(t)
@@ -348,9 +353,13 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	waitLinkUp(t, replica)
 	replWorkloads(t, master.rdb, 1, true)
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("b", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("WAIT = %d, %v", n, err)
 	}
+	libs := libraryView(t, master)
 	want := map[string]string{}
 	for _, k := range master.rdb.Keys(ctx, "*").Val() {
 		want[k] = keyState(t, master.rdb, k)
@@ -362,6 +371,9 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	t.Cleanup(p2.Stop)
 	again := newGoRedis(t, p2.addr, 2, nil)
+	if got := libraryView(t, &replNode{rdb: again}); got != libs {
+		t.Errorf("libraries after restart:\n%s\nwant\n%s", got, libs)
+	}
 	got := again.Keys(ctx, "*").Val()
 	if len(got) != len(want) {
 		t.Fatalf("after restart %d keys, want %d", len(got), len(want))
