@@ -46,16 +46,32 @@ func (w *Window) Empty() bool { return w.count == 0 }
 
 // Runs appends the window's runs to dst, oldest first.
 func (w *Window) Runs(dst []WindowRun) []WindowRun {
-	b := w.enc
-	var t int64
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		c, m := binary.Uvarint(b[n:])
-		b = b[n+m:]
-		t += int64(d)
-		dst = append(dst, WindowRun{t, int64(c)})
+	r := runReader{b: w.enc}
+	for run, ok := r.next(); ok; run, ok = r.next() {
+		dst = append(dst, run)
 	}
 	return dst
+}
+
+// runReader reads an encoding's runs, oldest first.
+type runReader struct {
+	b []byte // what is left to read
+	t int64  // time of the run read last
+}
+
+// next reads a run; false at the end (or at a malformed varint).
+func (r *runReader) next() (WindowRun, bool) {
+	d, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		return WindowRun{}, false
+	}
+	c, m := binary.Uvarint(r.b[n:])
+	if m <= 0 {
+		return WindowRun{}, false
+	}
+	r.b = r.b[n+m:]
+	r.t += int64(d)
+	return WindowRun{r.t, int64(c)}, true
 }
 
 // SetRuns makes runs (ascending in time, counts positive) the window.
@@ -103,15 +119,10 @@ func (w *Window) Decide(now, window, limit, cost int64) WindowDecision {
 		// The oldest events leave first: find the run whose leaving lets
 		// cost fit.
 		left := w.count
-		b := w.enc
-		var t int64
-		for len(b) > 0 {
-			dt, n := binary.Uvarint(b)
-			c, m := binary.Uvarint(b[n:])
-			b = b[n+m:]
-			t += int64(dt)
-			if left -= int64(c); left <= limit-cost {
-				d.RetryAfter = t + window - now
+		r := runReader{b: w.enc}
+		for run, ok := r.next(); ok; run, ok = r.next() {
+			if left -= run.Count; left <= limit-cost {
+				d.RetryAfter = run.Time + window - now
 				break
 			}
 		}
@@ -128,28 +139,24 @@ func (w *Window) Decide(now, window, limit, cost int64) WindowDecision {
 // run's delta becomes its time from 0.
 func (w *Window) cut(edge int64) bool {
 	b := w.enc
-	var t, dropped int64
-	off := 0
-	for off < len(b) {
-		dt, n := binary.Uvarint(b[off:])
-		if t+int64(dt) > edge {
-			break
-		}
-		c, m := binary.Uvarint(b[off+n:])
-		t += int64(dt)
-		dropped += int64(c)
-		off += n + m
+	r := runReader{b: b}
+	var dropped int64
+	off := 0 // where the first kept run starts
+	run, ok := r.next()
+	for ; ok && run.Time <= edge; run, ok = r.next() {
+		dropped += run.Count
+		off = len(b) - len(r.b)
 	}
 	switch {
 	case off == 0:
 		return false
-	case off == len(b):
+	case !ok:
 		w.enc, w.count, w.newest = b[:0], 0, 0
 		return true
 	}
-	dt, n := binary.Uvarint(b[off:])
+	_, n := binary.Uvarint(b[off:])
 	var hdr [binary.MaxVarintLen64]byte
-	h := binary.PutUvarint(hdr[:], uint64(t)+dt)
+	h := binary.PutUvarint(hdr[:], uint64(run.Time))
 	rest := b[off+n:]
 	if h <= off+n {
 		k := copy(b, hdr[:h])
@@ -217,15 +224,13 @@ func windowFromStored(enc []byte) (*Window, bool) {
 		return nil, false
 	}
 	w := &Window{enc: append([]byte(nil), enc...)}
-	for b := enc; len(b) > 0; {
-		d, n := binary.Uvarint(b)
-		c, m := binary.Uvarint(b[n:])
-		if n <= 0 || m <= 0 || c > math.MaxInt64-uint64(w.count) {
+	r := runReader{b: w.enc}
+	for run, ok := r.next(); ok; run, ok = r.next() {
+		if run.Count <= 0 || run.Count > math.MaxInt64-w.count {
 			return nil, false
 		}
-		b = b[n+m:]
-		w.newest += int64(d)
-		w.count += int64(c)
+		w.count += run.Count
+		w.newest = run.Time
 	}
-	return w, true
+	return w, len(r.b) == 0
 }
