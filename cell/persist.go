@@ -352,7 +352,7 @@ func (s *Server) fsyncLoop() {
 // replies must wait for.
 func (c *Client) commitEffects(l *keyspace.LockSet) {
 	if c.fx.Journal() != nil {
-		c.srv.propagate(&c.jr) // repl_master.go
+		c.srv.propagate(&c.fx) // repl_master.go
 	}
 	if c.srv.store == nil {
 		if c.fx.Journal() != nil {
