@@ -261,8 +261,8 @@ func replChangesInPlace(t *testing.T, m *redis.Client, round int) {
 	}
 	// Another type over a set changed in place, and back.
 	if round%2 == 0 {
-		m.ZAdd(ctx, "ztype", redis.Z{Score: 1, Member: "x"+r})
-		m.ZAdd(ctx, "ztype", redis.Z{Score: 2, Member: "y"+r})
+		m.ZAdd(ctx, "ztype", redis.Z{Score: 1, Member: "x" + r})
+		m.ZAdd(ctx, "ztype", redis.Z{Score: 2, Member: "y" + r})
 	} else {
 		m.Set(ctx, "ztype", "now a string "+r, 0)
 	}
