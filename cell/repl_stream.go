@@ -64,15 +64,15 @@ func replHeader(b []byte, n int) []byte {
 	return append(b, '\r', '\n')
 }
 
-// formatScore writes a score as a replica parses it back bit for bit.
-func formatScore(f float64) []byte {
+// appendScore appends a score as a replica parses it back bit for bit.
+func appendScore(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return []byte("inf")
+		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
-		return []byte("-inf")
+		return append(dst, "-inf"...)
 	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64)
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }
 
 // effectCmds appends the commands that make db's key hold e (nil: no
@@ -117,7 +117,8 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 		b = replBulk(b, []byte("ZADD"))
 		b = replBulk(b, key)
 		for i, el := range v.Elems {
-			b = replBulk(b, formatScore(v.Scores[i]))
+			var sb [32]byte
+			b = replBulk(b, appendScore(sb[:0], v.Scores[i]))
 			b = replBulk(b, el)
 		}
 	}
@@ -135,9 +136,10 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 // replica).
 func changeCmds(b []byte, key []byte, typ rdb.Type, chs []keyspace.Change, exp int64, expChanged bool) ([]byte, int) {
 	n := 0
+	var num [32]byte // a number's text, on the stack
 	if typ == rdb.TypeString {
 		for _, ch := range chs {
-			b = replCmd(b, []byte("SETRANGE"), key, strconv.AppendInt(nil, ch.Off, 10), ch.Val)
+			b = replCmd(b, []byte("SETRANGE"), key, strconv.AppendInt(num[:0], ch.Off, 10), ch.Val)
 			n++
 		}
 	} else {
@@ -160,7 +162,7 @@ func changeCmds(b []byte, key []byte, typ rdb.Type, chs []keyspace.Change, exp i
 				switch {
 				case ch.Del:
 				case typ == rdb.TypeZSet:
-					b = replBulk(b, formatScore(ch.Score))
+					b = replBulk(b, appendScore(num[:0], ch.Score))
 					b = replBulk(b, ch.Item)
 				case typ == rdb.TypeHash:
 					b = replBulk(b, ch.Item)
@@ -185,7 +187,7 @@ func changeCmds(b []byte, key []byte, typ rdb.Type, chs []keyspace.Change, exp i
 	}
 	if expChanged {
 		if exp != 0 {
-			b = replCmd(b, []byte("PEXPIREAT"), key, strconv.AppendInt(nil, exp, 10))
+			b = replCmd(b, []byte("PEXPIREAT"), key, strconv.AppendInt(num[:0], exp, 10))
 		} else {
 			b = replCmd(b, []byte("PERSIST"), key)
 		}
