@@ -20,10 +20,12 @@ import (
 // its state now (keyspace.Effects.AppendChanges, changeCmds): a sorted
 // set's ZADD of the members added or rescored and ZREM of those removed,
 // a hash's HSET/HDEL, a set's SADD/SREM, a big string's SETRANGE of the
-// bytes written, and PEXPIREAT or PERSIST if its expiry changed. A sliding
-// window's write is then two or three short commands, whatever the
-// window's size. A key replaced or deleted, a list, or a change about as
-// big as the value is streamed whole (effectCmds): a string is a SET (PXAT
+// bytes written, a list's LPUSH/RPUSH of its new ends, LTRIM of what
+// was popped and LSET of what was set in between (listCmds), and
+// PEXPIREAT or PERSIST if its expiry changed. A sliding window's write is
+// then two or three short commands, whatever the window's size. A key
+// replaced or deleted, or a change about as big as the value, is streamed
+// whole (effectCmds): a string is a SET (PXAT
 // for its expiry), a missing key a DEL (expired keys too, as Redis 7
 // propagates them), a hash, list, set or sorted set a DEL and its rebuild
 // (HSET, RPUSH, SADD, ZADD) then PEXPIREAT.
@@ -220,8 +222,49 @@ func valueType(e *keyspace.Entry) (typ rdb.Type, ok bool) {
 		return rdb.TypeHash, true
 	case *keyspace.Set:
 		return rdb.TypeSet, true
+	case *keyspace.List:
+		return rdb.TypeList, true
 	}
 	return 0, false
+}
+
+// listCmds appends the commands that change key's list l as lc and sets
+// say (keyspace.AppendListChanges), and its expiry exp if expChanged, and
+// returns how many it appended: LPUSH of the new head elements, RPUSH of
+// the new tail, LTRIM of what went at either end, LSET of the elements
+// changed in between.
+func listCmds(b []byte, key []byte, l *keyspace.List, lc keyspace.ListChange, sets []keyspace.Change, exp int64, expChanged bool) ([]byte, int) {
+	n := 0
+	var num, num2 [24]byte
+	if lc.Front > 0 {
+		b = replHeader(b, 2+lc.Front)
+		b = replBulk(b, []byte("LPUSH"))
+		b = replBulk(b, key)
+		for i := lc.Front - 1; i >= 0; i-- {
+			b = replBulk(b, l.At(i))
+		}
+		n++
+	}
+	if lc.Back > 0 {
+		b = replHeader(b, 2+lc.Back)
+		b = replBulk(b, []byte("RPUSH"))
+		b = replBulk(b, key)
+		for i := l.Len() - lc.Back; i < l.Len(); i++ {
+			b = replBulk(b, l.At(i))
+		}
+		n++
+	}
+	if lc.TrimFront > 0 || lc.TrimBack > 0 {
+		b = replCmd(b, []byte("LTRIM"), key, strconv.AppendInt(num[:0], int64(lc.TrimFront), 10),
+			strconv.AppendInt(num2[:0], int64(-1-lc.TrimBack), 10))
+		n++
+	}
+	for _, ch := range sets {
+		b = replCmd(b, []byte("LSET"), key, strconv.AppendInt(num[:0], ch.Off, 10), ch.Val)
+		n++
+	}
+	b, m := changeCmds(b, key, rdb.TypeList, nil, exp, expChanged)
+	return b, n + m
 }
 
 // streamScratch is the buffers streamJournal reuses for the changes it
@@ -254,10 +297,20 @@ func streamJournal(b []byte, ks *keyspace.Keyspace, fx *keyspace.Effects, db *in
 		var n int
 		if typ, ok := changeable(ent, e, whole); ok {
 			var chs []keyspace.Change
-			chs, sc.ints, ok = fx.AppendChanges(sc.chs[:0], sc.ints[:0], e, ent)
+			if typ == rdb.TypeList {
+				var lc keyspace.ListChange
+				chs, lc, ok = fx.AppendListChanges(sc.chs[:0], e, ent)
+				if ok {
+					b, n = listCmds(b, key, ent.Obj().(*keyspace.List), lc, chs, ent.Exp, e.Exp)
+				}
+			} else {
+				chs, sc.ints, ok = fx.AppendChanges(sc.chs[:0], sc.ints[:0], e, ent)
+				if ok {
+					b, n = changeCmds(b, key, typ, chs, ent.Exp, e.Exp)
+				}
+			}
 			sc.chs = chs[:0]
 			if ok {
-				b, n = changeCmds(b, key, typ, chs, ent.Exp, e.Exp)
 				cmds += n
 				continue
 			}

@@ -236,11 +236,22 @@ func replChangesInPlace(t *testing.T, m *redis.Client, round int) {
 		m.Append(ctx, "bigs", strings.Repeat("y", 300)),
 		m.SetRange(ctx, "bigs", 10, "ZZ"+r),
 		m.SetBit(ctx, "bigs", int64(round*8+1), 1),
-		// A list pushed and popped at both ends, and trimmed.
+		// Lists pushed and popped at both ends, trimmed.
 		m.LPush(ctx, "lm", "l"+r, "m"+r),
 		m.RPush(ctx, "lm", "r"+r),
 		m.RPop(ctx, "lm"),
 		m.LTrim(ctx, "lm", 0, 6),
+		// A longer list changed in the middle, at the ends and across.
+		m.RPush(ctx, "lbig", "a"+r, "b"+r, "c"+r, "d"+r, "e"+r),
+		m.LInsert(ctx, "lbig", "BEFORE", "b"+r, "ins"+r),
+		m.LInsert(ctx, "lbig", "AFTER", "d"+r, "ins2"+r),
+		m.LRem(ctx, "lbig", 1, "c"+old),
+		m.LSet(ctx, "lbig", 3, "set"+r),
+		m.LMove(ctx, "lbig", "lbig2", "LEFT", "RIGHT"),
+		m.LMove(ctx, "lbig", "lbig", "RIGHT", "LEFT"),
+		m.LMPop(ctx, "RIGHT", 2, "lbig"),
+		m.LPop(ctx, "lbig"),
+		m.PExpire(ctx, "lbig", time.Minute),
 	} {
 		if err := c.Err(); err != nil && err != redis.Nil {
 			t.Fatalf("%v: %v", c.Args(), err)

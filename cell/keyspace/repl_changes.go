@@ -147,3 +147,81 @@ func (x *Tx) NoteSetMember(s *Set, member []byte) {
 		x.fx.drec.add(unsafe.Pointer(s), 0, 0, member)
 	}
 }
+
+// NoteListSpan records, for the stream, where l is before a command that
+// may change it: the span of the first note of an execution is where the
+// list started (AppendListChanges). Nothing without replication.
+func (x *Tx) NoteListSpan(l *List) {
+	if x.fx != nil && x.fx.jr != nil {
+		x.fx.drec.ents = append(x.fx.drec.ents, deltaEnt{obj: unsafe.Pointer(l), a: l.pos, b: int64(l.n), off: -1})
+	}
+}
+
+// ListChange is how a list changed in place, as a replica's list is made
+// the same: Front elements pushed at its head (the list's first ones now,
+// pushed last first), Back at its tail (its last ones), then the list
+// trimmed of TrimFront elements at its head and TrimBack at its tail,
+// then the elements AppendListChanges gives set (LSET).
+type ListChange struct {
+	Front, Back         int
+	TrimFront, TrimBack int
+}
+
+// AppendListChanges is AppendChanges for a list, which needs where the
+// list began (NoteListSpan): the ListChange and, appended to dst, the
+// elements changed within what was there before (Off their index now,
+// Val their value). ok is false where the list is to be streamed whole:
+// a change not recorded, no span noted, none of the old elements left,
+// or changes as many as the list holds.
+func (c *Effects) AppendListChanges(dst []Change, je JournalEntry, e *Entry) (out []Change, lc ListChange, ok bool) {
+	if je.Whole || je.plain || e == nil {
+		return dst, lc, false
+	}
+	l, isList := e.Obj().(*List)
+	if !isList {
+		return dst, lc, false
+	}
+	p := unsafe.Pointer(l)
+	var pos0, end0 int64
+	spanned, touched := false, false
+	for i := range c.drec.ents {
+		d := &c.drec.ents[i]
+		if d.obj != p {
+			continue
+		}
+		if d.off < 0 && !spanned {
+			pos0, end0, spanned = d.a, d.a+d.b, true
+		}
+		touched = touched || d.off >= 0
+	}
+	if !spanned {
+		// Untouched but for its expiry, or changed where no span was
+		// noted: whole then.
+		return dst, lc, !touched && je.Exp
+	}
+	pos, end := l.pos, l.pos+int64(l.n)
+	lo, hi := max(pos, pos0), min(end, end0)
+	if lo >= hi {
+		return dst, lc, false
+	}
+	lc.Front, lc.TrimFront = int(max(0, pos0-pos)), int(max(0, pos-pos0))
+	lc.Back, lc.TrimBack = int(max(0, end-end0)), int(max(0, end0-end))
+	sets := 0
+	for i := range c.drec.ents {
+		d := &c.drec.ents[i]
+		if d.obj == p && d.off >= 0 && d.a >= lo && d.a < hi {
+			sets++
+		}
+	}
+	if lc.Front+lc.Back+sets >= l.n {
+		return dst, lc, false
+	}
+	for i := range c.drec.ents {
+		d := &c.drec.ents[i]
+		if d.obj == p && d.off >= 0 && d.a >= lo && d.a < hi {
+			at := d.a - pos
+			dst = append(dst, Change{Off: at, Val: l.At(int(at))})
+		}
+	}
+	return dst, lc, true
+}
