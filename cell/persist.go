@@ -107,6 +107,8 @@ type persistState struct {
 	// of the log (persist_damage.go).
 	loadCorrupt int64
 	loadDamage  persist.LogDamage
+	// libs: the function libraries' durability (functions_persist.go).
+	libs libraryState
 }
 
 // Fsync policies, as appendfsync spells them.
@@ -182,9 +184,15 @@ func (s *Server) loadStore() error {
 		debug.SetGCPercent(gcPercent)
 	}
 	s.loadProgress.snapDone.Store(true)
+	if err := s.loadLibraries(); err != nil { // functions_persist.go
+		return err
+	}
 	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
+		return err
+	}
+	if err := s.linkLibraries(); err != nil {
 		return err
 	}
 	s.replayed = records
