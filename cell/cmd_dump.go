@@ -15,9 +15,11 @@ import (
 // TAT is a plain string and travels as one. The TTL travels beside the
 // payload, as with Redis (PEXPIRETIME, then RESTORE ... ABSTTL).
 //
-// RESTORE refuses what the keyspace cannot hold (sets, streams, module
-// values) with Redis's "Bad data format", as Redis answers a payload of a
-// module it has not loaded.
+// A CL.WINDOW window is DUMPed as a module value (rdb_value.go), which
+// RESTOREs here and which redis-server refuses as a module's it lacks.
+// RESTORE refuses what the keyspace cannot hold (streams, other modules'
+// values, a forged window) with Redis's "Bad data format", as Redis
+// answers a payload of a module it has not loaded.
 
 func init() {
 	register(

@@ -60,7 +60,6 @@ func TestWindowReplies(t *testing.T) {
 		{"object encoding w3", "$6\r\ndeltas\r\n"},
 		{"get w3", "-" + ErrWrongType + "\r\n"},
 		{"zcard w3", "-" + ErrWrongType + "\r\n"},
-		{"dump w3", "-" + ErrDumpType + "\r\n"},
 	} {
 		if got := c.do(strings.Fields(tc[0])...); got != tc[1] {
 			t.Errorf("%s: %q, want %q", tc[0], got, tc[1])

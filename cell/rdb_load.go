@@ -183,6 +183,9 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 				st.emptySkipped++ // Redis skips empty keys too
 				return nil
 			}
+			if rec.Value.Type == rdb.TypeModule && rec.Value.Module == windowModule {
+				return fmt.Errorf("RDB file %s: CL.WINDOW key %q of a version or data cellserver cannot read, at offset %d", path, rec.Key, rec.Offset)
+			}
 			if rec.Value.Type == rdb.TypeHash || rec.Value.Type == rdb.TypeZSet || rec.Value.Type == rdb.TypeSet {
 				return fmt.Errorf("RDB file %s: %s %q with a duplicate field at offset %d", path, rec.Value.Type, rec.Key, rec.Offset)
 			}

@@ -106,7 +106,7 @@ func (s *Server) encodeRDB(out io.Writer) (keys int, err error) {
 			}
 			v, ok := entryValue(e)
 			if !ok {
-				return // a CL.WINDOW window: Redis has no type for it (README)
+				return // no such value yet: every type has its encoding
 			}
 			// The key is only read, before the shard's lock is let go.
 			err = w.Key(unsafe.Slice(unsafe.StringData(key), len(key)), &v, e.Exp)

@@ -48,13 +48,40 @@ func entryValue(e *keyspace.Entry) (rdb.Value, bool) {
 			return true
 		})
 		return out, true
+	case *keyspace.Window:
+		return rdb.Value{Type: rdb.TypeModule, Module: windowModule, ModuleVersion: windowModuleVersion,
+			ModuleData: []rdb.ModuleItem{{Kind: rdb.ModuleString, Str: v.Encoded()}}}, true
 	}
 	return rdb.Value{}, false
 }
 
+// A CL.WINDOW window has no Redis type, so it travels as Redis carries a
+// value of a type the core does not know: as a module value
+// (RDB_TYPE_MODULE_2) of module type windowModule, its data one string,
+// the window's runs in their compact encoding (keyspace.Window). The name
+// is the command's, in the 9 characters of Redis's module type names
+// (A-Z a-z 0-9 - _), so a redis-server shown such a value names the type
+// it lacks ("no matching module type 'CL-WINDOW'") and refuses it, as it
+// refuses any module's value it has not loaded. windowModuleVersion is
+// the data's format (Redis's encver); a newer one is refused.
+const (
+	windowModule        = "CL-WINDOW"
+	windowModuleVersion = 0
+)
+
+// windowValue builds a window from its module value; false for another
+// module's value, another version, or data that is not a window.
+func windowValue(v *rdb.Value) (*keyspace.Window, bool) {
+	if v.Module != windowModule || v.ModuleVersion != windowModuleVersion ||
+		len(v.ModuleData) != 1 || v.ModuleData[0].Kind != rdb.ModuleString {
+		return nil, false
+	}
+	return keyspace.WindowFromEncoding(v.ModuleData[0].Str)
+}
+
 // valueObject builds a keyspace value: a string (obj nil) or an object.
 // ok is false for what the keyspace cannot hold (streams, module
-// values), an empty aggregate, or a hash field or set member twice, which
+// values other than a CL.WINDOW window), an empty aggregate, or a hash field or set member twice, which
 // Redis's loader refuses too. zcfg is the sorted sets' thresholds.
 func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bool) {
 	switch v.Type {
@@ -112,6 +139,12 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 			}
 		}
 		return nil, z, true
+	case rdb.TypeModule:
+		w, ok := windowValue(v)
+		if !ok {
+			return nil, nil, false
+		}
+		return nil, w, true
 	}
 	return nil, nil, false
 }

@@ -28,7 +28,8 @@ import (
 // whole (effectCmds): a string is a SET (PXAT
 // for its expiry), a missing key a DEL (expired keys too, as Redis 7
 // propagates them), a hash, list, set or sorted set a DEL and its rebuild
-// (HSET, RPUSH, SADD, ZADD) then PEXPIREAT.
+// (HSET, RPUSH, SADD, ZADD) then PEXPIREAT, a CL.WINDOW window (a module
+// value, rdb_value.go) a RESTORE ... REPLACE ABSTTL of its DUMP payload.
 //
 // Every command states the final state of what it names, so replaying a
 // stretch of the stream twice over ends where the master is. A full
@@ -90,6 +91,19 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 	var exp []byte
 	if e.Exp != 0 {
 		exp = strconv.AppendInt(nil, e.Exp, 10)
+	}
+	if v.Type == rdb.TypeModule {
+		// A CL.WINDOW window: no command rebuilds it, so its DUMP payload
+		// does. ABSTTL with the absolute expiry, or 0 for none (RESTORE
+		// reads ttl 0 as no expiry, ABSTTL or not).
+		p, err := rdb.EncodeDump(&v)
+		if err != nil { // entryValue's module values always encode
+			return replCmd(b, []byte("DEL"), key), 1
+		}
+		if exp == nil {
+			exp = []byte("0")
+		}
+		return replCmd(b, []byte("RESTORE"), key, exp, p, []byte("REPLACE"), []byte("ABSTTL")), 1
 	}
 	if v.Type == rdb.TypeString {
 		if exp != nil {

@@ -67,6 +67,12 @@ func canonical(v Value) string {
 		for i, e := range v.Elems {
 			parts = append(parts, strconv.Quote(string(e))+"="+strconv.FormatFloat(v.Scores[i], 'g', -1, 64))
 		}
+	case TypeModule:
+		// Items in order: a module reads them back as it wrote them.
+		for _, it := range v.ModuleData {
+			parts = append(parts, fmt.Sprintf("%d:%d:%x:%q", it.Kind, it.Int, math.Float64bits(it.Float), it.Str))
+		}
+		return fmt.Sprintf("module:%s.%d:", v.Module, v.ModuleVersion) + strings.Join(parts, ",")
 	default:
 		return v.Type.String()
 	}

@@ -42,11 +42,7 @@ func (s *src) object(t byte) (Value, error) {
 		err = s.skipStream(t)
 	case typeModule2:
 		v.Type = TypeModule
-		var id uint64
-		if id, err = s.plainLen(); err == nil {
-			v.Module = moduleName(id)
-			err = s.skipModuleValue()
-		}
+		err = s.moduleValue(&v)
 	case typeModule:
 		return v, s.fail("module value of the pre-4.0 format cannot be read past")
 	default:
@@ -342,8 +338,8 @@ func (s *src) skipLens(n int) error {
 	return nil
 }
 
-// skipModuleValue reads past a module value of the opcode format (module
-// values since Redis 5, and module AUX data), up to its EOF opcode.
+// skipModuleValue reads past module AUX data (the opcode format, as
+// moduleValue reads), up to its EOF opcode.
 func (s *src) skipModuleValue() error {
 	for {
 		op, err := s.plainLen()
@@ -368,19 +364,6 @@ func (s *src) skipModuleValue() error {
 			return err
 		}
 	}
-}
-
-// moduleName decodes a module type id: nine characters of 6 bits from the
-// top, then a 10-bit encoding version.
-func moduleName(id uint64) string {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	var b [9]byte
-	id >>= 10
-	for i := 8; i >= 0; i-- {
-		b[i] = chars[id&63]
-		id >>= 6
-	}
-	return string(b[:])
 }
 
 func btoi(b bool) int {

@@ -165,7 +165,8 @@ func (r *Reader) Next() (Record, error) {
 			if err := s.skipModuleValue(); err != nil {
 				return Record{}, err
 			}
-			return Record{Kind: KindModuleAux, DB: r.db, Value: Value{Type: TypeModule, Module: moduleName(id)}, Offset: at}, nil
+			name, ver := moduleName(id)
+			return Record{Kind: KindModuleAux, DB: r.db, Value: Value{Type: TypeModule, Module: name, ModuleVersion: ver}, Offset: at}, nil
 		case opFunction2:
 			code, err := s.str()
 			if err != nil {

@@ -9,9 +9,11 @@ const (
 	TypeSet
 	TypeZSet
 	TypeHash
-	// TypeStream and TypeModule values are read past, not decoded: Value
-	// carries only their type (and a module's name in Module).
+	// TypeStream values are read past, not decoded: Value carries only
+	// their type.
 	TypeStream
+	// TypeModule is a module value (RDB_TYPE_MODULE_2): its type's name
+	// and encoding version, and the items its module saved (module.go).
 	TypeModule
 )
 
@@ -45,8 +47,12 @@ type Value struct {
 	// alternating: field, value, field, value.
 	Elems  [][]byte
 	Scores []float64
-	// Module is a module value's type name (9 characters, from its id).
-	Module string
+	// Module is a module value's type name (9 characters, from its id),
+	// ModuleVersion its encoding version (0 to 1023), ModuleData the
+	// items the module saved, in order.
+	Module        string
+	ModuleVersion int
+	ModuleData    []ModuleItem
 	// Encoding is the RDB object type byte it was read from (for example
 	// 18 for a quicklist of listpacks), so callers can tell encodings apart.
 	Encoding uint8

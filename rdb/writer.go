@@ -44,6 +44,9 @@ func objectType(v *Value) (byte, error) {
 			return 0, errors.New("rdb: sorted set with members and scores of different counts")
 		}
 		return typeZSet2, nil
+	case TypeModule:
+		_, err := checkModule(v)
+		return typeModule2, err
 	}
 	return 0, errors.New("rdb: cannot write a value of type " + v.Type.String())
 }
@@ -53,6 +56,9 @@ func appendBody(dst []byte, v *Value) []byte {
 	switch v.Type {
 	case TypeString:
 		return AppendString(dst, v.Str)
+	case TypeModule:
+		id, _ := checkModule(v) // checked by objectType
+		return appendModule(dst, id, v.ModuleData)
 	case TypeZSet:
 		dst = appendLen(dst, uint64(len(v.Elems)))
 		for i, e := range v.Elems {

@@ -216,8 +216,19 @@ func insertRun(runs []WindowRun, t, count int64) []WindowRun {
 	return runs
 }
 
+// Encoded is the window's runs in its compact encoding (see Window), as
+// WindowFromEncoding reads them back: what DUMP, RDB files and the
+// replication stream carry. It aliases the window.
+func (w *Window) Encoded() []byte { return w.enc }
+
+// WindowFromEncoding makes a window from Encoded's bytes, copying them;
+// false for bytes that are not a window holding an event (a forged DUMP
+// payload, a corrupt file).
+func WindowFromEncoding(enc []byte) (*Window, bool) { return windowFromStored(enc) }
+
 // windowFromStored makes a window from a KindWindow payload (checked by
-// persist.Decode), copying it; false if its events do not add up within
+// persist.Decode), copying it; false if it holds no event, a count is not
+// positive, the events do not add up within an int64, or a time passes
 // an int64.
 func windowFromStored(enc []byte) (*Window, bool) {
 	if len(enc) == 0 {
@@ -226,7 +237,7 @@ func windowFromStored(enc []byte) (*Window, bool) {
 	w := &Window{enc: append([]byte(nil), enc...)}
 	r := runReader{b: w.enc}
 	for run, ok := r.next(); ok; run, ok = r.next() {
-		if run.Count <= 0 || run.Count > math.MaxInt64-w.count {
+		if run.Count <= 0 || run.Count > math.MaxInt64-w.count || run.Time < w.newest {
 			return nil, false
 		}
 		w.count += run.Count
