@@ -12,8 +12,11 @@
 // quicklists of ziplists, ziplists and plain lists; hashes as listpacks,
 // ziplists, zipmaps and tables; sorted sets as listpacks, ziplists and
 // skiplists with binary or text scores; sets as intsets, listpacks and
-// tables. Streams and module values are read past, not decoded, so a caller
-// that cannot hold them can skip them and say so.
+// tables. Streams are read past, not decoded, so a caller that cannot hold
+// them can skip them and say so. Module values (RDB_TYPE_MODULE_2) are read
+// and written as their type's name and version and the items the module
+// saved (module.go), so a caller can hold a type of its own as a module
+// value and skip other modules'.
 //
 // Bad input is an *Error naming the offset, never a panic: every length is
 // checked against the bytes left (when the input's size is known) before

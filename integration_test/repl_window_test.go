@@ -1,0 +1,100 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// CL.WINDOW keys between cellserver nodes: a window travels as a module
+// value (RDB_TYPE_MODULE_2), in the full resync's snapshot and as
+// RESTORE ... REPLACE ABSTTL in the stream, so a promoted replica limits
+// as its master did.
+
+// windowCalls charges each key cost events (limit 5 in a minute).
+func windowCalls(t *testing.T, n *replNode, cost int, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := n.rdb.Do(context.Background(), "CL.WINDOW", k, 5, 60000, cost).Err(); err != nil {
+			t.Fatalf("CL.WINDOW %s: %v", k, err)
+		}
+	}
+}
+
+// windowCounts is each key's [limited, limit, remaining] for a call of
+// cost (0: asks without recording), and its DUMP payload.
+func windowCounts(t *testing.T, n *replNode, cost int, keys ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	out := ""
+	for _, k := range keys {
+		r, err := n.rdb.Do(ctx, "CL.WINDOW", k, 5, 60000, cost).Slice()
+		if err != nil || len(r) != 5 {
+			t.Fatalf("CL.WINDOW %s: %v %v", k, r, err)
+		}
+		out += fmt.Sprintf("%s=%v ", k, r[:3])
+	}
+	return out
+}
+
+func TestReplWindowFailover(t *testing.T) {
+	ctx := context.Background()
+	master := startReplNode(t, "cellserver")
+	keys := []string{"win:a", "win:b", "win:c", "win:d"}
+	// Before the replica: by the full resync.
+	windowCalls(t, master, 1, "win:a", "win:b", "win:b")
+	windowCalls(t, master, 3, "win:c")
+	replica := startReplNode(t, "cellserver")
+	if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+		t.Fatalf("REPLICAOF: %v", err)
+	}
+	waitLinkUp(t, replica)
+	// After: by the stream, a refused call (win:c) and a new key too.
+	windowCalls(t, master, 1, "win:a", "win:c", "win:d")
+	windowCalls(t, master, 4, "win:c")
+	windowCalls(t, master, 2, "win:b", "win:d")
+	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 5000 = %d, %v; want 1", n, err)
+	}
+	if n := compareKeyspaces(t, master, replica); n != len(keys) {
+		t.Fatalf("%d keys compared, want %d", n, len(keys))
+	}
+	for _, k := range keys {
+		if typ := replica.rdb.Type(ctx, k).Val(); typ != "window" {
+			t.Errorf("TYPE %s on the replica = %q, want window", k, typ)
+		}
+		a, b := master.rdb.Dump(ctx, k).Val(), replica.rdb.Dump(ctx, k).Val()
+		if a == "" || a != b {
+			t.Errorf("DUMP %s: master %q, replica %q", k, a, b)
+		}
+	}
+	// A redis-server refuses the value as a module's it lacks.
+	redis := startReplNode(t, "redis-server")
+	p := master.rdb.Dump(ctx, "win:a").Val()
+	if err := redis.rdb.Do(ctx, "RESTORE", "win:a", 0, p).Err(); err == nil || err.Error() != "ERR Bad data format" {
+		t.Errorf("redis-server RESTORE of a window: %v, want ERR Bad data format", err)
+	}
+
+	want := windowCounts(t, master, 0, keys...)
+	if err := replica.rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatalf("REPLICAOF NO ONE: %v", err)
+	}
+	if got := windowCounts(t, replica, 0, keys...); got != want {
+		t.Errorf("promoted replica answers %s, master %s", got, want)
+	}
+	if got, want := windowCounts(t, replica, 1, keys...), windowCounts(t, master, 1, keys...); got != want {
+		t.Errorf("promoted replica charges %s, master %s", got, want)
+	}
+
+	// SAVE, then a restart: the windows are kept.
+	want = windowCounts(t, replica, 0, keys...)
+	if err := replica.rdb.Do(ctx, "SAVE").Err(); err != nil {
+		t.Fatalf("SAVE: %v", err)
+	}
+	replica.p.Stop()
+	replica.restart(t)
+	if got := windowCounts(t, replica, 0, keys...); got != want {
+		t.Errorf("after SAVE and restart %s, before %s", got, want)
+	}
+}
