@@ -75,6 +75,7 @@ func replconf(x *Ctx) {
 					rp.ackOff.Store(n)
 				}
 				rp.ackTime.Store(time.Now().UnixMilli())
+				x.srv.replicaAcked(rp)
 			}
 			return // no reply, as Redis
 		case "getack":

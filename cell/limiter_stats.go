@@ -16,12 +16,18 @@ import (
 // limiterState is the server's view of its rate limiters.
 type limiterState struct {
 	// fixedNow, when a test sets it, is the wall clock in Unix ns the
-	// limiter commands decide at (Ctx.limiterNow); 0: the real one.
+	// limiter commands decide at (Ctx.limiterNow) and every command's
+	// clock for expiry (callAt), so that a test runs a limiter and the
+	// keys of a pattern it is compared with at the same instants; 0: the
+	// real one.
 	fixedNow atomic.Int64
 	// prefixes counts decisions per key prefix (--limiter-prefixes);
 	// nil when none is named, so the hot path pays one load.
 	prefixes atomic.Pointer[prefixTable]
-	top      refusedTop
+	// The top list's lock, taken on sampled refusals, lives on a cache
+	// line of its own, away from the two words every command reads.
+	_   [64]byte
+	top refusedTop
 }
 
 // prefixTable is the key prefixes counted apart, with their counts of

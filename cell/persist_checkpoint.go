@@ -26,6 +26,9 @@ func (s *Server) checkpoint() error {
 		s.ckptBatch = s.store.NewBatch()
 	}
 	s.ckptBatch.Reset()
+	// After the log's position too: a change of the libraries from here
+	// on is in the log the next start replays.
+	libVer := s.putLibraries(s.ckptBatch) // functions_persist.go
 	var base *persist.BaseWriter
 	if rewrite {
 		base, err = s.store.BeginRewrite()
@@ -51,6 +54,7 @@ func (s *Server) checkpoint() error {
 		return err
 	}
 	s.ckptFull = false
+	s.notedLibraries(libVer)
 	if rewrite {
 		s.overKeys = 0
 		s.rewrites.Add(1)

@@ -80,7 +80,7 @@ func (s *Server) loadRDBAtStart() error {
 			attrs = append(attrs, c.name, c.n)
 		}
 	}
-	if s.store != nil && total > 0 {
+	if s.store != nil && (total > 0 || st.functions > 0) {
 		s.ckptFull = true
 		if err := s.checkpoint(); err != nil {
 			return fmt.Errorf("RDB file %s: loaded, but making it durable failed: %w", path, err)

@@ -45,18 +45,24 @@ type replMaster struct {
 
 // replica is one attached replica connection.
 type replica struct {
-	c          *Client
-	sink       *outSink
-	ip         string
-	port       int
-	online     bool   // the snapshot is sent; until then the stream waits in pending
-	pending    []byte // the stream since the snapshot began
-	softAt     int64  // when pending went over the replica class's soft limit
-	dropped    bool   // pending went over the limits: the connection is closing
-	ackOff     atomic.Int64
-	ackTime    atomic.Int64 // Unix ms of the last ACK
-	capaEOF    bool
-	listenPort int
+	c      *Client
+	sink   *outSink
+	ip     string
+	port   int
+	online bool // the snapshot is sent; until then the stream waits in pending
+	// streamOnAck: the snapshot went with an EOF mark, and the stream
+	// waits in pending for the replica's first REPLCONF ACK, as Redis's
+	// repl_start_cmd_stream_on_ack: a redis-server replica finds the mark
+	// only at the end of a read, so nothing may follow it before the
+	// replica has loaded the snapshot.
+	streamOnAck bool
+	pending     []byte // the stream since the snapshot began
+	softAt      int64  // when pending went over the replica class's soft limit
+	dropped     bool   // pending went over the limits: the connection is closing
+	ackOff      atomic.Int64
+	ackTime     atomic.Int64 // Unix ms of the last ACK
+	capaEOF     bool
+	listenPort  int
 }
 
 // replicaState is what REPLCONF announced on a connection before its
@@ -142,7 +148,7 @@ func (r *replMaster) feed(b []byte) {
 	}
 	for _, rp := range r.replicas {
 		switch {
-		case rp.online:
+		case rp.online && !rp.streamOnAck:
 			rp.sink.push(b, nil)
 		case !rp.dropped:
 			rp.pending = append(rp.pending, b...)
@@ -284,20 +290,39 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 		c.nc.Close()
 		return
 	}
-	if rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes" {
-		mark := []byte(randomHex(20))
-		rp.sink.pushExempt([]byte("$EOF:"+string(mark)+"\r\n"), buf.Bytes())
-		rp.sink.pushExempt(mark, nil)
+	eof := rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes"
+	if eof {
+		mark := randomHex(20)
+		buf.WriteString(mark)
+		rp.sink.pushExempt([]byte("$EOF:"+mark+"\r\n"), buf.Bytes())
 	} else {
 		rp.sink.pushExempt([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
 	}
 	r.mu.Lock()
-	rp.sink.push(rp.pending, nil)
-	rp.pending, rp.online = nil, true
+	if eof {
+		rp.streamOnAck = true
+	} else {
+		rp.sink.push(rp.pending, nil)
+		rp.pending = nil
+	}
+	rp.online = true
 	rp.ackOff.Store(start)
 	rp.ackTime.Store(time.Now().UnixMilli())
 	r.mu.Unlock()
 	s.log.Info("Synchronization with replica succeeded", "replica", c.addr)
+}
+
+// replicaAcked starts the stream of a replica that waited for its first
+// ACK after an EOF-marked snapshot (streamOnAck).
+func (s *Server) replicaAcked(rp *replica) {
+	r := &s.repl
+	r.mu.Lock()
+	if rp.streamOnAck {
+		rp.streamOnAck = false
+		rp.sink.push(rp.pending, nil)
+		rp.pending = nil
+	}
+	r.mu.Unlock()
 }
 
 // disconnectReplicas closes every replica's connection, as Redis's

@@ -328,11 +328,16 @@ func TestReplCellserverFromCellserver(t *testing.T) {
 }
 
 // TestReplCellserverReplicaDurable: a cellserver replica with a store
-// keeps what it replicated, the snapshot and the stream, across a restart.
+// keeps what it replicated, the snapshot and the stream, keys and function
+// libraries, across a restart.
 func TestReplCellserverReplicaDurable(t *testing.T) {
 	ctx := context.Background()
 	master := startReplNode(t, "cellserver")
 	master.rdb.Set(ctx, "before", "1", 0)
+	// Libraries too: one by the full resync, one by the stream.
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("a", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	var dir string
 	var port int
 	bin := cellserverBinary(t)
@@ -351,9 +356,13 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	waitLinkUp(t, replica)
 	replWorkloads(t, master.rdb, 1, true)
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("b", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("WAIT = %d, %v", n, err)
 	}
+	libs := libraryView(t, master)
 	want := map[string]string{}
 	for _, k := range master.rdb.Keys(ctx, "*").Val() {
 		want[k] = keyState(t, master.rdb, k)
@@ -365,6 +374,9 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	t.Cleanup(p2.Stop)
 	again := newGoRedis(t, p2.addr, 2, nil)
+	if got := libraryView(t, &replNode{rdb: again}); got != libs {
+		t.Errorf("libraries after restart:\n%s\nwant\n%s", got, libs)
+	}
 	got := again.Keys(ctx, "*").Val()
 	if len(got) != len(want) {
 		t.Fatalf("after restart %d keys, want %d", len(got), len(want))
@@ -373,5 +385,50 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 		if g := keyState(t, again, k); g != w {
 			t.Errorf("key %q after restart: %s, want %s", k, g, w)
 		}
+	}
+}
+
+// TestReplFullSyncUnderWrites: replicas of both kinds attach to a
+// cellserver master that is being written all the while, with the
+// diskless (EOF-marked) snapshot. A redis-server replica looks for the
+// mark only at the end of each read, so a stream sent right behind the
+// mark would hide it and the sync would never end.
+func TestReplFullSyncUnderWrites(t *testing.T) {
+	for _, kind := range []string{"redis-server", "cellserver"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			master := startReplNode(t, "cellserver")
+			stop := make(chan struct{})
+			done := make(chan int)
+			go func() {
+				n := 0
+				for {
+					select {
+					case <-stop:
+						done <- n
+						return
+					default:
+					}
+					master.rdb.Incr(ctx, "counter")
+					n++
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			for i := 0; i < 3; i++ {
+				replica := startReplNode(t, kind)
+				if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+					t.Fatal(err)
+				}
+				waitLinkUp(t, replica)
+			}
+			close(stop)
+			n := <-done
+			if n == 0 {
+				t.Fatal("no write ran during the syncs")
+			}
+			if err := master.rdb.Wait(ctx, 3, 5*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
