@@ -2,6 +2,7 @@ package cell
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,7 +143,8 @@ func roleCmd(x *Ctx) {
 		return
 	}
 	off, _, _ := x.srv.masterOffsets()
-	reps := x.srv.replicaList()
+	// Only online replicas, as Redis's ROLE: INFO lists the others.
+	reps := slices.DeleteFunc(x.srv.replicaList(), func(r replicaInfo) bool { return !r.online })
 	x.W.Array(3)
 	x.W.Bulk([]byte("master"))
 	x.W.Int(off)

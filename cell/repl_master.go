@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ type replMaster struct {
 	backlog  []byte
 	db       int // the database the stream has selected; -1: none
 	replicas []*replica
+	batch    *syncBatch // replicas waiting for a shared snapshot (repl_fullsync.go)
 	scratch  []byte
 	pinger   bool
 	// replid is master_replid: ours as a master, our master's as a
@@ -63,6 +63,8 @@ type replica struct {
 	ackTime     atomic.Int64 // Unix ms of the last ACK
 	capaEOF     bool
 	listenPort  int
+	psync       bool // it asked with PSYNC: +FULLRESYNC goes before the snapshot
+	closed      bool // its connection closed (dropReplica); r.mu guards it
 }
 
 // replicaState is what REPLCONF announced on a connection before its
@@ -266,50 +268,8 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	r.syncFull.Add(1)
 	r.mu.Unlock()
 
-	// On a replica the snapshot and its offset are taken with the stream
-	// from the master held back: a redis-server master's stream is not
-	// idempotent (INCR), so the sub-replica must get it from exactly the
-	// snapshot's offset.
-	unhold := s.holdStream()
-	r.mu.Lock()
-	start := r.off
-	if !s.isReplica() {
-		r.db = -1 // the replica starts from db 0 after loading: SELECT again
-	}
-	if psync {
-		rp.sink.push([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(start, 10)+"\r\n"), nil)
-	}
-	r.replicas = append(r.replicas, rp)
-	r.mu.Unlock()
-
-	var buf bytes.Buffer
-	_, err := s.encodeRDB(&buf)
-	unhold()
-	if err != nil {
-		s.log.Error("replication: snapshot failed", "err", err)
-		c.nc.Close()
-		return
-	}
-	eof := rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes"
-	if eof {
-		mark := randomHex(20)
-		buf.WriteString(mark)
-		rp.sink.pushExempt([]byte("$EOF:"+mark+"\r\n"), buf.Bytes())
-	} else {
-		rp.sink.pushExempt([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
-	}
-	r.mu.Lock()
-	if eof {
-		rp.streamOnAck = true
-	} else {
-		rp.sink.push(rp.pending, nil)
-		rp.pending = nil
-	}
-	rp.online = true
-	rp.ackOff.Store(start)
-	rp.ackTime.Store(time.Now().UnixMilli())
-	r.mu.Unlock()
-	s.log.Info("Synchronization with replica succeeded", "replica", c.addr)
+	rp.psync = psync
+	s.fullSync(rp)
 }
 
 // replicaAcked starts the stream of a replica that waited for its first
@@ -397,6 +357,7 @@ func (s *Server) dropReplica(c *Client) {
 	}
 	r := &s.repl
 	r.mu.Lock()
+	c.repl.rep.closed = true
 	for i, rp := range r.replicas {
 		if rp == c.repl.rep {
 			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
@@ -445,6 +406,13 @@ func (s *Server) replicaList() []replicaInfo {
 	for _, rp := range r.replicas {
 		out = append(out, replicaInfo{ip: rp.ip, port: rp.port, online: rp.online,
 			off: rp.ackOff.Load(), lagSec: (now - rp.ackTime.Load()) / 1000})
+	}
+	if r.batch != nil {
+		for _, rp := range r.batch.reps {
+			if !rp.closed {
+				out = append(out, replicaInfo{ip: rp.ip, port: rp.port})
+			}
+		}
 	}
 	return out
 }
