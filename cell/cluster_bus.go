@@ -155,7 +155,15 @@ func (s *Server) openBus() {
 	s.lost = &lostSlots{wake: make(chan struct{}, 1)}
 	s.bus, s.busErr = clusterbus.Open(clusterbus.Config{
 		Dir: s.cfg.Dir, File: file, Port: s.cfg.Port, BusPort: port, Bind: bind,
-		AnnounceHostname: configParamByName("cluster-announce-hostname").value(s),
+		Announce: func() clusterbus.Announce {
+			return clusterbus.Announce{
+				IP:       configParamByName("cluster-announce-ip").value(s),
+				Hostname: configParamByName("cluster-announce-hostname").value(s),
+				Port:     int(s.configInt("cluster-announce-port")),
+				BusPort:  int(s.configInt("cluster-announce-bus-port")),
+				TLSPort:  int(s.configInt("cluster-announce-tls-port")),
+			}
+		},
 		NodeTimeout:      timeout,
 		FullCoverage:     func() bool { return s.configBool("cluster-require-full-coverage") },
 		ReplicaMigration: func() bool { return s.configBool("cluster-allow-replica-migration") },

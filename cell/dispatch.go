@@ -93,7 +93,7 @@ func (c *Client) dispatch(args [][]byte) {
 			return
 		}
 		// maxmemory: evict, then refuse deny-oom commands (maxmemory.go).
-		if msg := c.checkMemory(cmd); msg != "" {
+		if msg := c.checkMemory(cmd, args); msg != "" {
 			c.reject(cmd, msg)
 			return
 		}

@@ -320,6 +320,8 @@ const (
 	ErrNumKeysTooMany   = "ERR Number of keys can't be greater than number of args"
 	ErrNumKeysNegative  = "ERR Number of keys can't be negative"
 	ErrScriptROWrite    = "ERR Can not execute a script with write flag using *_ro command."
+	ErrScriptNoCluster  = "ERR Can not run script on cluster, 'no-cluster' flag is set."
+	ErrScriptAllowOOM   = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
 	ErrScriptFlushMode  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 	ErrScriptUnknownCmd = "ERR Unknown Redis command called from script"
 	ErrScriptArity      = "ERR Wrong number of args calling Redis command from script"

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cellserver/cellserver/cell/script"
 )
 
 // The replica side: REPLICAOF host port makes this server follow a master
@@ -610,10 +608,8 @@ func (c *Client) replicaRefusal(cmd *Command, args [][]byte) string {
 		}
 		return ""
 	}
-	write, stale := cmd.Flags&FlagWrite != 0, cmd.Flags&FlagStale != 0
-	if cmd.Flags&flagScript != 0 {
-		write, stale = c.scriptFlags(cmd, args, write, stale)
-	}
+	f := c.scriptCmdFlags(cmd, args) // script_flags.go
+	write, stale := f&FlagWrite != 0, f&FlagStale != 0
 	if write && c.readOnlyReplica() {
 		return ErrReadOnlyReplica
 	}
@@ -629,35 +625,6 @@ func (c *Client) staleReplica() bool {
 	l := c.srv.link.Load()
 	return l != nil && !l.up.Load() && (c.repl == nil || !c.repl.master) &&
 		configParamByName("replica-serve-stale-data").value(c.srv) == "no"
-}
-
-// scriptFlags are an EVAL's write and stale flags as Redis's
-// evalGetCommandFlags makes them from the script's: one without a
-// shebang may write and is not for a stale replica; one with a shebang
-// writes unless no-writes, and runs stale only with allow-stale. An
-// unknown EVALSHA keeps the command's own.
-func (c *Client) scriptFlags(cmd *Command, args [][]byte, write, stale bool) (bool, bool) {
-	var flags script.Flags
-	switch {
-	case len(args) < 2:
-		return write, stale
-	case cmd.Name == "evalsha" || cmd.Name == "evalsha_ro":
-		s := c.srv.scripts.Lookup(args[1])
-		if s == nil {
-			return write, stale
-		}
-		flags = s.Flags
-	default:
-		f, ok := script.FlagsOf(args[1])
-		if !ok {
-			return write, stale
-		}
-		flags = f
-	}
-	if flags&script.FlagCompat != 0 {
-		return write, false
-	}
-	return flags&script.FlagNoWrites == 0, flags&script.FlagAllowStale != 0
 }
 
 // readOnlyReplica reports whether c's writes are refused: this server is
