@@ -85,20 +85,12 @@ func (h *busHost) ReplDataAge() int64 {
 // under CLIENT PAUSE WRITE, until the replica took over or the time ran
 // out. A pause of a client's own stays.
 func (h *busHost) PauseWrites(until int64) {
-	s := h.s
 	if until == 0 {
-		if h.pause != nil {
-			s.paused.CompareAndSwap(h.pause, nil)
-			h.pause = nil
-		}
+		h.s.releasePause(h.pause)
+		h.pause = nil
 		return
 	}
-	p := &pauseState{until: until, writeOnly: true}
-	if old := s.paused.Load(); old != nil && old != h.pause {
-		p.until, p.writeOnly = max(until, old.until), old.writeOnly
-	}
-	s.paused.Store(p)
-	h.pause = p
+	h.pause = h.s.pauseWrites(until, h.pause)
 }
 
 func (h *busHost) Publish(channel, message []byte, shard bool) {
