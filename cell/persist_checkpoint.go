@@ -8,7 +8,19 @@ import (
 )
 
 // checkpoint folds the effect log into the snapshot; one runs at a time.
-func (s *Server) checkpoint() error {
+func (s *Server) checkpoint() error { return s.checkpointWith(nil) }
+
+// writtenBase is a rewrite's base written before its checkpoint, by a load
+// that wrote each key as it put it (rdb_load.go): w holds keys keys, all
+// of the keyspace, every chunk but its last already in the snapshot.
+type writtenBase struct {
+	w    *persist.BaseWriter
+	keys int
+}
+
+// checkpointWith runs a checkpoint; with pre, a rewrite that puts pre's
+// base in force instead of visiting the keyspace.
+func (s *Server) checkpointWith(pre *writtenBase) error {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
 	start := time.Now()
@@ -21,17 +33,20 @@ func (s *Server) checkpoint() error {
 	// After the log's position: a database flushed from here on is
 	// flushed again by replaying the log, and rewritten by the next
 	// checkpoint.
-	rewrite := s.ks.Flushed() || full || s.rewriteDue()
+	rewrite := pre != nil || s.ks.Flushed() || full || s.rewriteDue()
 	if s.ckptBatch == nil {
 		s.ckptBatch = s.store.NewBatch()
 	}
 	s.ckptBatch.Reset()
 	var base *persist.BaseWriter
-	if rewrite {
+	var v keyspace.Visit
+	switch {
+	case pre != nil:
+		base, v.Written = pre.w, pre.keys
+	case rewrite:
 		base, err = s.store.BeginRewrite()
 	}
-	var v keyspace.Visit
-	if err == nil {
+	if err == nil && pre == nil {
 		v, err = s.ks.Visit(s.store, s.ckptBatch, base)
 	}
 	if err == nil {

@@ -347,7 +347,7 @@ func (l *replLink) loadSnapshot(br *bufio.Reader) error {
 	s.functions.flush() // the snapshot carries the master's libraries
 	s.scripts.LibrariesChanged()
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
-	st, err := loadRDBFile(s, f, path)
+	st, err := loadRDBFile(s, f, path, nil)
 	if err != nil {
 		return err
 	}
