@@ -34,6 +34,9 @@ type opsState struct {
 	exit      chan struct{}              // closed by SHUTDOWN (cmd_shutdown.go)
 	exitOnce  sync.Once
 	exitMode  atomic.Pointer[ShutdownMode]
+	// stopSaved: SHUTDOWN's save (beforeExit) was done, so the stop that
+	// follows does not write the RDB file again.
+	stopSaved atomic.Bool
 	rewriteMu sync.Mutex // one CONFIG REWRITE at a time
 }
 

@@ -66,6 +66,7 @@ func (s *Server) checkpointWith(pre *writtenBase) error {
 		return err
 	}
 	s.ckptFull = false
+	s.checkpoints.Add(1)
 	if rewrite {
 		s.overKeys = 0
 		s.rewrites.Add(1)
@@ -120,9 +121,9 @@ func (s *Server) checkpointDue() bool {
 	return size*100 >= s.ckptBase.Load()*pct
 }
 
-// checkpointLoop runs checkpoints when the log has grown enough, or when a
-// save rule's interval has passed with at least its count of changes, and
-// once after a start that replayed the log, so that a server that crashes
+// checkpointLoop runs checkpoints when the log has grown enough (the save
+// points' saves run a checkpoint too: save_rules.go), and once after a
+// start that replayed the log, so that a server that crashes
 // again does not replay it twice. After a start on a full disk it also
 // opens the store for writing once there is room (persist/full_disk.go).
 func (s *Server) checkpointLoop() {
@@ -148,17 +149,16 @@ func (s *Server) checkpointLoop() {
 		if s.store.Err() != nil || s.bgsave.Load() {
 			continue
 		}
-		rewrite := replayed || s.checkpointDue()
-		if !rewrite && !s.saveRuleDue() {
+		if !replayed && !s.checkpointDue() {
 			continue
 		}
 		// rewriting goes first, so SAVE never sees our flag without it.
-		s.rewriting.Store(rewrite)
+		s.rewriting.Store(true)
 		if !s.bgsave.CompareAndSwap(false, true) {
 			s.rewriting.Store(false)
 			continue
 		}
-		err := s.saveNow()
+		err := s.syncCheckpoint()
 		s.rewriting.Store(false)
 		s.bgsave.Store(false)
 		replayed = replayed && err != nil

@@ -25,23 +25,25 @@ import (
 // moments while clients keep writing (Redis's copy is one moment for all).
 // Keys already expired are left out, as Redis leaves them out.
 
-// saveWithRDB is SAVE's work (BGSAVE's, SHUTDOWN SAVE's): with a store,
-// its checkpoint (saveNow) and then the RDB file; without one, the file
-// alone, counted as a save.
+// saveWithRDB is a save (SAVE's, BGSAVE's, a save point's, SHUTDOWN
+// SAVE's): with a store, its checkpoint (syncCheckpoint) and then the RDB
+// file; without one, the file alone. Once the file is written it counts as
+// Redis counts a save: LASTSAVE, the changes since, and a good status
+// for the last background save (which lifts MISCONF, save_rules.go).
 func (s *Server) saveWithRDB() error {
+	dirty := s.totalDirty()
 	if s.store != nil {
-		if err := s.saveNow(); err != nil {
+		if err := s.syncCheckpoint(); err != nil {
 			return err
 		}
-		return s.writeRDB()
 	}
-	dirty := s.totalDirty()
 	if err := s.writeRDB(); err != nil {
 		return err
 	}
 	s.lastSave.Store(time.Now().Unix())
 	s.dirtyAtSave.Store(dirty)
 	s.saves.Add(1)
+	s.bgsaveFailed.Store(false)
 	return nil
 }
 
