@@ -277,7 +277,7 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	r.mu.Unlock()
 
 	var buf bytes.Buffer
-	_, err := s.encodeRDB(&buf)
+	_, _, err := s.encodeRDB(&buf)
 	unhold()
 	if err != nil {
 		s.log.Error("replication: snapshot failed", "err", err)
