@@ -40,6 +40,7 @@ type clusterState struct {
 	clusterOn bool
 	bus       *clusterbus.Cluster // bus mode (cluster_bus.go); nil with a topology file
 	busErr    error               // nodes.conf could not be read: Listen fails with it
+	lost      *lostSlots          // slots whose keys are to go (cluster_lostslots.go)
 	topo      atomic.Pointer[Topology]
 	topoMu    sync.Mutex // serializes topology changes (SETSLOT, SIGHUP)
 }

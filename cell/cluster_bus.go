@@ -24,12 +24,10 @@ type busHost struct {
 
 func (h *busHost) CountKeysInSlot(slot int) int { return h.s.ks.CountKeysInSlot(slot) }
 
-// DelKeysInSlot is asked when another master took over a slot that still
-// has keys here (an UPDATE). The keys are out of reach (the slot routes
-// elsewhere); they are logged, not yet deleted.
-func (h *busHost) DelKeysInSlot(slot int) {
-	h.s.log.Warn("cluster: lost a slot that still has keys here; they are not served until the slot comes back", "slot", slot)
-}
+// DelKeysInSlot is asked when another master took over, with a newer
+// epoch, a slot that still has keys here: they are deleted once the new
+// slot map is in force (cluster_lostslots.go).
+func (h *busHost) DelKeysInSlot(slot int) { h.s.lost.add(slot) }
 
 func (h *busHost) KeyCount() int { return h.s.ks.DBSize(0) }
 
@@ -129,6 +127,7 @@ func (h *busHost) Changed(v *clusterbus.View) {
 		t.importing[s] = i
 	}
 	h.s.topo.Store(t)
+	h.s.lost.start()
 }
 
 // openBus reads nodes.conf and makes the bus, in newServer; Listen opens
@@ -153,12 +152,14 @@ func (s *Server) openBus() {
 		file = "nodes.conf"
 	}
 	port, _ := strconv.Atoi(configParamByName("cluster-port").value(s))
+	s.lost = &lostSlots{wake: make(chan struct{}, 1)}
 	s.bus, s.busErr = clusterbus.Open(clusterbus.Config{
 		Dir: s.cfg.Dir, File: file, Port: s.cfg.Port, BusPort: port, Bind: bind,
 		AnnounceHostname: configParamByName("cluster-announce-hostname").value(s),
 		NodeTimeout:      timeout,
 		FullCoverage:     func() bool { return s.configBool("cluster-require-full-coverage") },
 		ReplicaMigration: func() bool { return s.configBool("cluster-allow-replica-migration") },
+		NoFailover:       func() bool { return s.configBool("cluster-replica-no-failover") },
 		MaxDataAge: func() int64 {
 			factor := s.configInt("cluster-replica-validity-factor")
 			if factor == 0 {

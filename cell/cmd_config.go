@@ -263,6 +263,7 @@ var configParams = []*configParam{
 	{name: "repl-backlog-size", kind: kindMemory, def: "1048576", min: 1, max: math.MaxInt64},
 	{name: "repl-diskless-sync", kind: kindBool, def: "yes"}, // repl_master.go
 	{name: "repl-diskless-sync-delay", kind: kindInt, def: "5", min: 0, max: intMax},
+	{name: "repl-diskless-sync-max-replicas", kind: kindInt, def: "0", min: 0, max: intMax},
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: kindInt, def: "10", min: 1, max: intMax},
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: kindBool, def: "yes"},
 	{name: "masterauth", kind: kindString, def: ""},

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cellserver/cellserver/cell/script"
+	"github.com/cellserver/cellserver/persist"
 	"github.com/cellserver/cellserver/rdb"
 )
 
@@ -77,6 +78,7 @@ func fcallGeneric(x *Ctx, ro bool) {
 	if writeFlagDenied(x, f.Flags) {
 		return
 	}
+	x.srv.waitLibraries(x) // functions_persist.go
 	runCallable(x, callable{fn: f, notes: &f.Notes}, ro || noWrites, x.Args[3:3+n], x.Args[3+n:])
 }
 
@@ -96,21 +98,29 @@ func functionLoad(x *Ctx) {
 		x.Error(err.Error())
 		return
 	}
-	if msg := x.srv.functions.add([]*script.Library{lib}, replace, true); msg != "" {
+	f := &x.srv.functions
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	if msg := f.add([]*script.Library{lib}, replace, true); msg != "" {
 		x.Error(msg)
 		return
 	}
 	x.srv.scripts.LibrariesChanged()
+	x.srv.functionsChanged(x, func(b *persist.Batch) { b.PutLibrary([]byte(lib.Name), lib.Code) })
 	x.W.BulkString(lib.Name)
 }
 
 // functionDelete is FUNCTION DELETE library.
 func functionDelete(x *Ctx) {
-	if !x.srv.functions.remove(string(x.Args[2])) {
+	f := &x.srv.functions
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	if !f.remove(string(x.Args[2])) {
 		x.Error(ErrLibraryNotFound)
 		return
 	}
 	x.srv.scripts.LibrariesChanged()
+	x.srv.functionsChanged(x, func(b *persist.Batch) { b.DeleteLibrary(x.Args[2]) })
 	x.W.OK()
 }
 
@@ -165,14 +175,28 @@ func functionRestore(x *Ctx) {
 		seen[lib.Name] = true
 		libs = append(libs, lib)
 	}
+	f := &x.srv.functions
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	var msg string
 	if policy == "flush" {
-		x.srv.functions.flush()
+		msg = f.replaceAll(libs)
+	} else {
+		msg = f.add(libs, policy == "replace", false)
 	}
-	if msg := x.srv.functions.add(libs, policy == "replace", false); msg != "" {
+	if msg != "" {
 		x.Error(msg)
 		return
 	}
 	x.srv.scripts.LibrariesChanged()
+	x.srv.functionsChanged(x, func(b *persist.Batch) {
+		if policy == "flush" {
+			b.DeleteLibraries()
+		}
+		for _, l := range libs {
+			b.PutLibrary([]byte(l.Name), l.Code)
+		}
+	})
 	x.W.OK()
 }
 
@@ -189,8 +213,7 @@ func functionFlush(x *Ctx) {
 			return
 		}
 	}
-	x.srv.functions.flush()
-	x.srv.scripts.LibrariesChanged()
+	x.srv.flushFunctions(x)
 	x.W.OK()
 }
 

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ func replconf(x *Ctx) {
 					rp.ackOff.Store(n)
 				}
 				rp.ackTime.Store(time.Now().UnixMilli())
+				x.srv.replicaAcked(rp)
 			}
 			return // no reply, as Redis
 		case "getack":
@@ -141,7 +143,8 @@ func roleCmd(x *Ctx) {
 		return
 	}
 	off, _, _ := x.srv.masterOffsets()
-	reps := x.srv.replicaList()
+	// Only online replicas, as Redis's ROLE: INFO lists the others.
+	reps := slices.DeleteFunc(x.srv.replicaList(), func(r replicaInfo) bool { return !r.online })
 	x.W.Array(3)
 	x.W.Bulk([]byte("master"))
 	x.W.Int(off)

@@ -17,7 +17,9 @@ func init() {
 // events admitted at times after now-window_ms are counted; the call is
 // allowed iff they plus cost fit in limit, and then cost events are
 // recorded at now. Reply: [limited, limit, remaining, retry_after_ms,
-// reset_ms].
+// reset_ms]. These are W1's decisions with one member per event and a
+// refused call's members taken back (TestWindowMatchesW1): a refused call
+// logs nothing, and calls in one millisecond are as many events.
 func clWindow(x *Ctx) {
 	x.countThrottle(limWindow, windowCall(x))
 }
@@ -77,12 +79,18 @@ func windowCall(x *Ctx) (limited bool) {
 		w = &keyspace.Window{}
 		w.SetRuns(runs)
 		x.SetObject(key, w, exp)
-	case d.Changed:
-		w.SetRuns(runs)
+	default:
+		// The key expires window_ms after its newest event, window_ms
+		// being this call's (a call with another window moves it).
+		if d.Changed {
+			w.SetRuns(runs)
+		}
 		if e.Exp != exp {
 			x.SetExpire(key, e, exp)
 		}
-		x.Touched(key)
+		if d.Changed {
+			x.Touched(key)
+		}
 	}
 	x.W.Array(5)
 	if d.Limited {

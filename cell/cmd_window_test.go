@@ -87,60 +87,190 @@ func TestWindowErrors(t *testing.T) {
 	}
 }
 
-// TestWindowMatchesW1 runs random calls through CL.WINDOW and through
-// W1's MULTI (ZADD k now now; ZREMRANGEBYSCORE k 0 now-window; ZCARD k;
-// PEXPIREAT now+window) on the same server at the same instants (the limiter clock set
-// to W1's now), and wants the same decisions and remainders. W1 logs a
-// refused call too; CL.WINDOW counts admitted events only, so here the
-// W1 side takes a refused call's entry back (ZREM), and instants are
-// distinct milliseconds (W1 folds two calls of one ms into one member).
+// TestWindowMatchesW1 runs random call sequences through CL.WINDOW and
+// through W1's MULTI (ZADD k now m; ZREMRANGEBYSCORE k 0 now-window;
+// ZCARD k; PEXPIREAT k now+window; EXEC) on the same server at the same
+// instants: the server's test clock, by which the limiter decides and the
+// keys of both expire. W1 is taken in its UUID-member form (one member per
+// event, cost members for a cost), so that a burst in one millisecond is
+// as many events as calls, and W1's ZCARD <= limit is count + cost <=
+// limit. CL.WINDOW's log holds the admitted events only (its reply's
+// retry_after counts on that), so the W1 side takes a refused call's
+// members back, and its key expires window_ms after its newest event, as
+// CL.WINDOW's. Every call's whole reply, each key's existence and
+// PEXPIRETIME must agree, retry_after and reset checked against the W1
+// log by their definitions.
 func TestWindowMatchesW1(t *testing.T) {
 	srv := startServer(t, nil)
 	c := dial(t, srv)
 	rng := rand.New(rand.NewSource(1))
-	for round := 0; round < 20; round++ {
-		limit := int64(1 + rng.Intn(6))
-		window := int64(5 + rng.Intn(200))
-		// An hour ahead of the real clock, which expires keys: neither
-		// key may expire under the test before its time.
-		now := time.Now().Add(time.Hour).UnixMilli()
-		allowed, refused := 0, 0
-		for step := 0; step < 150; step++ {
-			now += 1 + rng.Int63n(window/2+1)
-			if rng.Intn(4) == 0 {
-				now += 1 + rng.Int63n(2)
+	// Ahead of the real clock: the active expiry reads that one, and must
+	// expire no key before the test clock reaches its time.
+	now := time.Now().Add(time.Hour).UnixMilli()
+	var seen struct{ allowed, refused, burst, costly, overLimit, zero, edge, expired, limitDrop int }
+	seq := 0
+	for round := 0; round < 40; round++ {
+		type lim struct{ limit, window int64 }
+		keys := make([]lim, 1+rng.Intn(3))
+		for i := range keys {
+			keys[i] = lim{int64(rng.Intn(7)), int64(1 + rng.Intn(60))}
+		}
+		for step := 0; step < 120; step++ {
+			i := rng.Intn(len(keys))
+			k := &keys[i]
+			wkey, zkey := "w"+strconv.Itoa(i), "z"+strconv.Itoa(i)
+			scores := zScores(t, c, zkey)
+			switch r := rng.Intn(20); {
+			case r < 6: // a burst: the same millisecond again
+				seen.burst++
+			case r < 9 && len(scores) > 0: // an edge: an event leaves now, or 1 ms off
+				if at := scores[rng.Intn(len(scores))] + k.window + int64(rng.Intn(3)-1); at >= now {
+					now = at
+					seen.edge++
+				}
+			case r < 10: // past every window: the keys expire
+				now += 61 + rng.Int63n(100)
+				srv.limiters.fixedNow.Store(now * int64(time.Millisecond))
+				if got := c.do("EXISTS", wkey, zkey); got != ":0\r\n" {
+					t.Fatalf("round %d step %d: EXISTS %s %s = %q past their windows", round, step, wkey, zkey, got)
+				}
+				seen.expired++
+			default:
+				now += rng.Int63n(k.window/3 + 2)
 			}
+			if rng.Intn(25) == 0 {
+				if l := int64(rng.Intn(7)); l < k.limit {
+					seen.limitDrop++
+					k.limit = l
+				} else {
+					k.limit = l
+				}
+			}
+			if rng.Intn(40) == 0 {
+				k.window = int64(1 + rng.Intn(60))
+			}
+			cost := int64(1)
+			switch r := rng.Intn(10); {
+			case r == 0:
+				cost = 0
+				seen.zero++
+			case r < 3:
+				cost = 2 + rng.Int63n(k.limit+2) // up to limit+2
+				seen.costly++
+			}
+			if cost > k.limit {
+				seen.overLimit++
+			}
+			srv.limiters.fixedNow.Store(now * int64(time.Millisecond))
+
+			// W1, its members unique per event.
 			n := strconv.FormatInt(now, 10)
+			members := make([]string, cost)
+			for j := range members {
+				seq++
+				members[j] = n + "-" + strconv.Itoa(seq)
+			}
 			c.do("MULTI")
-			c.do("ZADD", "z", n, n)
-			c.do("ZREMRANGEBYSCORE", "z", "0", strconv.FormatInt(now-window, 10))
-			c.do("ZCARD", "z")
-			c.do("PEXPIREAT", "z", strconv.FormatInt(now+window, 10))
-			r := c.do("EXEC")
-			parts := strings.Split(r, "\r\n")
-			card, _ := strconv.ParseInt(strings.TrimPrefix(parts[3], ":"), 10, 64)
-			w1Allowed := card <= limit
-			if !w1Allowed {
-				c.do("ZREM", "z", n)
+			if cost > 0 {
+				zadd := []string{"ZADD", zkey}
+				for _, m := range members {
+					zadd = append(zadd, n, m)
+				}
+				c.do(zadd...)
 			}
-			got := windowAt(srv, c, now, "w", strconv.FormatInt(limit, 10), strconv.FormatInt(window, 10))
-			want := ints(1, limit, limit-(card-1), -1, 0)
-			if w1Allowed {
-				want = ints(0, limit, limit-card, -1, window)
-				allowed++
+			c.do("ZREMRANGEBYSCORE", zkey, "0", strconv.FormatInt(now-k.window, 10))
+			c.do("ZCARD", zkey)
+			c.do("PEXPIREAT", zkey, strconv.FormatInt(now+k.window, 10))
+			exec := replyInts(t, c.do("EXEC"))
+			card := exec[len(exec)-2]
+			allowed := card <= k.limit
+			if !allowed && cost > 0 {
+				c.do(append([]string{"ZREM", zkey}, members...)...)
+			}
+			log := zScores(t, c, zkey)
+			if len(log) > 0 && (!allowed || cost == 0) {
+				c.do("PEXPIREAT", zkey, strconv.FormatInt(log[len(log)-1]+k.window, 10))
+			}
+
+			want := []int64{1, k.limit, k.limit - (card - cost), -1, 0}
+			if allowed {
+				want[0], want[2] = 0, k.limit-card
+				seen.allowed++
 			} else {
-				refused++
+				seen.refused++
+				if cost <= k.limit {
+					// The first ms at which the call fits.
+					fits := func(at int64) bool {
+						left := int64(0)
+						for _, s := range log {
+							if s > at-k.window {
+								left++
+							}
+						}
+						return left+cost <= k.limit
+					}
+					d := int64(1)
+					for !fits(now + d) {
+						d++
+					}
+					want[3] = d
+				}
 			}
-			// retry_after and reset are not W1's: compare the first three.
-			if g, w := strings.Join(strings.Split(got, "\r\n")[:4], "|"), strings.Join(strings.Split(want, "\r\n")[:4], "|"); g != w {
-				t.Fatalf("round %d step %d (limit %d window %d at %d): CL.WINDOW %q, W1 %q", round, step, limit, window, now, got, want)
+			if len(log) > 0 {
+				want[4] = log[len(log)-1] + k.window - now
+			}
+			got := c.do("CL.WINDOW", wkey, strconv.FormatInt(k.limit, 10), strconv.FormatInt(k.window, 10), strconv.FormatInt(cost, 10))
+			where := func() string {
+				return "round " + strconv.Itoa(round) + " step " + strconv.Itoa(step) + " at " + n + " " + wkey + " " +
+					strconv.FormatInt(k.limit, 10) + " " + strconv.FormatInt(k.window, 10) + " " + strconv.FormatInt(cost, 10)
+			}
+			if got != ints(want...) {
+				t.Fatalf("%s: CL.WINDOW %q, W1 %q (W1 log %v)", where(), got, ints(want...), log)
+			}
+			if gw, gz := c.do("PEXPIRETIME", wkey), c.do("PEXPIRETIME", zkey); gw != gz {
+				t.Fatalf("%s: PEXPIRETIME %q, W1's %q", where(), gw, gz)
 			}
 		}
-		if allowed == 0 || refused == 0 {
-			t.Errorf("round %d: allowed %d refused %d", round, allowed, refused)
-		}
-		c.do("DEL", "z", "w")
+		c.do("FLUSHALL")
 	}
+	t.Logf("cases: %+v", seen)
+	for name, n := range map[string]int{"allowed": seen.allowed, "refused": seen.refused, "burst": seen.burst,
+		"cost>1": seen.costly, "cost>limit": seen.overLimit, "cost 0": seen.zero, "edge": seen.edge,
+		"expiry": seen.expired, "limit lowered": seen.limitDrop} {
+		if n < 10 {
+			t.Errorf("only %d %s calls: the sequence does not cover the case", n, name)
+		}
+	}
+}
+
+// zScores is the scores of a sorted set, ascending.
+func zScores(t *testing.T, c *testConn, key string) []int64 {
+	t.Helper()
+	parts := strings.Split(c.do("ZRANGE", key, "0", "-1", "WITHSCORES"), "\r\n")
+	var out []int64
+	for i := 4; i < len(parts); i += 4 {
+		v, err := strconv.ParseInt(parts[i], 10, 64)
+		if err != nil {
+			t.Fatalf("ZRANGE %s: score %q", key, parts[i])
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// replyInts reads an array of integers.
+func replyInts(t *testing.T, r string) []int64 {
+	t.Helper()
+	parts := strings.Split(strings.TrimSuffix(r, "\r\n"), "\r\n")
+	var out []int64
+	for _, p := range parts[1:] {
+		v, err := strconv.ParseInt(strings.TrimPrefix(p, ":"), 10, 64)
+		if err != nil || !strings.HasPrefix(p, ":") {
+			t.Fatalf("not an array of integers: %q", r)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // TestWindowDecideModel checks DecideWindow against a plain event list.

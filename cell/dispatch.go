@@ -190,6 +190,9 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	}
 	x.cmd, x.Args, x.failed = cmd, args, false
 	x.SetDB(c.db)
+	if t := c.srv.limiters.fixedNow.Load(); t != 0 {
+		wall = t // a test's clock: keys expire by it too
+	}
 	x.SetNow(wall / int64(time.Millisecond))
 	x.wallNs = wall
 	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false

@@ -12,9 +12,16 @@ import (
 // libraries by name (case-sensitive, as Redis), functions by name
 // (case-insensitive, as Redis's function dictionary).
 type functionSet struct {
-	mu    sync.RWMutex
-	libs  map[string]*script.Library
-	funcs map[string]*script.Function
+	// writeMu is held by each change from its check to its record in the
+	// effect log and the replication stream (functions_persist.go), so
+	// that memory, log and stream see the changes in one order.
+	writeMu sync.Mutex
+	mu      sync.RWMutex
+	libs    map[string]*script.Library
+	funcs   map[string]*script.Function
+	// ver counts the changes, for the checkpoints: one writes the set
+	// when it changed since the last.
+	ver uint64
 }
 
 // lookup finds a function by name in any letter case.
@@ -53,6 +60,7 @@ func (f *functionSet) add(libs []*script.Library, replace bool, single bool) str
 			}
 		}
 	}
+	f.ver++
 	for name := range replaced {
 		f.unlinkLocked(f.libs[name])
 	}
@@ -81,6 +89,7 @@ func (f *functionSet) remove(name string) bool {
 		return false
 	}
 	f.unlinkLocked(l)
+	f.ver++
 	return true
 }
 
@@ -89,12 +98,40 @@ func (f *functionSet) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.libs, f.funcs = nil, nil
+	f.ver++
+}
+
+// replaceAll makes libs the whole set (FUNCTION RESTORE FLUSH); on a
+// refusal (two of them declaring one function) nothing changes, as Redis
+// builds the new set aside before it swaps it in.
+func (f *functionSet) replaceAll(libs []*script.Library) string {
+	var fresh functionSet
+	if msg := fresh.add(libs, false, false); msg != "" {
+		return msg
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.libs, f.funcs = fresh.libs, fresh.funcs
+	f.ver++
+	return ""
+}
+
+// version is the count of changes (ver) and the libraries, by name, as
+// that change left them.
+func (f *functionSet) version() (uint64, []*script.Library) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.ver, f.listLocked()
 }
 
 // list returns the libraries ordered by name.
 func (f *functionSet) list() []*script.Library {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	return f.listLocked()
+}
+
+func (f *functionSet) listLocked() []*script.Library {
 	out := make([]*script.Library, 0, len(f.libs))
 	for _, l := range f.libs {
 		out = append(out, l)

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"bytes"
+	"hash/maphash"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -16,12 +17,18 @@ import (
 // limiterState is the server's view of its rate limiters.
 type limiterState struct {
 	// fixedNow, when a test sets it, is the wall clock in Unix ns the
-	// limiter commands decide at (Ctx.limiterNow); 0: the real one.
+	// limiter commands decide at (Ctx.limiterNow) and every command's
+	// clock for expiry (callAt), so that a test runs a limiter and the
+	// keys of a pattern it is compared with at the same instants; 0: the
+	// real one.
 	fixedNow atomic.Int64
 	// prefixes counts decisions per key prefix (--limiter-prefixes);
 	// nil when none is named, so the hot path pays one load.
 	prefixes atomic.Pointer[prefixTable]
-	top      refusedTop
+	// The top list's lock, taken on sampled refusals, lives on a cache
+	// line of its own, away from the two words every command reads.
+	_   [64]byte
+	top refusedTop
 }
 
 // prefixTable is the key prefixes counted apart, with their counts of
@@ -67,9 +74,9 @@ func init() {
 }
 
 // countDecision counts one decision (not an error) of cmd, whose
-// arguments are args, against the prefixes of its keys; a refusal by a
-// command that charges is sampled into the top list.
-func (l *limiterState) countDecision(cmd limiterCmd, args [][]byte, limited bool) {
+// arguments are args, made at now (Unix ns), against the prefixes of its
+// keys; a refusal by a command that charges is sampled into the top list.
+func (l *limiterState) countDecision(cmd limiterCmd, args [][]byte, limited bool, now int64) {
 	step := len(args)
 	if cmd == limThrottleAll || cmd == limProbeAll {
 		step = 5
@@ -79,13 +86,13 @@ func (l *limiterState) countDecision(cmd limiterCmd, args [][]byte, limited bool
 	if !top && l.prefixes.Load() == nil {
 		return
 	}
-	l.countKeys(args, step, limited, top)
+	l.countKeys(args, step, limited, top, now)
 }
 
 // countKeys counts one decision against the prefixes of the keys of args
 // (every step-th argument from the first), and samples each key into the
 // top list when top says so.
-func (l *limiterState) countKeys(args [][]byte, step int, limited, top bool) {
+func (l *limiterState) countKeys(args [][]byte, step int, limited, top bool, now int64) {
 	r := 0
 	if limited {
 		r = 1
@@ -102,7 +109,7 @@ func (l *limiterState) countKeys(args [][]byte, step int, limited, top bool) {
 			}
 		}
 		if top && rand.Uint32()%topSampleEvery == 0 {
-			l.top.add(key)
+			l.top.add(key, now)
 		}
 	}
 }
@@ -122,63 +129,88 @@ const topSize = 64
 const topHalfLife = time.Minute
 
 // refusedTop is a space-saving sketch of the keys refused most often.
+//
+// add runs on the path of every sampled refusal, so it compares hashes
+// before bytes, reuses a replaced key's buffer and takes its time from
+// the caller (the command's clock): no allocation and no clock read
+// per call.
 type refusedTop struct {
-	mu      sync.Mutex
-	keys    []topEntry
-	decayed time.Time
+	mu    sync.Mutex
+	slots []topSlot
+	// decayed is when the counts were last halved, in Unix ns; 0:
+	// not yet started.
+	decayed int64
 }
 
+// topSlot is one tracked key.
+type topSlot struct {
+	hash  uint64
+	key   []byte
+	count int64
+}
+
+// topEntry is a key of the list and its sampled count.
 type topEntry struct {
 	key   string
 	count int64
 }
 
-func (t *refusedTop) add(key []byte) {
+// topSeed seeds the sketch's key hashes.
+var topSeed = maphash.MakeSeed()
+
+// add counts one sampled refusal of key at now (Unix ns).
+func (t *refusedTop) add(key []byte, now int64) {
+	h := maphash.Bytes(topSeed, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.decay()
-	for i := range t.keys {
-		if t.keys[i].key == string(key) {
-			t.keys[i].count++
+	t.decay(now)
+	for i := range t.slots {
+		if s := &t.slots[i]; s.hash == h && bytes.Equal(s.key, key) {
+			s.count++
 			return
 		}
 	}
-	if len(t.keys) < topSize {
-		t.keys = append(t.keys, topEntry{string(key), 1})
+	if len(t.slots) < topSize {
+		t.slots = append(t.slots, topSlot{h, append([]byte(nil), key...), 1})
 		return
 	}
 	m := 0
-	for i := range t.keys {
-		if t.keys[i].count < t.keys[m].count {
+	for i := range t.slots {
+		if t.slots[i].count < t.slots[m].count {
 			m = i
 		}
 	}
-	t.keys[m] = topEntry{string(key), t.keys[m].count + 1}
+	s := &t.slots[m]
+	s.hash, s.key, s.count = h, append(s.key[:0], key...), s.count+1
 }
 
-// decay halves the counts once per topHalfLife, dropping those at 0.
-func (t *refusedTop) decay() {
-	now := time.Now()
-	if t.decayed.IsZero() {
+// decay halves the counts once per topHalfLife up to now (Unix ns),
+// dropping those at 0.
+func (t *refusedTop) decay(now int64) {
+	if t.decayed == 0 {
 		t.decayed = now
 	}
-	for now.Sub(t.decayed) >= topHalfLife && len(t.keys) > 0 {
-		t.decayed = t.decayed.Add(topHalfLife)
-		out := t.keys[:0]
-		for _, e := range t.keys {
-			if e.count /= 2; e.count > 0 {
-				out = append(out, e)
+	for now-t.decayed >= int64(topHalfLife) && len(t.slots) > 0 {
+		t.decayed += int64(topHalfLife)
+		out := t.slots[:0]
+		for _, s := range t.slots {
+			if s.count /= 2; s.count > 0 {
+				out = append(out, s)
 			}
 		}
-		t.keys = out
+		clear(t.slots[len(out):]) // let the dropped keys' buffers go
+		t.slots = out
 	}
 }
 
 // list returns up to n entries, most refused first.
-func (t *refusedTop) list(n int) []topEntry {
+func (t *refusedTop) list(n int, now int64) []topEntry {
 	t.mu.Lock()
-	t.decay()
-	out := append([]topEntry(nil), t.keys...)
+	t.decay(now)
+	out := make([]topEntry, len(t.slots))
+	for i, s := range t.slots {
+		out[i] = topEntry{string(s.key), s.count}
+	}
 	t.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].count != out[j].count {
@@ -208,7 +240,7 @@ func clTopRefused(x *Ctx) {
 		x.Error(ErrSyntax)
 		return
 	}
-	es := x.srv.limiters.top.list(int(min(n, topSize)))
+	es := x.srv.limiters.top.list(int(min(n, topSize)), x.wallNow())
 	x.W.Array(len(es))
 	for _, e := range es {
 		x.W.Array(2)

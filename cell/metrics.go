@@ -53,7 +53,7 @@ func (x *Ctx) countThrottle(cmd limiterCmd, limited bool) {
 	t.throttle[cmd][r]++
 	t.throttled = true
 	if r != throttleError {
-		x.srv.limiters.countDecision(cmd, x.Args, limited) // limiter_stats.go
+		x.srv.limiters.countDecision(cmd, x.Args, limited, x.wallNow()) // limiter_stats.go
 	}
 }
 

@@ -86,8 +86,19 @@ func (c *Client) flushSink() bool {
 }
 
 // push appends a and b, then checks the limits.
-func (s *outSink) push(a, b []byte) {
-	if len(a)+len(b) == 0 {
+func (s *outSink) push(a, b []byte) { s.pushParts(false, a, b) }
+
+// pushExempt is push for a snapshot sent to a replica: as in Redis, the
+// RDB file does not count against the output buffer limits, only the
+// stream queued behind it. The parts go in together, nothing between.
+func (s *outSink) pushExempt(parts ...[]byte) { s.pushParts(true, parts...) }
+
+func (s *outSink) pushParts(exempt bool, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -95,8 +106,12 @@ func (s *outSink) push(a, b []byte) {
 		s.mu.Unlock()
 		return
 	}
-	s.buf = append(s.buf, a...)
-	s.buf = append(s.buf, b...)
+	if exempt {
+		s.exempt += int64(n)
+	}
+	for _, p := range parts {
+		s.buf = append(s.buf, p...)
+	}
 	if s.overLimit() {
 		s.dead, s.buf = true, nil
 		s.mu.Unlock()
@@ -108,16 +123,6 @@ func (s *outSink) push(a, b []byte) {
 	case s.wake <- struct{}{}:
 	default:
 	}
-}
-
-// pushExempt is push for a snapshot sent to a replica: as in Redis, the
-// RDB file does not count against the output buffer limits, only the
-// stream queued behind it.
-func (s *outSink) pushExempt(a, b []byte) {
-	s.mu.Lock()
-	s.exempt += int64(len(a) + len(b))
-	s.mu.Unlock()
-	s.push(a, b)
 }
 
 // overLimit checks the unsent bytes against the client's class: replica,

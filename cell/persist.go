@@ -109,6 +109,8 @@ type persistState struct {
 	// of the log (persist_damage.go).
 	loadCorrupt int64
 	loadDamage  persist.LogDamage
+	// libs: the function libraries' durability (functions_persist.go).
+	libs libraryState
 }
 
 // Fsync policies, as appendfsync spells them.
@@ -184,9 +186,15 @@ func (s *Server) loadStore() error {
 		debug.SetGCPercent(gcPercent)
 	}
 	s.loadProgress.snapDone.Store(true)
+	if err := s.loadLibraries(); err != nil { // functions_persist.go
+		return err
+	}
 	records, logBad, err := s.replayLog()
 	s.expiredSets = nil
 	if err != nil {
+		return err
+	}
+	if err := s.linkLibraries(); err != nil {
 		return err
 	}
 	s.replayed = records
@@ -353,21 +361,28 @@ func (s *Server) fsyncLoop() {
 // locked. Under appendfsync always it also notes which record the
 // replies must wait for.
 func (c *Client) commitEffects(l *keyspace.LockSet) {
-	if c.fx.Journal() != nil {
-		c.srv.propagate(&c.jr) // repl_master.go
-	}
-	if c.srv.store == nil {
-		if c.fx.Journal() != nil {
-			c.fx.Commit(l) // resets what the effects noted
-		}
-		return
-	}
-	if err := c.fx.Commit(l); err != nil {
-		c.srv.log.Error("persistence: commit failed", "err", err)
-	}
-	if c.srv.fsyncAlways.Load() {
+	if c.srv.commitEffects(&c.fx, l) && c.srv.fsyncAlways.Load() {
 		c.syncTo = max(c.syncTo, l.LastCommit())
 	}
+}
+
+// commitEffects hands what fx noted, with l's shards still locked, to the
+// replication stream (its journal, if any) and to the effect log; false
+// when there is no store.
+func (s *Server) commitEffects(fx *keyspace.Effects, l *keyspace.LockSet) bool {
+	if jr := fx.Journal(); jr != nil {
+		s.propagate(jr) // repl_master.go
+	}
+	if s.store == nil {
+		if fx.Journal() != nil {
+			fx.Commit(l) // resets what the effects noted
+		}
+		return false
+	}
+	if err := fx.Commit(l); err != nil {
+		s.log.Error("persistence: commit failed", "err", err)
+	}
+	return true
 }
 
 // waitDurable holds c's replies until the batches they may reveal are on

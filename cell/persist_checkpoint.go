@@ -38,6 +38,9 @@ func (s *Server) checkpointWith(pre *writtenBase) error {
 		s.ckptBatch = s.store.NewBatch()
 	}
 	s.ckptBatch.Reset()
+	// After the log's position too: a change of the libraries from here
+	// on is in the log the next start replays.
+	libVer := s.putLibraries(s.ckptBatch) // functions_persist.go
 	var base *persist.BaseWriter
 	var v keyspace.Visit
 	switch {
@@ -67,6 +70,7 @@ func (s *Server) checkpointWith(pre *writtenBase) error {
 	}
 	s.ckptFull = false
 	s.checkpoints.Add(1)
+	s.notedLibraries(libVer)
 	if rewrite {
 		s.overKeys = 0
 		s.rewrites.Add(1)

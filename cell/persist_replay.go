@@ -27,6 +27,9 @@ func (s *Server) replayLog() (records, bad int, err error) {
 			s.dropEmptyForeignSets()
 			return nil
 		}
+		if s.replayLibrary(e) { // functions_persist.go
+			return nil
+		}
 		if e.DB < 0 {
 			skipped++
 			return nil

@@ -56,7 +56,11 @@ func (c *Client) polledCommand(args [][]byte) bool {
 // Fill otherwise. A command that must run outside is left in pending.
 func (c *Client) fill() error {
 	if c.sock == nil || c.srv.cfg.NoServeInPoller || !c.polledReady() {
-		return c.rd.Fill()
+		err := c.rd.Fill()
+		if err == nil {
+			c.prefetchKeys() // keyhint.go
+		}
+		return err
 	}
 	c.fillErr = nil
 	if err := c.sock.Serve(c.pollBody); err != nil {
@@ -77,6 +81,7 @@ func (c *Client) servePolled() bool {
 			c.fillErr = err
 			return true
 		}
+		c.prefetchKeys()
 		for {
 			args, ok, err := c.rd.Next(c.authed)
 			if err != nil {

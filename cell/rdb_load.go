@@ -94,7 +94,7 @@ func (s *Server) loadRDBAtStart() error {
 			attrs = append(attrs, c.name, c.n)
 		}
 	}
-	if base != nil && total > 0 {
+	if base != nil && (total > 0 || st.functions > 0) {
 		err := base.flush()
 		if err == nil {
 			err = s.checkpointWith(&writtenBase{w: base.w, keys: total})

@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ type replMaster struct {
 	backlog  []byte
 	db       int // the database the stream has selected; -1: none
 	replicas []*replica
+	batch    *syncBatch // replicas waiting for a shared snapshot (repl_fullsync.go)
 	scratch  []byte
 	pinger   bool
 	// replid is master_replid: ours as a master, our master's as a
@@ -45,18 +45,26 @@ type replMaster struct {
 
 // replica is one attached replica connection.
 type replica struct {
-	c          *Client
-	sink       *outSink
-	ip         string
-	port       int
-	online     bool   // the snapshot is sent; until then the stream waits in pending
-	pending    []byte // the stream since the snapshot began
-	softAt     int64  // when pending went over the replica class's soft limit
-	dropped    bool   // pending went over the limits: the connection is closing
-	ackOff     atomic.Int64
-	ackTime    atomic.Int64 // Unix ms of the last ACK
-	capaEOF    bool
-	listenPort int
+	c      *Client
+	sink   *outSink
+	ip     string
+	port   int
+	online bool // the snapshot is sent; until then the stream waits in pending
+	// streamOnAck: the snapshot went with an EOF mark, and the stream
+	// waits in pending for the replica's first REPLCONF ACK, as Redis's
+	// repl_start_cmd_stream_on_ack: a redis-server replica finds the mark
+	// only at the end of a read, so nothing may follow it before the
+	// replica has loaded the snapshot.
+	streamOnAck bool
+	pending     []byte // the stream since the snapshot began
+	softAt      int64  // when pending went over the replica class's soft limit
+	dropped     bool   // pending went over the limits: the connection is closing
+	ackOff      atomic.Int64
+	ackTime     atomic.Int64 // Unix ms of the last ACK
+	capaEOF     bool
+	listenPort  int
+	psync       bool // it asked with PSYNC: +FULLRESYNC goes before the snapshot
+	closed      bool // its connection closed (dropReplica); r.mu guards it
 }
 
 // replicaState is what REPLCONF announced on a connection before its
@@ -142,7 +150,7 @@ func (r *replMaster) feed(b []byte) {
 	}
 	for _, rp := range r.replicas {
 		switch {
-		case rp.online:
+		case rp.online && !rp.streamOnAck:
 			rp.sink.push(b, nil)
 		case !rp.dropped:
 			rp.pending = append(rp.pending, b...)
@@ -260,44 +268,21 @@ func (s *Server) attachReplica(x *Ctx, psync bool, replid string, offset int64) 
 	r.syncFull.Add(1)
 	r.mu.Unlock()
 
-	// On a replica the snapshot and its offset are taken with the stream
-	// from the master held back: a redis-server master's stream is not
-	// idempotent (INCR), so the sub-replica must get it from exactly the
-	// snapshot's offset.
-	unhold := s.holdStream()
-	r.mu.Lock()
-	start := r.off
-	if !s.isReplica() {
-		r.db = -1 // the replica starts from db 0 after loading: SELECT again
-	}
-	if psync {
-		rp.sink.push([]byte("+FULLRESYNC "+id+" "+strconv.FormatInt(start, 10)+"\r\n"), nil)
-	}
-	r.replicas = append(r.replicas, rp)
-	r.mu.Unlock()
+	rp.psync = psync
+	s.fullSync(rp)
+}
 
-	var buf bytes.Buffer
-	_, _, err := s.encodeRDB(&buf)
-	unhold()
-	if err != nil {
-		s.log.Error("replication: snapshot failed", "err", err)
-		c.nc.Close()
-		return
-	}
-	if rp.capaEOF && configParamByName("repl-diskless-sync").value(s) == "yes" {
-		mark := []byte(randomHex(20))
-		rp.sink.pushExempt([]byte("$EOF:"+string(mark)+"\r\n"), buf.Bytes())
-		rp.sink.pushExempt(mark, nil)
-	} else {
-		rp.sink.pushExempt([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
-	}
+// replicaAcked starts the stream of a replica that waited for its first
+// ACK after an EOF-marked snapshot (streamOnAck).
+func (s *Server) replicaAcked(rp *replica) {
+	r := &s.repl
 	r.mu.Lock()
-	rp.sink.push(rp.pending, nil)
-	rp.pending, rp.online = nil, true
-	rp.ackOff.Store(start)
-	rp.ackTime.Store(time.Now().UnixMilli())
+	if rp.streamOnAck {
+		rp.streamOnAck = false
+		rp.sink.push(rp.pending, nil)
+		rp.pending = nil
+	}
 	r.mu.Unlock()
-	s.log.Info("Synchronization with replica succeeded", "replica", c.addr)
 }
 
 // disconnectReplicas closes every replica's connection, as Redis's
@@ -372,6 +357,7 @@ func (s *Server) dropReplica(c *Client) {
 	}
 	r := &s.repl
 	r.mu.Lock()
+	c.repl.rep.closed = true
 	for i, rp := range r.replicas {
 		if rp == c.repl.rep {
 			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
@@ -420,6 +406,13 @@ func (s *Server) replicaList() []replicaInfo {
 	for _, rp := range r.replicas {
 		out = append(out, replicaInfo{ip: rp.ip, port: rp.port, online: rp.online,
 			off: rp.ackOff.Load(), lagSec: (now - rp.ackTime.Load()) / 1000})
+	}
+	if r.batch != nil {
+		for _, rp := range r.batch.reps {
+			if !rp.closed {
+				out = append(out, replicaInfo{ip: rp.ip, port: rp.port})
+			}
+		}
 	}
 	return out
 }

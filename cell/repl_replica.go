@@ -344,8 +344,7 @@ func (l *replLink) loadSnapshot(br *bufio.Reader) error {
 	}
 	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
 	l.run1([][]byte{[]byte("FLUSHALL")})
-	s.functions.flush() // the snapshot carries the master's libraries
-	s.scripts.LibrariesChanged()
+	s.flushFunctions(nil) // the snapshot carries the master's libraries
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	st, err := loadRDBFile(s, f, path, nil)
 	if err != nil {

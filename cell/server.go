@@ -235,6 +235,10 @@ func (s *Server) startBackground() {
 	s.bg.Add(2)
 	go s.activeExpiry()
 	go s.sampleStats() // stats_sample.go
+	if s.lost != nil {
+		s.bg.Add(1)
+		go s.deleteLostSlots(s.lost) // cluster_lostslots.go
+	}
 	if s.store != nil {
 		s.bg.Add(2)
 		go s.fsyncLoop()

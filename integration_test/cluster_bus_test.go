@@ -731,20 +731,7 @@ func TestBusClusterMixedFailover(t *testing.T) {
 	}
 	id := func(p *process) string { return strings.TrimSpace(cli(t, p.addr, "", "CLUSTER", "MYID")) }
 	addReplica := func(kind string, i int, master *process, known int) *process {
-		r := busNode(t, kind, i)
-		out, err := exec.Command("redis-cli", "--cluster", "add-node", r.addr, master.addr, "--cluster-slave", "--cluster-master-id", id(master)).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "[OK] New node added correctly.") {
-			t.Fatalf("add-node %s as a replica: %v\n%s", kind, err, out)
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(cli(t, r.addr, "", "INFO", "replication"), "master_link_status:up") {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s replica of %s: link not up\n%s", kind, master.addr, cli(t, r.addr, "", "CLUSTER", "NODES"))
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		waitClusterOK(t, r.addr, known)
-		return r
+		return addBusReplica(t, kind, i, master, id(master), known)
 	}
 	// Keys on every master, then a replica for the first.
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{masters[2].addr}})

@@ -55,10 +55,7 @@ func startReplNode(t *testing.T, program string, args ...string) *replNode {
 func startReplNodeConf(t *testing.T, program string, conf []string, args ...string) (*replNode, string) {
 	t.Helper()
 	bin := requirePeer(t, "redis-server")
-	mk := func(port int, dir string, opt serverOptions) []string {
-		// No wait before a diskless full resync: the tests sync often.
-		return append(redisArgs(port, dir, opt), "--repl-diskless-sync-delay", "0")
-	}
+	mk := redisArgs
 	name := "redis-server"
 	if program == "cellserver" {
 		bin, mk, name = cellserverBinary(t), cellserverArgs, "cellserver"
@@ -328,11 +325,16 @@ func TestReplCellserverFromCellserver(t *testing.T) {
 }
 
 // TestReplCellserverReplicaDurable: a cellserver replica with a store
-// keeps what it replicated, the snapshot and the stream, across a restart.
+// keeps what it replicated, the snapshot and the stream, keys and function
+// libraries, across a restart.
 func TestReplCellserverReplicaDurable(t *testing.T) {
 	ctx := context.Background()
 	master := startReplNode(t, "cellserver")
 	master.rdb.Set(ctx, "before", "1", 0)
+	// Libraries too: one by the full resync, one by the stream.
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("a", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	var dir string
 	var port int
 	bin := cellserverBinary(t)
@@ -351,9 +353,13 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	waitLinkUp(t, replica)
 	replWorkloads(t, master.rdb, 1, true)
+	if err := master.rdb.Do(ctx, "FUNCTION", "LOAD", replLib("b", 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := master.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("WAIT = %d, %v", n, err)
 	}
+	libs := libraryView(t, master)
 	want := map[string]string{}
 	for _, k := range master.rdb.Keys(ctx, "*").Val() {
 		want[k] = keyState(t, master.rdb, k)
@@ -365,6 +371,9 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 	}
 	t.Cleanup(p2.Stop)
 	again := newGoRedis(t, p2.addr, 2, nil)
+	if got := libraryView(t, &replNode{rdb: again}); got != libs {
+		t.Errorf("libraries after restart:\n%s\nwant\n%s", got, libs)
+	}
 	got := again.Keys(ctx, "*").Val()
 	if len(got) != len(want) {
 		t.Fatalf("after restart %d keys, want %d", len(got), len(want))
@@ -373,5 +382,109 @@ func TestReplCellserverReplicaDurable(t *testing.T) {
 		if g := keyState(t, again, k); g != w {
 			t.Errorf("key %q after restart: %s, want %s", k, g, w)
 		}
+	}
+}
+
+// TestReplFullSyncUnderWrites: replicas of both kinds attach to a
+// cellserver master that is being written all the while, with the
+// diskless (EOF-marked) snapshot. A redis-server replica looks for the
+// mark only at the end of each read, so a stream sent right behind the
+// mark would hide it and the sync would never end.
+func TestReplFullSyncUnderWrites(t *testing.T) {
+	for _, kind := range []string{"redis-server", "cellserver"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			master := startReplNode(t, "cellserver")
+			stop := make(chan struct{})
+			done := make(chan int)
+			go func() {
+				n := 0
+				for {
+					select {
+					case <-stop:
+						done <- n
+						return
+					default:
+					}
+					master.rdb.Incr(ctx, "counter")
+					n++
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			for i := 0; i < 3; i++ {
+				replica := startReplNode(t, kind)
+				if err := replica.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+					t.Fatal(err)
+				}
+				waitLinkUp(t, replica)
+			}
+			close(stop)
+			n := <-done
+			if n == 0 {
+				t.Fatal("no write ran during the syncs")
+			}
+			if err := master.rdb.Wait(ctx, 3, 5*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestReplDisklessSyncDelay: with repl-diskless-sync-delay, replicas that
+// arrive within the delay wait for it (INFO: state=wait_bgsave) and share
+// one snapshot; repl-diskless-sync-max-replicas starts it as soon as that
+// many wait. Both masters, the same observations.
+func TestReplDisklessSyncDelay(t *testing.T) {
+	const started = "Starting BGSAVE for SYNC with target: replicas sockets"
+	for _, kind := range []string{"redis-server", "cellserver"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			master := startReplNode(t, kind, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "3")
+			master.rdb.Set(ctx, "k", "v", 0)
+			attach := func(n int) []*replNode {
+				var reps []*replNode
+				for i := 0; i < n; i++ {
+					reps = append(reps, startReplNode(t, "redis-server"))
+				}
+				for _, r := range reps {
+					if err := r.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return reps
+			}
+			reps := attach(2)
+			// Both are listed, waiting, before the delay has passed.
+			var info string
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				info = master.rdb.Info(ctx, "replication").Val()
+				if strings.Count(info, "state=wait_bgsave") == 2 {
+					break
+				}
+			}
+			if !strings.Contains(info, "connected_slaves:2") || strings.Count(info, "state=wait_bgsave") != 2 {
+				t.Fatalf("within the delay:\n%s", info)
+			}
+			for _, r := range reps {
+				waitLinkUp(t, r)
+			}
+			if n := strings.Count(master.p.LogTail(200), started); n != 1 {
+				t.Errorf("%d snapshots for two replicas within the delay, want 1:\n%s", n, master.p.LogTail(30))
+			}
+			// max-replicas 2 starts it long before a 60 s delay.
+			if err := master.rdb.ConfigSet(ctx, "repl-diskless-sync-delay", "60").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := master.rdb.ConfigSet(ctx, "repl-diskless-sync-max-replicas", "2").Err(); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range attach(2) {
+				waitLinkUp(t, r)
+			}
+			if n := strings.Count(master.p.LogTail(200), started); n != 2 {
+				t.Errorf("%d snapshots after the second pair, want 2", n)
+			}
+			compareKeyspaces(t, master, reps[1])
+		})
 	}
 }

@@ -126,6 +126,8 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 		"--dir", dir,
 		"--daemonize", "no",
 		"--enable-debug-command", "yes",
+		// No wait before a diskless full resync: the tests sync often.
+		"--repl-diskless-sync-delay", "0",
 	}
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
@@ -142,6 +144,7 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 		// Persistence off, as redis-server runs (redisArgs): INFO and
 		// CONFIG GET then agree. persist_test.go covers persistence.
 		"--appendonly", "no",
+		"--repl-diskless-sync-delay", "0", // as redisArgs
 	}
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)

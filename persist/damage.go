@@ -53,7 +53,7 @@ func (s *Store) logDamage() LogDamage {
 	var e Effect
 	err := s.elog.EachDamaged(func(_ effectlog.Damage, payload []byte) {
 		walkEffects(payload, &e, func(e *Effect) error {
-			if e.Kind == EffectFlushDB || e.Kind == EffectEnd {
+			if e.Kind == EffectFlushDB || e.Kind == EffectEnd || e.DB < 0 {
 				return nil
 			}
 			k := fmt.Sprintf("%d/%q", e.DB, e.Key)

@@ -73,7 +73,8 @@
 //
 // # Record layout
 //
-// See record.go. Keys are length-prefixed so that every record of one Redis
+// See record.go, and library.go for the function libraries (FUNCTION
+// LOAD), which the log and the snapshot hold beside the keys. Keys are length-prefixed so that every record of one Redis
 // key, and every key of one database, is one contiguous range: deleting a
 // sorted set or flushing a database is one range tombstone.
 package persist

@@ -65,6 +65,13 @@ const (
 	// with zero bytes), puts Data at Pos, and sets its expiry to
 	// Value.Exp; a key that holds no string becomes one.
 	EffectPatch
+	// The function libraries' effects (library.go), with DB -1:
+	// EffectPutLibrary makes library Key hold the code Data,
+	// EffectDeleteLibrary removes library Key, EffectFlushLibraries
+	// removes them all.
+	EffectPutLibrary
+	EffectDeleteLibrary
+	EffectFlushLibraries
 )
 
 // Effect is one op of a logged record, decoded. Its slices alias the
@@ -126,6 +133,13 @@ func walkEffects(rec []byte, e *Effect, fn func(e *Effect) error) error {
 	)
 	return walkWire(rec, func(op opKind, k, v []byte) error {
 		*e = Effect{}
+		if op <= opDeleteRange && isLibKey(k) {
+			head = 0
+			if err := libraryEffect(op, k, v, e); err != nil {
+				return err
+			}
+			return fn(e)
+		}
 		if op >= opHeadSet {
 			if head == 0 {
 				return fmt.Errorf("%w: a change without its value's head", ErrCorrupt)

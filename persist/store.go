@@ -32,8 +32,9 @@ const LogDirName = "effectlog"
 // log, which walkEffects still reads; format 3 is format 4 without a base;
 // format 4 is format 5 without the changes in place of strings, hashes
 // and lists in the log (KindStrPatch, KindHashHead, KindListHead) and
-// without KindListAt, so its log and snapshot read as they are.
-const formatVersion = "5"
+// without KindListAt; format 5 is format 6 without the function
+// libraries (library.go). So their logs and snapshots read as they are.
+const formatVersion = "6"
 
 var versionKey = []byte{nsMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
 
@@ -261,7 +262,7 @@ func (s *Store) checkVersion() error {
 	switch ver {
 	case formatVersion:
 		return nil
-	case "", "1", "2", "3", "4":
+	case "", "1", "2", "3", "4", "5":
 	default:
 		return fmt.Errorf("%s holds data in format %q; this cellserver reads format %s", s.path, ver, formatVersion)
 	}

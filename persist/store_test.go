@@ -125,6 +125,12 @@ func effectString(e *Effect) string {
 		return fmt.Sprintf("lset %d/%q %d=%q", e.DB, e.Key, e.Pos, e.Data)
 	case EffectPatch:
 		return fmt.Sprintf("patch %d/%q exp %d len %d at %d=%q", e.DB, e.Key, e.Value.Exp, e.Len, e.Pos, e.Data)
+	case EffectPutLibrary:
+		return fmt.Sprintf("lib %d/%q=%q", e.DB, e.Key, e.Data)
+	case EffectDeleteLibrary:
+		return fmt.Sprintf("libdel %d/%q", e.DB, e.Key)
+	case EffectFlushLibraries:
+		return fmt.Sprintf("libflush %d", e.DB)
 	}
 	return fmt.Sprintf("kind %d", e.Kind)
 }

@@ -102,6 +102,16 @@ func (rd *Reader) SetLimits(lim Limits) {
 // Buffered is the number of bytes read but not yet parsed.
 func (rd *Reader) Buffered() int { return rd.w - rd.r + rd.bigGot + rd.bigLen - len(rd.big) }
 
+// Unparsed is the buffered bytes from the start of the next request on,
+// for RequestKey's hints, or nil while a request is partly parsed (its
+// big bulks are no longer in the buffer). Valid until the next Fill.
+func (rd *Reader) Unparsed() []byte {
+	if rd.want != 0 || rd.big != nil {
+		return nil
+	}
+	return rd.buf[rd.r:rd.w]
+}
+
 // Take reports whether arg, an argument of the command Next returned
 // last, has a buffer of its own that the reader will not reuse, and hands
 // it to the caller, who may keep it instead of copying it. It is true at

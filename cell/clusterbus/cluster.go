@@ -48,6 +48,7 @@ type Config struct {
 	NodeTimeout      func() time.Duration
 	FullCoverage     func() bool // cluster-require-full-coverage
 	ReplicaMigration func() bool // cluster-allow-replica-migration
+	NoFailover       func() bool // cluster-replica-no-failover
 	// MaxDataAge is the oldest data, in ms, a replica may hold and still
 	// stand for election: repl-ping-replica-period + node timeout *
 	// cluster-replica-validity-factor; 0 for no limit.

@@ -42,6 +42,7 @@ func (c *Cluster) cron() {
 	timeout := c.nodeTimeout()
 	handshakeTimeout := max(timeout, minHandshakeTimeoutMs)
 	c.iteration++
+	c.updateMyselfFlags()
 	for name, until := range c.blacklist {
 		if until <= t/1000 {
 			delete(c.blacklist, name)
@@ -111,6 +112,22 @@ func (c *Cluster) cron() {
 	c.failoverCron()
 	if c.iteration%10 == 0 || !c.stateOK {
 		c.todoState = true
+	}
+}
+
+// updateMyselfFlags applies cluster-replica-no-failover to this node's
+// flags, which gossip carries (Redis's clusterUpdateMyselfFlags).
+func (c *Cluster) updateMyselfFlags() {
+	if c.cfg.NoFailover == nil {
+		return
+	}
+	old := c.myself.Flags
+	c.myself.Flags &^= FlagNoFailover
+	if c.cfg.NoFailover() {
+		c.myself.Flags |= FlagNoFailover
+	}
+	if c.myself.Flags != old {
+		c.todoSave, c.todoState = true, true
 	}
 }
 

@@ -20,6 +20,7 @@ func checkIndex(t *testing.T, ix *keyIndex, model map[string]*Entry) {
 	if len(ix.tags) != 0 && ix.n*5 > len(ix.tags)*4 {
 		t.Fatalf("load %d/%d above 4/5", ix.n, len(ix.tags))
 	}
+	checkView(t, ix)
 	mask := uint32(len(ix.tags) - 1)
 	n := 0
 	for i, e := range ix.slots {
@@ -55,6 +56,45 @@ func checkIndex(t *testing.T, ix *keyIndex, model map[string]*Entry) {
 		}
 		seen[k] = true
 	}
+}
+
+// checkView fails unless the view prefetchHome reads is ix's table.
+func checkView(t *testing.T, ix *keyIndex) {
+	t.Helper()
+	v := (*indexView)(ix.view)
+	if len(ix.tags) == 0 {
+		if v != nil {
+			t.Fatalf("empty table, view of %d slots", len(v.tags))
+		}
+		return
+	}
+	if v == nil || len(v.tags) != len(ix.tags) || &v.tags[0] != &ix.tags[0] ||
+		len(v.slots) != len(ix.slots) || &v.slots[0] != &ix.slots[0] || v.shift != ix.shift {
+		t.Fatalf("the view is not the table")
+	}
+}
+
+// TestKeyIndexSwapView: swap and reset leave each index's view its own
+// table's.
+func TestKeyIndexSwapView(t *testing.T) {
+	var a, b keyIndex
+	for i := range 100 {
+		k := []byte("a" + strconv.Itoa(i))
+		e, _ := allocEntry(keyHash(k), k, 0)
+		a.insert(e)
+	}
+	checkView(t, &a)
+	checkView(t, &b)
+	a.swap(&b)
+	if a.len() != 0 || b.len() != 100 {
+		t.Fatalf("after swap: %d and %d keys", a.len(), b.len())
+	}
+	checkView(t, &a)
+	checkView(t, &b)
+	b.reset()
+	checkView(t, &b)
+	a.reserve(1000)
+	checkView(t, &a)
 }
 
 // TestKeyIndex: inserts, deletes, growth, shrinking and long keys against

@@ -320,3 +320,14 @@ func (l *LockSet) LastCommit() uint64 {
 
 // ShardOf returns the shard that owns key in db, for a LockSet.
 func (ks *Keyspace) ShardOf(db int, key []byte) *Shard { return ks.shardOf(db, key) }
+
+// Prefetch asks the CPU for the index lines a lookup of key in db will
+// read, without locking or waiting (keyIndex.prefetchHome): for the keys
+// of requests that are about to run.
+func (ks *Keyspace) Prefetch(db int, key []byte) {
+	if uint(db) >= uint(len(ks.dbs)) {
+		return
+	}
+	s, h := ks.locate(db, key)
+	s.keys.prefetchHome(h)
+}

@@ -58,8 +58,11 @@ func (s *Shard) touchSwapped(o *Shard) {
 // swap exchanges the tables of ix and o; a checkpoint's visit of either
 // (its mark) stays with the shard and starts over (moved).
 func (ix *keyIndex) swap(o *keyIndex) {
-	ma, mb := ix.mark, o.mark
-	*ix, *o = *o, *ix
-	ix.mark, o.mark = ma, mb
+	ix.tags, o.tags = o.tags, ix.tags
+	ix.slots, o.slots = o.slots, ix.slots
+	ix.n, o.n = o.n, ix.n
+	ix.shift, o.shift = o.shift, ix.shift
 	ix.moved, o.moved = true, true
+	ix.publish()
+	o.publish()
 }
