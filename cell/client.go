@@ -68,6 +68,9 @@ type Client struct {
 	// syncTo is the last batch this client's replies may reveal; under
 	// appendfsync always they wait for it to be on disk.
 	syncTo uint64
+	// scriptOOM: memory was over maxmemory when the command began
+	// (checkMemory), for the scripts it runs (script_flags.go).
+	scriptOOM bool
 
 	created time.Time
 	addr    string

@@ -71,11 +71,7 @@ func fcallGeneric(x *Ctx, ro bool) {
 		return
 	}
 	noWrites := f.Flags&script.FlagNoWrites != 0
-	if ro && !noWrites {
-		x.Error(ErrScriptROWrite)
-		return
-	}
-	if writeFlagDenied(x, f.Flags) {
+	if !scriptPrepare(x, f.Flags, ro) { // script_flags.go
 		return
 	}
 	x.srv.waitLibraries(x) // functions_persist.go

@@ -130,32 +130,10 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 			return
 		}
 	}
-	if ro && s.Flags&(script.FlagCompat|script.FlagNoWrites) == 0 {
-		x.Error(ErrScriptROWrite)
-		return
-	}
-	if s.Flags&script.FlagCompat == 0 && writeFlagDenied(x, s.Flags) {
+	if !scriptPrepare(x, s.Flags, ro) { // script_flags.go
 		return
 	}
 	runCallable(x, callable{script: s, notes: &s.Notes}, ro || s.Flags&script.FlagNoWrites != 0, x.Args[3:3+n], x.Args[3+n:])
-}
-
-// writeFlagDenied answers Redis's refusal of a script or function that
-// declares flags without no-writes: it is a write command to the checks
-// made before it runs.
-func writeFlagDenied(x *Ctx, flags script.Flags) bool {
-	if flags&script.FlagNoWrites != 0 {
-		return false
-	}
-	if x.cl.readOnlyReplica() {
-		x.Error(ErrReadOnlyReplica)
-		return true
-	}
-	if x.srv.tooFewReplicas() {
-		x.Error(ErrNoReplicas)
-		return true
-	}
-	return false
 }
 
 // callable is what EVAL or FCALL runs: a script or a function, and the
@@ -164,6 +142,14 @@ type callable struct {
 	script *script.Script
 	fn     *script.Function
 	notes  *script.ShardNotes
+}
+
+// flags are the flags c declares.
+func (c callable) flags() script.Flags {
+	if c.fn != nil {
+		return c.fn.Flags
+	}
+	return c.script.Flags
 }
 
 // runCallable runs c for x's EVAL or FCALL: on its declared shards when
@@ -176,6 +162,7 @@ func runCallable(x *Ctx, c callable, readOnly bool, keys, argv [][]byte) {
 		x:        x,
 		db:       x.DB(),
 		readOnly: readOnly,
+		allowOOM: c.flags()&(script.FlagAllowOOM|script.FlagCompat) == script.FlagAllowOOM,
 		fn:       c.fn,
 		allowAll: !strict && (inExec || c.notes.NeedsAll.Load() || !c.notes.StaysDeclared.Load()),
 		strict:   strict,
@@ -206,7 +193,7 @@ func runCallable(x *Ctx, c callable, readOnly bool, keys, argv [][]byte) {
 	}
 	// Abandoned before it showed anything: again, holding every shard.
 	c.notes.NeedsAll.Store(true)
-	r = &scriptRun{x: x, db: x.DB(), readOnly: r.readOnly, fn: c.fn, allowAll: true, stop: make(chan struct{}), start: time.Now()}
+	r = &scriptRun{x: x, db: x.DB(), readOnly: r.readOnly, allowOOM: r.allowOOM, fn: c.fn, allowAll: true, stop: make(chan struct{}), start: time.Now()}
 	if x.holdAll() {
 		x.srv.runScript(r, c, keys, argv)
 	}
@@ -224,6 +211,7 @@ type scriptRun struct {
 	allowAll bool // holds every shard of every database
 	strict   bool // --lua-allow-undeclared-keys no: reaching past is an error
 	readOnly bool
+	allowOOM bool             // declared allow-oom: no deny-oom command refused (scriptOOMDenied)
 	fn       *script.Function // FCALL's function; nil for EVAL
 	// abandoned: the run reached past its shards before writing, and is
 	// to be run again holding all (script_shards.go); needsAll: it reached
@@ -379,6 +367,10 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 			refuse(cmd, ErrNoReplicas)
 			return
 		}
+	}
+	if r.scriptOOMDenied(cmd) { // script_flags.go
+		refuse(cmd, ErrOOM)
+		return
 	}
 	if x.srv.clusterOn {
 		holds := r.holds

@@ -146,17 +146,23 @@ func (s *Server) UsedMemory() int64 {
 // processCommand does: it evicts under the policy until used memory is
 // under the limit, and if that fails refuses deny-oom commands and, in
 // MULTI, everything that would be queued (EXEC of deny-oom commands too).
-func (c *Client) checkMemory(cmd *Command) string {
+//
+// It also notes, for a script the command runs, whether memory was over
+// the limit when it started (Redis's script_oom): the script's first
+// deny-oom command is then refused (scriptVerifyOOM).
+func (c *Client) checkMemory(cmd *Command, args [][]byte) string {
 	s := c.srv
 	limit := s.ops.mem.limit.Load()
+	c.scriptOOM = false
 	if s.usedMemory() <= limit {
 		return ""
 	}
-	deny := cmd.Flags&FlagDenyOOM != 0
+	c.scriptOOM = true
+	deny := c.scriptCmdFlags(cmd, args)&FlagDenyOOM != 0 // script_flags.go
 	if c.multi != nil {
 		switch cmd.Name {
 		case "exec":
-			deny = c.multi.denyOOM()
+			deny = c.denyOOM()
 		case "discard", "quit", "reset":
 		default:
 			deny = true
@@ -165,7 +171,11 @@ func (c *Client) checkMemory(cmd *Command) string {
 	if !deny && s.ops.mem.policy.Load() == policyNoEviction {
 		return "" // nothing to free, nothing to refuse
 	}
-	if s.freeMemory(limit) || !deny {
+	if s.freeMemory(limit) {
+		c.scriptOOM = false
+		return ""
+	}
+	if !deny {
 		return ""
 	}
 	return ErrOOM
@@ -193,10 +203,11 @@ func (s *Server) evictOne(policy, samples int) int64 {
 	return n
 }
 
-// denyOOM reports whether a queued transaction holds a deny-oom command.
-func (t *txn) denyOOM() bool {
-	for _, q := range t.cmds {
-		if q.cmd.Flags&FlagDenyOOM != 0 {
+// denyOOM reports whether a queued transaction holds a deny-oom command
+// (a script by the flags it declares).
+func (c *Client) denyOOM() bool {
+	for _, q := range c.multi.cmds {
+		if c.scriptCmdFlags(q.cmd, q.args)&FlagDenyOOM != 0 {
 			return true
 		}
 	}

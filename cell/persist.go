@@ -370,8 +370,8 @@ func (c *Client) commitEffects(l *keyspace.LockSet) {
 // replication stream (its journal, if any) and to the effect log; false
 // when there is no store.
 func (s *Server) commitEffects(fx *keyspace.Effects, l *keyspace.LockSet) bool {
-	if jr := fx.Journal(); jr != nil {
-		s.propagate(jr) // repl_master.go
+	if fx.Journal() != nil {
+		s.propagate(fx) // repl_master.go
 	}
 	if s.store == nil {
 		if fx.Journal() != nil {

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cellserver/cellserver/cell/script"
 )
 
 // The replica side: REPLICAOF host port makes this server follow a master
@@ -61,15 +59,12 @@ func replicaof(x *Ctx) {
 		x.Error("ERR REPLICAOF not allowed in cluster mode.")
 		return
 	}
+	if s.failingOver() {
+		x.Error(ErrReplicaofFailingOver)
+		return
+	}
 	if strings.EqualFold(string(x.Args[1]), "no") && strings.EqualFold(string(x.Args[2]), "one") {
-		if l := s.link.Swap(nil); l != nil {
-			l.close()
-			// A new history from here; the replicas that followed the
-			// same master continue it by partial resync (PSYNC2).
-			s.shiftReplID()
-			s.disconnectReplicas()
-			s.log.Info("MASTER MODE enabled (user request from '" + x.cl.addr + "')")
-		}
+		s.unsetMaster("user request from '" + x.cl.addr + "'") // repl_failover.go
 		x.W.OK()
 		return
 	}
@@ -244,11 +239,23 @@ func (l *replLink) session() error {
 	if l.everSynced {
 		id, off = s.replID(), strconv.FormatInt(l.off.Load()+1, 10)
 	}
-	r, err := ask("PSYNC", id, off)
+	psync := []string{"PSYNC", id, off}
+	failover := s.failoverInProgress() // asking our replica to take over (repl_failover.go)
+	if failover {
+		psync = append(psync, "FAILOVER")
+	}
+	r, err := ask(psync...)
 	for err == nil && r == "" { // newlines while the master prepares
 		nc.SetDeadline(time.Now().Add(60 * time.Second))
 		r, err = br.ReadString('\n')
 		r = strings.TrimRight(r, "\r\n")
+	}
+	if failover {
+		ok := err == nil && (strings.HasPrefix(r, "+FULLRESYNC") || strings.HasPrefix(r, "+CONTINUE"))
+		s.failoverAnswered(ok)
+		if !ok {
+			return errFailoverRefused
+		}
 	}
 	if err != nil {
 		return err
@@ -610,10 +617,8 @@ func (c *Client) replicaRefusal(cmd *Command, args [][]byte) string {
 		}
 		return ""
 	}
-	write, stale := cmd.Flags&FlagWrite != 0, cmd.Flags&FlagStale != 0
-	if cmd.Flags&flagScript != 0 {
-		write, stale = c.scriptFlags(cmd, args, write, stale)
-	}
+	f := c.scriptCmdFlags(cmd, args) // script_flags.go
+	write, stale := f&FlagWrite != 0, f&FlagStale != 0
 	if write && c.readOnlyReplica() {
 		return ErrReadOnlyReplica
 	}
@@ -629,35 +634,6 @@ func (c *Client) staleReplica() bool {
 	l := c.srv.link.Load()
 	return l != nil && !l.up.Load() && (c.repl == nil || !c.repl.master) &&
 		configParamByName("replica-serve-stale-data").value(c.srv) == "no"
-}
-
-// scriptFlags are an EVAL's write and stale flags as Redis's
-// evalGetCommandFlags makes them from the script's: one without a
-// shebang may write and is not for a stale replica; one with a shebang
-// writes unless no-writes, and runs stale only with allow-stale. An
-// unknown EVALSHA keeps the command's own.
-func (c *Client) scriptFlags(cmd *Command, args [][]byte, write, stale bool) (bool, bool) {
-	var flags script.Flags
-	switch {
-	case len(args) < 2:
-		return write, stale
-	case cmd.Name == "evalsha" || cmd.Name == "evalsha_ro":
-		s := c.srv.scripts.Lookup(args[1])
-		if s == nil {
-			return write, stale
-		}
-		flags = s.Flags
-	default:
-		f, ok := script.FlagsOf(args[1])
-		if !ok {
-			return write, stale
-		}
-		flags = f
-	}
-	if flags&script.FlagCompat != 0 {
-		return write, false
-	}
-	return flags&script.FlagNoWrites == 0, flags&script.FlagAllowStale != 0
 }
 
 // readOnlyReplica reports whether c's writes are refused: this server is

@@ -2,6 +2,8 @@ package integration_test
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,5 +177,63 @@ func waitInfo(t *testing.T, p *process, name string, ok func(float64) bool, want
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestInfoCommandstatsInScripts: the commands a script or a function runs
+// count in INFO commandstats as Redis counts them (calls, rejected_calls
+// for a write refused in a read-only script or a command no script may
+// run, failed_calls for an error reply), beside the EVAL or FCALL that ran
+// them, and their errors in INFO errorstats; inside MULTI too.
+func TestInfoCommandstatsInScripts(t *testing.T) {
+	s := startServers(t, serverOptions{})
+	lib := "#!lua name=statlib\n" +
+		"redis.register_function('f', function() redis.call('set', 'b', 2) return redis.call('get', 'b') end)\n" +
+		"redis.register_function{function_name='g', callback=function() return redis.pcall('set', 'b', 3) end, flags={'no-writes'}}"
+	cmds := [][]string{
+		{"FUNCTION", "LOAD", "REPLACE", lib},
+		{"CONFIG", "RESETSTAT"},
+		{"SET", "s", "foo"},
+		{"EVAL", "redis.call('set', 'a', 1) redis.call('get', 'a') redis.pcall('incr', 'x', 'y') return redis.call('incr', 'n')", "0"},
+		{"EVAL", "return redis.pcall('incr', 's')", "0"},
+		{"EVAL", "return redis.call('incr', 's')", "0"},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.pcall('set', 'q', 1)", "0"},
+		{"EVAL_RO", "return redis.pcall('set', 'q', 1)", "0"},
+		{"EVAL", "return redis.pcall('multi')", "0"},
+		{"EVAL", "return redis.pcall('lpush', 's', 1)", "0"},
+		{"EVAL", "return redis.pcall('nosuch')", "0"},
+		{"EVAL", "return redis.pcall('set', 'a')", "0"},
+		{"FCALL", "f", "0"},
+		{"FCALL_RO", "f", "0"},
+		{"FCALL_RO", "g", "0"},
+		{"FCALL", "nosuch", "0"},
+		{"MULTI"},
+		{"EVAL", "redis.call('select', 1) redis.call('ping') return redis.call('set', 'm', 1)", "0"},
+		{"FCALL", "f", "0"},
+		{"EXEC"},
+	}
+	// stats keeps calls, rejected_calls and failed_calls of each command,
+	// not the times.
+	usec := regexp.MustCompile(`usec=\d+,usec_per_call=[\d.]+,`)
+	stats := func(p *process) string {
+		c := mustDial(t, p)
+		for _, cmd := range cmds {
+			mustDo(t, c, cmd...)
+		}
+		var lines []string
+		for _, section := range []string{"commandstats", "errorstats"} {
+			for k, v := range infoFields(mustDo(t, c, "INFO", section)) {
+				lines = append(lines, k+":"+usec.ReplaceAllString(v, ""))
+			}
+		}
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
+	}
+	want, got := stats(s.redis), stats(s.cell)
+	if got != want {
+		t.Fatalf("INFO commandstats and errorstats after scripts:\ncellserver\n%s\nredis\n%s", got, want)
+	}
+	if !strings.Contains(got, "cmdstat_set:calls=") {
+		t.Fatalf("no SET counted:\n%s", got)
 	}
 }

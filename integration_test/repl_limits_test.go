@@ -121,6 +121,12 @@ func TestReplServeStaleData(t *testing.T) {
 	p.attach(t)
 	p.redisM.rdb.Set(ctx, "k", "v", 0)
 	p.cellM.rdb.Set(ctx, "k", "v", 0)
+	// Functions too, by the stream: their flags stand for FCALL's.
+	for _, m := range []*replNode{p.redisM, p.cellM} {
+		if err := m.rdb.Do(ctx, "FUNCTION", "LOAD", staleLib).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p.redisM.rdb.Wait(ctx, 1, 5000)
 	p.cellM.rdb.Wait(ctx, 1, 5000)
 	p.redisM.p.Stop()
@@ -138,6 +144,8 @@ func TestReplServeStaleData(t *testing.T) {
 		{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn redis.call('GET', 'k')", "0"},
 		{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn redis.call('PING')", "0"},
 		{"EVALSHA", "0123456789012345678901234567890123456789", "0"}, {"EVAL_RO", "return 1", "0"},
+		{"FCALL", "stale_w", "0"}, {"FCALL", "stale_ro", "1", "k"}, {"FCALL", "stale_ok", "1", "k"},
+		{"FCALL_RO", "stale_ok", "1", "k"}, {"FCALL", "stale_okw", "0"}, {"FCALL", "nosuch", "0"},
 		{"MULTI"}, {"EXEC"}, {"CLIENT", "GETNAME"}, {"SELECT", "1"}, {"SELECT", "0"},
 	}
 	run := func() {
@@ -153,6 +161,14 @@ func TestReplServeStaleData(t *testing.T) {
 	run()
 	c.DoMasked(maskInfoValues(sentinelExactFields), "INFO", "replication")
 }
+
+// staleLib's functions: one that writes, one no-writes, one no-writes
+// and allow-stale, one allow-stale that writes.
+const staleLib = `#!lua name=stale
+redis.register_function('stale_w', function() return 1 end)
+redis.register_function{function_name='stale_ro', callback=function(k) return redis.call('GET', k[1]) end, flags={'no-writes'}}
+redis.register_function{function_name='stale_ok', callback=function(k) return redis.call('GET', k[1]) end, flags={'no-writes', 'allow-stale'}}
+redis.register_function{function_name='stale_okw', callback=function() return 2 end, flags={'allow-stale'}}`
 
 // TestReplReplicaOutputLimit: a replica that stops reading is cut once
 // the stream queued for it passes client-output-buffer-limit's replica
