@@ -100,7 +100,7 @@ func (c *Client) dispatch(args [][]byte) {
 		c.clock.idle()
 		mono, wall = c.clock.read()
 	}
-	if c.srv.store != nil && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
+	if (c.srv.store != nil || c.srv.bgsaveFailed.Load()) && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
 		// Redis refuses writes (and PING) while it cannot persist, before
 		// queueing them in MULTI.
@@ -217,10 +217,14 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		c.reject(cmd, ErrBusy)
 		return
 	}
+	if len(c.ready.Keys()) != 0 {
+		c.serveHeld(&c.locks) // blocked clients this command serves (blocking.go)
+	}
 	c.commitEffects(&c.locks)
 	c.locks.Unlock()
+	c.wakeServed()
 	if len(c.ready.Keys()) != 0 {
-		c.serveReady() // blocked clients this command can serve (blocking.go)
+		c.serveReady() // those it could not serve holding its shards
 	}
 	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }

@@ -112,7 +112,7 @@ func (s *Server) sendSnapshot(reps []*replica) {
 	}
 	s.log.Info("Starting BGSAVE for SYNC with target: " + target)
 	var buf bytes.Buffer
-	_, err := s.encodeRDB(&buf)
+	_, _, err := s.encodeRDB(&buf)
 	r.mu.Lock()
 	r.syncing--
 	r.mu.Unlock()
