@@ -85,20 +85,12 @@ func (h *busHost) ReplDataAge() int64 {
 // under CLIENT PAUSE WRITE, until the replica took over or the time ran
 // out. A pause of a client's own stays.
 func (h *busHost) PauseWrites(until int64) {
-	s := h.s
 	if until == 0 {
-		if h.pause != nil {
-			s.paused.CompareAndSwap(h.pause, nil)
-			h.pause = nil
-		}
+		h.s.releasePause(h.pause)
+		h.pause = nil
 		return
 	}
-	p := &pauseState{until: until, writeOnly: true}
-	if old := s.paused.Load(); old != nil && old != h.pause {
-		p.until, p.writeOnly = max(until, old.until), old.writeOnly
-	}
-	s.paused.Store(p)
-	h.pause = p
+	h.pause = h.s.pauseWrites(until, h.pause)
 }
 
 func (h *busHost) Publish(channel, message []byte, shard bool) {
@@ -155,7 +147,15 @@ func (s *Server) openBus() {
 	s.lost = &lostSlots{wake: make(chan struct{}, 1)}
 	s.bus, s.busErr = clusterbus.Open(clusterbus.Config{
 		Dir: s.cfg.Dir, File: file, Port: s.cfg.Port, BusPort: port, Bind: bind,
-		AnnounceHostname: configParamByName("cluster-announce-hostname").value(s),
+		Announce: func() clusterbus.Announce {
+			return clusterbus.Announce{
+				IP:       configParamByName("cluster-announce-ip").value(s),
+				Hostname: configParamByName("cluster-announce-hostname").value(s),
+				Port:     int(s.configInt("cluster-announce-port")),
+				BusPort:  int(s.configInt("cluster-announce-bus-port")),
+				TLSPort:  int(s.configInt("cluster-announce-tls-port")),
+			}
+		},
 		NodeTimeout:      timeout,
 		FullCoverage:     func() bool { return s.configBool("cluster-require-full-coverage") },
 		ReplicaMigration: func() bool { return s.configBool("cluster-allow-replica-migration") },

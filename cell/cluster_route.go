@@ -182,7 +182,7 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 		if r.multiple {
 			return ErrTryAgain
 		}
-		return errAsk(r.slot, t.Nodes[t.migrating[r.slot]].Addr())
+		return errAsk(r.slot, r.srv.redirectAddr(&t.Nodes[t.migrating[r.slot]]))
 	}
 	if _, importing := t.importing[r.slot]; importing && asking {
 		if r.multiple && r.missing > 0 {
@@ -194,7 +194,7 @@ func (r *slotRouter) verdict(cmd *Command, asking bool) string {
 		return "" // a READONLY client reads its master's slot from this replica
 	}
 	if int(t.owner[r.slot]) != t.Self {
-		return errMoved(r.slot, t.Nodes[t.owner[r.slot]].Addr())
+		return errMoved(r.slot, r.srv.redirectAddr(&t.Nodes[t.owner[r.slot]]))
 	}
 	return ""
 }

@@ -488,22 +488,44 @@ type pauseState struct {
 // a pause applies to the command: all commands under ALL; under WRITE the
 // writing ones, and an EXEC whose queue writes (Redis's
 // is_may_replicate_command). It re-checks every few milliseconds, so
-// UNPAUSE and shutdown release it promptly.
-func (c *Client) waitPause(cmd *Command) {
+// UNPAUSE and shutdown release it promptly. true: it waited, and the
+// command's checks must run again (a failover may have made this server
+// a replica meanwhile), as Redis processes a postponed command anew.
+func (c *Client) waitPause(cmd *Command) (waited bool) {
 	for {
 		p := c.srv.paused.Load()
 		if p == nil || c.srv.closing.Load() {
-			return
+			return waited
 		}
 		now := time.Now().UnixMilli()
 		if now >= p.until {
 			c.srv.paused.CompareAndSwap(p, nil)
-			return
+			return waited
 		}
 		if p.writeOnly && !c.writes(cmd) {
-			return
+			return waited
 		}
+		waited = true
 		time.Sleep(time.Duration(min(p.until-now, 5)) * time.Millisecond)
+	}
+}
+
+// pauseWrites pauses writes until (Unix ms) for the server's own purpose
+// (a failover), keeping any CLIENT PAUSE in effect; prev is the caller's
+// earlier pause, which it replaces. releasePause ends p unless something
+// replaced it since.
+func (s *Server) pauseWrites(until int64, prev *pauseState) *pauseState {
+	p := &pauseState{until: until, writeOnly: true}
+	if old := s.paused.Load(); old != nil && old != prev {
+		p.until, p.writeOnly = max(until, old.until), old.writeOnly
+	}
+	s.paused.Store(p)
+	return p
+}
+
+func (s *Server) releasePause(p *pauseState) {
+	if p != nil {
+		s.paused.CompareAndSwap(p, nil)
 	}
 }
 

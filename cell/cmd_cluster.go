@@ -279,22 +279,13 @@ func clusterSlots(x *Ctx) {
 		}
 	}
 	x.W.Array(len(all))
+	typ := x.srv.endpointType()
 	for _, r := range all {
 		x.W.Array(3)
 		x.W.Int(int64(r.lo))
 		x.W.Int(int64(r.hi))
 		n := &t.Nodes[r.node]
-		x.W.Array(4)
-		x.W.BulkString(n.Host)
-		x.W.Int(int64(n.Port))
-		x.W.BulkString(n.ID)
-		if n.Hostname != "" {
-			x.W.Map(1)
-			x.W.BulkString("hostname")
-			x.W.BulkString(n.Hostname)
-		} else {
-			x.W.Map(0)
-		}
+		writeSlotNode(x, typ, n.Host, n.Port, n.ID, n.Hostname)
 	}
 }
 

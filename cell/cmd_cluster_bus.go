@@ -356,23 +356,8 @@ func busSlots(x *Ctx, b *clusterbus.Cluster) {
 	rs := b.Slots()
 	w := x.W
 	w.Array(len(rs))
-	node := func(n clusterbus.NodeInfo) {
-		w.Array(4)
-		ip := n.IP
-		if ip == "" {
-			ip = "?"
-		}
-		w.BulkString(ip)
-		w.Int(int64(n.Port))
-		w.BulkString(n.Name)
-		if n.Hostname != "" {
-			w.Map(1)
-			w.BulkString("hostname")
-			w.BulkString(n.Hostname)
-		} else {
-			w.Map(0)
-		}
-	}
+	typ := x.srv.endpointType()
+	node := func(n clusterbus.NodeInfo) { writeSlotNode(x, typ, n.IP, n.Port, n.Name, n.Hostname) }
 	for _, r := range rs {
 		w.Array(3 + len(r.Replicas))
 		w.Int(int64(r.First))
@@ -388,6 +373,7 @@ func busSlots(x *Ctx, b *clusterbus.Cluster) {
 func writeShards(x *Ctx, shards []clusterbus.Shard) {
 	w := x.W
 	w.Array(len(shards))
+	typ := x.srv.endpointType()
 	for _, sh := range shards {
 		w.Map(2)
 		w.BulkString("slots")
@@ -411,7 +397,7 @@ func writeShards(x *Ctx, shards []clusterbus.Shard) {
 			w.BulkString("ip")
 			w.BulkString(n.IP)
 			w.BulkString("endpoint")
-			w.BulkString(n.IP)
+			w.BulkString(preferredEndpoint(typ, n.IP, n.Hostname))
 			if n.Hostname != "" {
 				w.BulkString("hostname")
 				w.BulkString(n.Hostname)

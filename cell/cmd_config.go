@@ -247,7 +247,14 @@ var configParams = []*configParam{
 	{name: "cluster-allow-reads-when-down", kind: kindBool, def: "no"},                      // read by cluster_route.go
 	{name: "cluster-node-timeout", kind: kindInt, def: "15000", min: 0, max: math.MaxInt64}, // read by the bus every tick
 	{name: "cluster-port", kind: kindInt, def: "0", min: 0, max: 65535, immutable: true},
-	{name: "cluster-announce-hostname", kind: kindString, def: ""},
+	// What this node tells the others of its address (cluster_bus.go),
+	// and how clients are told of a node (cluster_endpoint.go).
+	{name: "cluster-announce-hostname", kind: kindString, def: "", check: checkAnnouncedHostname},
+	{name: "cluster-announce-ip", kind: kindString, def: ""},
+	{name: "cluster-announce-port", kind: kindInt, def: "0", min: 0, max: 65535},
+	{name: "cluster-announce-bus-port", kind: kindInt, def: "0", min: 0, max: 65535},
+	{name: "cluster-announce-tls-port", kind: kindInt, def: "0", min: 0, max: 65535},
+	{name: "cluster-preferred-endpoint-type", kind: kindEnum, def: endpointIP, choices: []string{endpointIP, endpointHostname, endpointUnknown}},
 	{name: "cluster-allow-replica-migration", kind: kindBool, def: "yes"},
 	{name: "cluster-replica-validity-factor", kind: kindInt, def: "10", min: 0, max: intMax},
 	{name: "cluster-migration-barrier", kind: kindInt, def: "1", min: 0, max: intMax},

@@ -27,6 +27,10 @@ func syncCmd(x *Ctx) {
 	if x.cl.repl != nil && x.cl.repl.rep != nil {
 		return // already a replica: Redis ignores it
 	}
+	if x.srv.failingOver() {
+		x.Error(ErrSyncFailingOver)
+		return
+	}
 	x.srv.attachReplica(x, false, "", 0)
 }
 
@@ -35,6 +39,13 @@ func syncCmd(x *Ctx) {
 // (+FULLRESYNC replid offset, then the snapshot).
 func psyncCmd(x *Ctx) {
 	if x.cl.repl != nil && x.cl.repl.rep != nil {
+		return
+	}
+	if !x.srv.psyncFailover(x) { // PSYNC ... FAILOVER (repl_failover.go)
+		return
+	}
+	if x.srv.failingOver() {
+		x.Error(ErrSyncFailingOver)
 		return
 	}
 	off, err := strconv.ParseInt(string(x.Args[2]), 10, 64)

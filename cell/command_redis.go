@@ -561,6 +561,11 @@ var redisCommands = map[string]*redisCommand{
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the expiration Unix timestamp for a key"), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
 	},
+	"failover": {
+		info:  rarr(rb("failover"), ri(-1), rset(rs("admin"), rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
+		specs: []KeySpec{},
+		docs:  rmap(rb("summary"), rb("Start a coordinated failover between this server and one of its replicas."), rb("since"), rb("6.2.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("target"), rb("type"), rb("block"), rb("token"), rb("TO"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE"), rb("flags"), rset(rs("optional"))))), rmap(rb("name"), rb("abort"), rb("type"), rb("pure-token"), rb("token"), rb("ABORT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer"), rb("token"), rb("TIMEOUT"), rb("flags"), rset(rs("optional"))))),
+	},
 	"fcall": {
 		info:  rarr(rb("fcall"), ri(-3), rset(rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},

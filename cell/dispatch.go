@@ -136,9 +136,11 @@ func (c *Client) dispatch(args [][]byte) {
 			c.wouldWait = true
 			return
 		}
-		c.waitPause(cmd) // CLIENT PAUSE (cmd_client.go)
-		c.clock.idle()
-		mono, wall = c.clock.read()
+		if c.waitPause(cmd) { // CLIENT PAUSE (cmd_client.go)
+			c.clock.idle()
+			c.dispatch(args)
+			return
+		}
 	}
 	if c.multi != nil && cmd.Flags&flagTxn == 0 {
 		c.multi.add(cmd, args)

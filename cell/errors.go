@@ -536,3 +536,21 @@ func errSlotRangeOrder(start, end int) string {
 
 func errMeetPort(p []byte) string    { return "ERR Invalid TCP base port specified: " + cstring(p) }
 func errMeetBusPort(p []byte) string { return "ERR Invalid TCP bus port specified: " + cstring(p) }
+
+// FAILOVER's refusals (cmd_failover.go), and PSYNC FAILOVER's on the
+// target (repl_failover.go), as Redis 7.0 words them.
+const (
+	ErrFailoverCluster      = "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead."
+	ErrNoFailover           = "ERR No failover in progress."
+	ErrFailoverTimeout      = "ERR FAILOVER timeout must be greater than 0"
+	ErrFailoverInProgress   = "ERR FAILOVER already in progress."
+	ErrFailoverOnReplica    = "ERR FAILOVER is not valid when server is a replica."
+	ErrFailoverNoReplicas   = "ERR FAILOVER requires connected replicas."
+	ErrFailoverForce        = "ERR FAILOVER with force option requires both a timeout and target HOST and IP."
+	ErrFailoverNotReplica   = "ERR FAILOVER target HOST and PORT is not a replica."
+	ErrFailoverNotOnline    = "ERR FAILOVER target replica is not online."
+	ErrFailoverToMaster     = "ERR PSYNC FAILOVER can't be sent to a master."
+	ErrFailoverReplID       = "ERR PSYNC FAILOVER replid must match my replid."
+	ErrSyncFailingOver      = "NOMASTERLINK Can't SYNC while failing over"
+	ErrReplicaofFailingOver = "ERR REPLICAOF not allowed while failing over."
+)

@@ -222,7 +222,9 @@ func (s *Server) pingReplicas() {
 		s.repl.mu.Lock()
 		n := len(s.repl.replicas)
 		s.repl.mu.Unlock()
-		if n > 0 && !s.isReplica() { // a replica forwards its master's PINGs
+		// A replica forwards its master's PINGs; a failover's wait must
+		// see the offset still.
+		if n > 0 && !s.isReplica() && !s.failingOver() {
 			s.propagateRaw(-1, ping)
 		}
 	}
@@ -474,7 +476,7 @@ func infoReplication(s *Server, x *Ctx, b *strings.Builder) {
 	if s.repl.on.Load() {
 		active = "1"
 	}
-	field(b, "master_failover_state", "no-failover")
+	field(b, "master_failover_state", s.failoverStateName())
 	replid, replid2, off2 := s.replIDs()
 	field(b, "master_replid", replid)
 	field(b, "master_replid2", replid2)

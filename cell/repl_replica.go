@@ -59,15 +59,12 @@ func replicaof(x *Ctx) {
 		x.Error("ERR REPLICAOF not allowed in cluster mode.")
 		return
 	}
+	if s.failingOver() {
+		x.Error(ErrReplicaofFailingOver)
+		return
+	}
 	if strings.EqualFold(string(x.Args[1]), "no") && strings.EqualFold(string(x.Args[2]), "one") {
-		if l := s.link.Swap(nil); l != nil {
-			l.close()
-			// A new history from here; the replicas that followed the
-			// same master continue it by partial resync (PSYNC2).
-			s.shiftReplID()
-			s.disconnectReplicas()
-			s.log.Info("MASTER MODE enabled (user request from '" + x.cl.addr + "')")
-		}
+		s.unsetMaster("user request from '" + x.cl.addr + "'") // repl_failover.go
 		x.W.OK()
 		return
 	}
@@ -242,11 +239,23 @@ func (l *replLink) session() error {
 	if l.everSynced {
 		id, off = s.replID(), strconv.FormatInt(l.off.Load()+1, 10)
 	}
-	r, err := ask("PSYNC", id, off)
+	psync := []string{"PSYNC", id, off}
+	failover := s.failoverInProgress() // asking our replica to take over (repl_failover.go)
+	if failover {
+		psync = append(psync, "FAILOVER")
+	}
+	r, err := ask(psync...)
 	for err == nil && r == "" { // newlines while the master prepares
 		nc.SetDeadline(time.Now().Add(60 * time.Second))
 		r, err = br.ReadString('\n')
 		r = strings.TrimRight(r, "\r\n")
+	}
+	if failover {
+		ok := err == nil && (strings.HasPrefix(r, "+FULLRESYNC") || strings.HasPrefix(r, "+CONTINUE"))
+		s.failoverAnswered(ok)
+		if !ok {
+			return errFailoverRefused
+		}
 	}
 	if err != nil {
 		return err

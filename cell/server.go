@@ -52,8 +52,9 @@ type Server struct {
 
 	clusterState // cluster mode (cluster.go)
 
-	repl replMaster               // replicas, backlog and stream (repl_master.go)
-	link atomic.Pointer[replLink] // this server's master, once REPLICAOF (repl_replica.go)
+	repl     replMaster               // replicas, backlog and stream (repl_master.go)
+	link     atomic.Pointer[replLink] // this server's master, once REPLICAOF (repl_replica.go)
+	failover failoverState            // FAILOVER's attempt in course (repl_failover.go)
 
 	// Scripting: the script cache and Lua states, the scripts running now
 	// (for SCRIPT KILL) and how many of them are past the busy threshold.

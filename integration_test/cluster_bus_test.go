@@ -30,6 +30,12 @@ const busNodeTimeout = "500"
 // on a port whose port+10000 is free as well.
 func busNode(t *testing.T, kind string, i int) *process {
 	t.Helper()
+	return busNodeWith(t, kind, i, nil)
+}
+
+// busNodeWith is busNode with more arguments, given the port chosen.
+func busNodeWith(t *testing.T, kind string, i int, extra func(port int) []string) *process {
+	t.Helper()
 	bin := requirePeer(t, "redis-server")
 	if kind == "cellserver" {
 		bin = cellserverBinary(t)
@@ -46,6 +52,9 @@ func busNode(t *testing.T, kind string, i int) *process {
 			"--cluster-enabled", "yes", "--cluster-node-timeout", busNodeTimeout}
 		if kind == "redis-server" {
 			args = append(args, "--save", "", "--appendonly", "no")
+		}
+		if extra != nil {
+			args = append(args, extra(port)...)
 		}
 		p, err := launch(fmt.Sprintf("%s bus node %d", kind, i), bin, args, dir, port)
 		if err == nil {
@@ -615,6 +624,20 @@ func TestBusClusterErrors(t *testing.T) {
 	defer cc.Close()
 	unknown := strings.Repeat("ab", 20)
 	for _, cmd := range [][]string{
+		{"CONFIG", "SET", "cluster-announce-hostname", "bad_host!"},
+		{"CONFIG", "SET", "cluster-announce-hostname", strings.Repeat("a", 256)},
+		{"CONFIG", "SET", "cluster-announce-hostname", "node.example"},
+		{"CONFIG", "GET", "cluster-announce-hostname"},
+		{"CONFIG", "SET", "cluster-announce-hostname", ""},
+		{"CONFIG", "SET", "cluster-announce-port", "65536"},
+		{"CONFIG", "SET", "cluster-announce-bus-port", "-1"},
+		{"CONFIG", "SET", "cluster-announce-tls-port", "x"},
+		{"CONFIG", "GET", "cluster-announce-ip"},
+		{"CONFIG", "GET", "cluster-announce-tls-port"},
+		{"CONFIG", "SET", "cluster-preferred-endpoint-type", "foo"},
+		{"CONFIG", "SET", "cluster-preferred-endpoint-type", "HOSTNAME"},
+		{"CONFIG", "GET", "cluster-preferred-endpoint-type"},
+		{"CONFIG", "SET", "cluster-preferred-endpoint-type", "ip"},
 		{"CLUSTER", "ADDSLOTS", "1", "2"},
 		{"CLUSTER", "ADDSLOTS", "1"},
 		{"CLUSTER", "ADDSLOTS", "9", "9"},

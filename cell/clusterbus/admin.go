@@ -33,7 +33,8 @@ func Open(cfg Config) (*Cluster, error) {
 		c.loadedFromFile = true
 	}
 	me := c.myself
-	me.Port, me.CPort, me.Hostname = cfg.Port, c.busPort(), cfg.AnnounceHostname
+	me.Port, me.PPort, me.CPort = c.announcedPorts()
+	c.updateMyself()
 	c.todoSave, c.todoState = true, true
 	c.afterChange()
 	c.cfg.Host.Changed(c.view())

@@ -43,8 +43,9 @@ type Config struct {
 	Port      int    // the client port
 	BusPort   int    // 0: Port + 10000
 	Bind      string // the address the bus listens on
-	// AnnounceHostname goes out in the hostname extension.
-	AnnounceHostname string
+	// Announce is what this node says of its own address (the
+	// cluster-announce-* settings), read at every message; nil: nothing.
+	Announce         func() Announce
 	NodeTimeout      func() time.Duration
 	FullCoverage     func() bool // cluster-require-full-coverage
 	ReplicaMigration func() bool // cluster-allow-replica-migration
@@ -55,6 +56,18 @@ type Config struct {
 	MaxDataAge func() int64
 	Log        *slog.Logger
 	Host       Host
+}
+
+// Announce overrides what the other nodes learn of this node's address,
+// as Redis's cluster-announce-* settings do for a node behind NAT or in a
+// container: IP goes in the header (else they take the address they see
+// the connection come from), Port and BusPort replace the client and bus
+// ports, Hostname goes in the hostname extension. "" and 0 announce what
+// was detected. TLSPort applies only to a TLS bus (Redis's tls-cluster
+// yes), which this package does not speak: it is kept for CONFIG only.
+type Announce struct {
+	IP, Hostname           string
+	Port, BusPort, TLSPort int
 }
 
 // Cluster is this node's view of the cluster: the node table, the epochs,
@@ -79,6 +92,7 @@ type Cluster struct {
 	// bring them back at once.
 	blacklist map[string]int64
 
+	announcedIP        string        // the cluster-announce-ip last applied
 	fo                 failoverState // failover.go
 	amongMinoritySince int64
 	startTime          int64
@@ -114,6 +128,46 @@ func (c *Cluster) busPort() int {
 		return c.cfg.BusPort
 	}
 	return c.cfg.Port + 10000
+}
+
+func (c *Cluster) announce() Announce {
+	if c.cfg.Announce == nil {
+		return Announce{}
+	}
+	return c.cfg.Announce()
+}
+
+// announcedPorts are the client, plaintext and bus ports this node
+// announces, as Redis's deriveAnnouncedPorts on a bus without TLS.
+func (c *Cluster) announcedPorts() (port, pport, cport int) {
+	a := c.announce()
+	port, cport = c.cfg.Port, c.busPort()
+	if a.Port != 0 {
+		port = a.Port
+	}
+	if a.BusPort != 0 {
+		cport = a.BusPort
+	}
+	return port, 0, cport
+}
+
+// updateMyself keeps this node's own entry in step with the announced IP
+// and hostname, which CONFIG SET may change at any time (Redis's
+// clusterUpdateMyselfIp and clusterUpdateMyselfHostname). An announced IP
+// set back to "" clears the address, so the next MEET or PING detects it
+// again.
+func (c *Cluster) updateMyself() {
+	a := c.announce()
+	me := c.myself
+	if a.IP != c.announcedIP {
+		c.announcedIP = a.IP
+		me.IP = a.IP
+		c.todoSave = true
+	}
+	if a.Hostname != me.Hostname {
+		me.Hostname = a.Hostname
+		c.todoSave = true
+	}
 }
 
 // Lookup finds a node by name (case-insensitively, as names are hex).

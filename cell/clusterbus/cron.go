@@ -43,6 +43,7 @@ func (c *Cluster) cron() {
 	handshakeTimeout := max(timeout, minHandshakeTimeoutMs)
 	c.iteration++
 	c.updateMyselfFlags()
+	c.updateMyself()
 	for name, until := range c.blacklist {
 		if until <= t/1000 {
 			delete(c.blacklist, name)

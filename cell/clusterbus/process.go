@@ -27,7 +27,7 @@ func (c *Cluster) process(l *link, m *Message) {
 	switch m.Type {
 	case Ping, Meet:
 		// Learn our own address from the one the peer reached.
-		if (m.Type == Meet || c.myself.IP == "") && localIP(l) != "" && c.myself.IP != localIP(l) {
+		if (m.Type == Meet || c.myself.IP == "") && c.announce().IP == "" && localIP(l) != "" && c.myself.IP != localIP(l) {
 			c.myself.IP = localIP(l)
 			c.todoSave = true
 		}
@@ -386,8 +386,10 @@ func (c *Cluster) gossipOf(n *Node) Gossip {
 // header is a message of type typ with this node's header filled in.
 func (c *Cluster) header(typ Type) *Message {
 	me := c.myself
-	m := &Message{Header: Header{Type: typ, Port: uint16(c.cfg.Port), CPort: uint16(c.busPort()), Sender: me.Name,
-		Flags: me.Flags, CurrentEpoch: c.currentEpoch, ConfigEpoch: me.ConfigEpoch, State: StateFail}}
+	a := c.announce()
+	port, pport, cport := c.announcedPorts()
+	m := &Message{Header: Header{Type: typ, Port: uint16(port), PPort: uint16(pport), CPort: uint16(cport), Sender: me.Name,
+		IP: a.IP, Flags: me.Flags, CurrentEpoch: c.currentEpoch, ConfigEpoch: me.ConfigEpoch, State: StateFail}}
 	if c.stateOK {
 		m.State = StateOK
 	}
@@ -403,7 +405,7 @@ func (c *Cluster) header(typ Type) *Message {
 		m.MFlags[0] |= MFlagPaused
 	}
 	if typ == Ping || typ == Pong || typ == Meet {
-		m.Hostname = c.cfg.AnnounceHostname
+		m.Hostname = me.Hostname
 	}
 	return m
 }

@@ -1,0 +1,151 @@
+package integration_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFailoverErrors: FAILOVER's and PSYNC FAILOVER's refusals on a
+// master without replicas, byte for byte against redis-server.
+func TestFailoverErrors(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		for _, args := range [][]string{
+			{"FAILOVER"},
+			{"FAILOVER", "ABORT"},
+			{"FAILOVER", "abort", "x"},
+			{"FAILOVER", "TIMEOUT", "0"},
+			{"FAILOVER", "TIMEOUT", "-5"},
+			{"FAILOVER", "TIMEOUT", "x"},
+			{"FAILOVER", "TIMEOUT", "10", "TIMEOUT", "20"},
+			{"FAILOVER", "TO", "127.0.0.1"},
+			{"FAILOVER", "TO", "127.0.0.1", "x"},
+			{"FAILOVER", "TO", "127.0.0.1", "1", "FORCE"},
+			{"FAILOVER", "FORCE", "FORCE"},
+			{"FAILOVER", "bogus"},
+			{"FAILOVER", "FORCE"},
+			{"PSYNC", "x", "1", "FAILOVER"},
+		} {
+			c.Do(args...)
+		}
+	})
+}
+
+// TestFailoverCoordinated: FAILOVER hands the master role to a replica,
+// for each pairing of cellserver and redis-server as the master and the
+// target: the old master follows the target by partial resync, nothing
+// written before is lost, writes paused meanwhile answer -READONLY on
+// the old master, and a second replica follows the new master.
+func TestFailoverCoordinated(t *testing.T) {
+	for _, tc := range []struct{ m, a string }{
+		{"cellserver", "cellserver"},
+		{"cellserver", "redis-server"},
+		{"redis-server", "cellserver"},
+	} {
+		t.Run(tc.m+"/"+tc.a, func(t *testing.T) {
+			ctx := context.Background()
+			m, a := startReplNode(t, tc.m), startReplNode(t, tc.a)
+			replWorkloads(t, m.rdb, 0, tc.m == "cellserver")
+			if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitLinkUp(t, a)
+			replWorkloads(t, m.rdb, 1, tc.m == "cellserver")
+			// The master lists the replica online once the snapshot's end
+			// is known there, a moment after the replica's link is up.
+			waitUntil(t, "listing its replica online", func(n *replNode) bool {
+				return strings.Contains(n.rdb.Info(ctx, "replication").Val(), "state=online")
+			}, m)
+			partial := replInfoField(t, a.rdb, "stats", "sync_partial_ok")
+			if err := m.rdb.Do(ctx, "FAILOVER", "TO", "127.0.0.1", a.port, "TIMEOUT", "10000").Err(); err != nil {
+				t.Fatalf("FAILOVER: %v", err)
+			}
+			// A write sent meanwhile waits, then is refused as on a replica.
+			if err := m.rdb.Set(ctx, "during", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+				t.Errorf("write during the failover: %v, want READONLY", err)
+			}
+			waitUntil(t, "the new master", func(n *replNode) bool {
+				return replInfoField(t, n.rdb, "replication", "role") == "master"
+			}, a)
+			waitUntil(t, "following the new master", func(n *replNode) bool {
+				return replInfoField(t, n.rdb, "replication", "master_port") == a.port &&
+					replInfoField(t, n.rdb, "replication", "master_link_status") == "up" &&
+					replInfoField(t, n.rdb, "replication", "master_failover_state") == "no-failover"
+			}, m)
+			if got := replInfoField(t, a.rdb, "stats", "sync_partial_ok"); got == partial {
+				t.Errorf("the old master did not resync partially (sync_partial_ok %s -> %s)", partial, got)
+			}
+			if got := replInfoField(t, a.rdb, "stats", "sync_full"); got != "0" {
+				t.Errorf("new master sync_full %s, want 0", got)
+			}
+			replWorkloads(t, a.rdb, 2, tc.a == "cellserver")
+			if n, err := a.rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+				t.Fatalf("WAIT 1 on the new master = %d, %v", n, err)
+			}
+			compareKeyspaces(t, a, m)
+			if err := m.rdb.Set(ctx, "after", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+				t.Errorf("write on the old master: %v, want READONLY", err)
+			}
+		})
+	}
+}
+
+// TestFailoverTimeoutAbort: a target that does not catch up before the
+// timeout leaves the master a master, writing again; FAILOVER ABORT
+// ends a wait at once; INFO shows the state meanwhile. Both programs as
+// the master, the same observations.
+func TestFailoverTimeoutAbort(t *testing.T) {
+	for _, kind := range []string{"redis-server", "cellserver"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
+			if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitLinkUp(t, a)
+			// The replica, stopped, acknowledges nothing more.
+			if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			defer a.p.Cmd.Process.Signal(syscall.SIGCONT)
+			m.rdb.Set(ctx, "k", "1", 0)
+			if err := m.rdb.Do(ctx, "FAILOVER", "TIMEOUT", "300").Err(); err != nil {
+				t.Fatalf("FAILOVER TIMEOUT 300: %v", err)
+			}
+			if got := replInfoField(t, m.rdb, "replication", "master_failover_state"); got != "waiting-for-sync" {
+				t.Errorf("master_failover_state %q, want waiting-for-sync", got)
+			}
+			if err := m.rdb.Do(ctx, "FAILOVER").Err(); err == nil || err.Error() != "ERR FAILOVER already in progress." {
+				t.Errorf("second FAILOVER: %v", err)
+			}
+			waitUntil(t, "back to no-failover", func(n *replNode) bool {
+				return replInfoField(t, n.rdb, "replication", "master_failover_state") == "no-failover"
+			}, m)
+			if got := replInfoField(t, m.rdb, "replication", "role"); got != "master" {
+				t.Errorf("role after the timeout %q", got)
+			}
+			if err := m.rdb.Set(ctx, "k", "2", 0).Err(); err != nil {
+				t.Errorf("write after the timeout: %v", err)
+			}
+			// ABORT.
+			if err := m.rdb.Do(ctx, "FAILOVER").Err(); err != nil {
+				t.Fatalf("FAILOVER: %v", err)
+			}
+			if err := m.rdb.Do(ctx, "FAILOVER", "ABORT").Err(); err != nil {
+				t.Fatalf("FAILOVER ABORT: %v", err)
+			}
+			if got := replInfoField(t, m.rdb, "replication", "master_failover_state"); got != "no-failover" {
+				t.Errorf("after ABORT: %q", got)
+			}
+			if err := m.rdb.Set(ctx, "k", "3", 0).Err(); err != nil {
+				t.Errorf("write after ABORT: %v", err)
+			}
+			if err := m.rdb.Do(ctx, "FAILOVER", "TO", "127.0.0.1", strconv.Itoa(1)).Err(); err == nil || err.Error() != "ERR FAILOVER target HOST and PORT is not a replica." {
+				t.Errorf("FAILOVER TO a stranger: %v", err)
+			}
+		})
+	}
+}
