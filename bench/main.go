@@ -49,6 +49,9 @@ type options struct {
 	restartWindowLen int
 	// -rdb: loading redis-server's RDB file (rdbload.go)
 	rdb bool
+	// cellBase is a second cellserver binary whose durable row
+	// alternates with -cellserver's (A/B).
+	cellBase string
 	// repl is replication mode (replication.go).
 	repl bool
 	// -scan: SCAN and KEYS over a big keyspace (scan.go)
@@ -98,6 +101,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.restartWindows, "restart-windows", 100000, "restart mode: W1 windows")
 	fs.IntVar(&o.restartWindowLen, "restart-window", 10, "restart mode: entries per W1 window")
 	fs.BoolVar(&o.rdb, "rdb", false, "rdb mode: time to serve a Redis RDB file of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
+	fs.StringVar(&o.cellBase, "cellserver-base", "", "rdb mode: also time this cellserver binary's durable load, beside -cellserver's in each of the -rounds (A/B on one file)")
 	fs.BoolVar(&o.repl, "repl", false, "replication mode: the throughput and W1 rows with one replica attached against none, and a full resync of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
 	fs.BoolVar(&o.scan, "scan", false, "scan mode: a full SCAN and KEYS over -scan-keys keys, and other clients' GET latency meanwhile")
 	fs.IntVar(&o.scanKeys, "scan-keys", 1000000, "scan mode: keys loaded")

@@ -315,14 +315,14 @@ func testPersistCheckpointConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(g), 7))
-			for i := 0; i < 1000 || srv.saves.Load() < 3 && time.Now().Before(deadline); i++ {
+			for i := 0; i < 1000 || srv.checkpoints.Load() < 3 && time.Now().Before(deadline); i++ {
 				c.do(randomWrite(r)...)
 			}
 		}()
 	}
 	wg.Wait()
-	if srv.saves.Load() < 3 {
-		t.Errorf("only %d checkpoints ran during the writes", srv.saves.Load())
+	if srv.checkpoints.Load() < 3 {
+		t.Errorf("only %d checkpoints ran during the writes", srv.checkpoints.Load())
 	}
 	time.Sleep(2 * shortTTL * time.Millisecond)
 	crashRestart(t, srv, stop, dir, mod)
@@ -525,7 +525,7 @@ func testCheckpointVisitInParts(t *testing.T) {
 		// A restart that replayed the log runs a checkpoint of its own
 		// soon after: let it end first, or it saves most of this round's
 		// writes and leaves the visit under test too little to pause on.
-		for deadline := time.Now().Add(time.Minute); srv.replayed > 0 && srv.saves.Load() == 0; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); srv.replayed > 0 && srv.checkpoints.Load() == 0; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: no checkpoint within a minute of a start that replayed the log", round)
 			}

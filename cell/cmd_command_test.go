@@ -32,8 +32,12 @@ func TestCommandInfoModuleCommands(t *testing.T) {
 	if got := c.do("command", "docs", "cl.throttle"); !strings.Contains(got, "$5\r\ngroup\r\n$6\r\nmodule\r\n$6\r\nmodule\r\n$10\r\nredis-cell\r\n") {
 		t.Errorf("COMMAND DOCS cl.throttle: %q", got)
 	}
-	if got := c.do("command", "docs", "cl.throttleall"); !strings.Contains(got, "$7\r\nsummary\r\n") || !strings.Contains(got, "$10\r\nredis-cell\r\n") {
-		t.Errorf("COMMAND DOCS cl.throttleall: %q", got)
+	// Our limiter extensions each have a COMMAND DOCS entry.
+	for _, name := range []string{"cl.throttleall", "cl.probeall", "cl.window", "cl.toprefused"} {
+		got := c.do("command", "docs", name)
+		if !strings.HasPrefix(got, "*2\r\n$"+strconv.Itoa(len(name))+"\r\n"+name+"\r\n") || !strings.Contains(got, "$7\r\nsummary\r\n") || !strings.Contains(got, "$10\r\ncomplexity\r\n") {
+			t.Errorf("COMMAND DOCS %s: %q", name, got)
+		}
 	}
 	if got, want := c.do("command", "list", "filterby", "module", "redis-cell"), "*5\r\n$8\r\ncl.probe\r\n$11\r\ncl.probeall\r\n$11\r\ncl.throttle\r\n$14\r\ncl.throttleall\r\n$9\r\ncl.window\r\n"; got != want {
 		t.Errorf("COMMAND LIST FILTERBY MODULE: got %q, want %q", got, want)

@@ -310,6 +310,7 @@ var configParams = []*configParam{
 	{name: "stream-node-max-bytes", kind: kindMemory, def: "4096", min: 0, max: math.MaxInt64},
 	{name: "stream-node-max-entries", kind: kindInt, def: "100", min: 0, max: math.MaxInt64},
 	{name: "rdbcompression", kind: kindBool, def: "yes"},
+	{name: "stop-writes-on-bgsave-error", kind: kindBool, def: "yes"},
 	{name: "rdbchecksum", kind: kindBool, def: "yes", immutable: true},
 	{name: "always-show-logo", kind: kindBool, def: "no", immutable: true},
 }

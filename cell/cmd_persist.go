@@ -64,13 +64,7 @@ func bgsave(x *Ctx) {
 	go func() {
 		defer s.bg.Done()
 		defer s.bgsave.Store(false)
-		start := time.Now()
-		err := s.saveWithRDB()
-		s.bgsaveFailed.Store(err != nil)
-		s.bgsaveSecs.Store(int64(time.Since(start) / time.Second))
-		if err != nil {
-			s.log.Error("persistence: BGSAVE failed", "err", err)
-		}
+		s.runBGSave() // save_rules.go
 	}()
 	x.W.Status("Background saving started")
 }

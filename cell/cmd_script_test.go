@@ -108,9 +108,9 @@ func TestScriptBusyPerShard(t *testing.T) {
 	runner.nc.Write(encode("EVAL", loop, "1", a, "loop"))
 	time.Sleep(20 * time.Millisecond)
 
-	start := time.Now()
-	if got := other.do("CL.PROBE", b, "1", "2", "60"); !strings.HasPrefix(got, "*5") || time.Since(start) > 80*time.Millisecond {
-		t.Errorf("other shard: %q after %v", got, time.Since(start))
+	// The script loops until killed: an answer at all shows no wait.
+	if got := other.do("CL.PROBE", b, "1", "2", "60"); !strings.HasPrefix(got, "*5") {
+		t.Errorf("other shard: %q", got)
 	}
 	if got := other.do("CL.PROBE", a, "1", "2", "60"); got != "-"+ErrBusy+"\r\n" {
 		t.Errorf("busy shard: %q", got)

@@ -13,7 +13,8 @@ import (
 // decides which error a client sees. A set whose last member goes is
 // deleted at once. Replies that are sets (SMEMBERS, SINTER, SPOP with a
 // count, ...) are RESP3 sets (~); SRANDMEMBER with a count is an array, as
-// in Redis. A change in place is logged as the whole set (Touched).
+// in Redis. A change in place is logged as the whole set, and streamed to
+// replicas as the members it added or removed (NoteSetMember).
 
 func init() {
 	const wr, ro = FlagWrite, FlagReadonly
@@ -69,12 +70,15 @@ func sadd(x *Ctx) {
 	for _, m := range x.Args[2:] {
 		if s.Add(m, limit) {
 			n++
+			if !created {
+				x.NoteSetMember(s, m)
+			}
 		}
 	}
 	if created {
 		x.SetObject(key, s, 0)
 	} else if n > 0 {
-		x.Touched(key)
+		x.TouchedNoted(key)
 	}
 	x.W.Int(n)
 }
@@ -95,12 +99,13 @@ func srem(x *Ctx) {
 	for _, m := range x.Args[2:] {
 		if s.Remove(m) {
 			n++
+			x.NoteSetMember(s, m)
 			if s.Len() == 0 {
 				break
 			}
 		}
 	}
-	x.RemovedFrom(key, s.Len(), n > 0)
+	x.RemovedFromNoted(key, s.Len(), n > 0)
 	x.W.Int(n)
 }
 
@@ -134,13 +139,15 @@ func smove(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.RemovedFrom(src, ss.Len(), true)
+	x.NoteSetMember(ss, m)
+	x.RemovedFromNoted(src, ss.Len(), true)
 	if ds == nil {
 		ds = keyspace.NewSet()
 		ds.Add(m, x.setMaxInts())
 		x.SetObject(dst, ds, 0)
 	} else if ds.Add(m, x.setMaxInts()) {
-		x.Touched(dst)
+		x.NoteSetMember(ds, m)
+		x.TouchedNoted(dst)
 	}
 	x.W.Int(1)
 }
@@ -225,9 +232,11 @@ func spop(x *Ctx) {
 		}
 		i := rand.IntN(s.Len())
 		var buf [64]byte
-		x.W.Bulk(s.AppendAt(buf[:0], i))
+		m := s.AppendAt(buf[:0], i)
+		x.W.Bulk(m)
+		x.NoteSetMember(s, m)
 		s.RemoveAt(i)
-		x.RemovedFrom(key, s.Len(), true)
+		x.RemovedFromNoted(key, s.Len(), true)
 		return
 	}
 	n, ok := resp.ParseInt(x.Args[2])
@@ -252,10 +261,12 @@ func spop(x *Ctx) {
 	var buf [64]byte
 	for range n {
 		i := rand.IntN(s.Len())
-		x.W.Bulk(s.AppendAt(buf[:0], i))
+		m := s.AppendAt(buf[:0], i)
+		x.W.Bulk(m)
+		x.NoteSetMember(s, m)
 		s.RemoveAt(i)
 	}
-	x.RemovedFrom(key, s.Len(), true)
+	x.RemovedFromNoted(key, s.Len(), true)
 }
 
 // maxSetRandReply bounds SRANDMEMBER's reply with a negative count, as

@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"errors"
 	"strings"
 )
 
@@ -73,26 +72,15 @@ func shutdown(x *Ctx) {
 //
 // With the store, the save syncs the log and runs a checkpoint; NOSAVE
 // skips the checkpoint but, as Redis still fsyncs its AOF, not the sync.
-// SAVE also writes the RDB file (rdb_save.go), with or without a store; a
-// server made in memory (New) has nowhere to save and fails, as Redis's
-// SAVE would with no usable dir.
+// SAVE, or save points without NOSAVE, also write the RDB file
+// (save_rules.go), with or without a store; a server made in memory (New)
+// has nowhere to save and fails SAVE, as Redis's would with no usable dir.
 func (s *Server) beforeExit(m ShutdownMode) error {
-	if s.store == nil {
-		if m.Save && s.memOnly {
-			return errors.New(ErrNoPersistence)
-		}
-		if m.Save {
-			return s.saveWithRDB()
-		}
-		return nil
+	err := s.stopSave(m) // save_rules.go
+	if err == nil {
+		s.ops.stopSaved.Store(true)
 	}
-	if m.NoSave {
-		return s.store.SyncAll()
-	}
-	if m.Save {
-		return s.saveWithRDB() // rdb_save.go: the store's save, then the RDB file
-	}
-	return s.saveNow()
+	return err
 }
 
 // requestExit asks main to stop the server, once.

@@ -3,6 +3,7 @@ package cell
 import (
 	"context"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,7 +159,12 @@ func TestThrottleAllCrossSlot(t *testing.T) {
 // during the test and a key's TAT is its first charge plus n units for n
 // charges. Each key must end charged exactly once per allowed call that
 // named it: a refused call that charged a key, or an allowed one that
-// missed one, shows as a difference.
+// missed one, shows as a difference. Each reply is checked per limit too:
+// the charges of one key are serialized, so the allowed calls that named
+// it must report, between them, remaining 199, 198, ... down to 200 minus
+// its charges, each exactly once (CL.THROTTLE's replies for those charges,
+// in some order); a refused call must show a limited limit, with its
+// retry-after.
 func TestThrottleAllConcurrent(t *testing.T) {
 	srv := startServer(t, nil)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addrs()[0].String(), PoolSize: 64})
@@ -170,6 +176,7 @@ func TestThrottleAllConcurrent(t *testing.T) {
 	}
 	var mu sync.Mutex
 	charged := make([]int64, nkeys)
+	remaining := make([][]int64, nkeys) // what the allowed calls reported, per key
 	var allowed, refused int64
 	var wg sync.WaitGroup
 	ctx := context.Background()
@@ -197,11 +204,31 @@ func TestThrottleAllConcurrent(t *testing.T) {
 					t.Errorf("%v: %v", args, r)
 					return
 				}
+				limited := false
+				for i := range pick {
+					l, ok := r[1+i].([]any)
+					if !ok || len(l) != 5 || l[1].(int64) != 200 {
+						t.Errorf("%v: limit %d: %v", args, i, r[1+i])
+						return
+					}
+					if l[0].(int64) == 1 {
+						limited = true
+						if l[2].(int64) != 0 || l[3].(int64) <= 0 {
+							t.Errorf("%v: a limited limit without retry-after: %v", args, l)
+						}
+					} else if l[3].(int64) != -1 {
+						t.Errorf("%v: an allowing limit with a retry-after: %v", args, l)
+					}
+				}
+				if limited != (r[0].(int64) == 1) {
+					t.Errorf("%v: whole %v, limits disagree: %v", args, r[0], r)
+				}
 				mu.Lock()
 				if cmd == "CL.THROTTLEALL" && r[0].(int64) == 0 {
 					allowed++
-					for _, k := range pick {
+					for i, k := range pick {
 						charged[k]++
+						remaining[k] = append(remaining[k], r[1+i].([]any)[2].(int64))
 					}
 				} else if cmd == "CL.THROTTLEALL" {
 					refused++
@@ -230,6 +257,13 @@ func TestThrottleAllConcurrent(t *testing.T) {
 		}
 		if units != charged[i] || units > 200 {
 			t.Errorf("%s: TAT holds %d charges, %d allowed calls named it (burst 200)", k, units, charged[i])
+		}
+		slices.Sort(remaining[i])
+		for j, r := range remaining[i] {
+			if want := 200 - int64(len(remaining[i])) + int64(j); r != want {
+				t.Errorf("%s: the allowed calls reported remaining %v, want each of %d..199 once", k, remaining[i], 200-len(remaining[i]))
+				break
+			}
 		}
 	}
 	t.Logf("allowed %d, refused %d, charges %v", allowed, refused, charged)

@@ -9,7 +9,7 @@ import (
 
 func init() {
 	register(&Command{Name: "cl.window", Arity: -4, Flags: FlagWrite | FlagModule | FlagFast, FirstKey: 1, LastKey: 1, Handler: clWindow,
-		Doc: &CommandDoc{Summary: "Decides one call of a sliding-window log limit and records it when allowed", Complexity: "O(N) where N is the number of distinct milliseconds in the window"}})
+		Doc: &CommandDoc{Summary: "Decides one call of a sliding-window log limit and records it when allowed", Complexity: "O(1) amortized; O(N) for a refused call, where N is the number of distinct milliseconds in the window"}})
 }
 
 // clWindow is our CL.WINDOW key limit window_ms [cost]: a sliding-window
@@ -63,28 +63,22 @@ func windowCall(x *Ctx) (limited bool) {
 		}
 	}
 	now := x.limiterNow() / int64(time.Millisecond)
-	var buf [32]keyspace.WindowRun
-	runs := buf[:0]
-	if w != nil {
-		runs = w.Runs(runs)
+	fresh := w == nil
+	if fresh {
+		w = new(keyspace.Window)
 	}
-	runs, d := keyspace.DecideWindow(runs, now, window, limit, cost)
+	d := w.Decide(now, window, limit, cost)
 	exp := d.Newest + window
 	switch {
-	case len(runs) == 0:
-		if w != nil {
+	case w.Empty():
+		if !fresh {
 			x.Remove(key)
 		}
-	case w == nil:
-		w = &keyspace.Window{}
-		w.SetRuns(runs)
+	case fresh:
 		x.SetObject(key, w, exp)
 	default:
 		// The key expires window_ms after its newest event, window_ms
 		// being this call's (a call with another window moves it).
-		if d.Changed {
-			w.SetRuns(runs)
-		}
 		if e.Exp != exp {
 			x.SetExpire(key, e, exp)
 		}

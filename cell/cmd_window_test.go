@@ -2,6 +2,8 @@ package cell
 
 import (
 	"math/rand"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +40,9 @@ func TestWindowReplies(t *testing.T) {
 		{5000, "w2 0 10", ints(1, 0, 0, -1, 0)},       // limit 0 refuses all
 		{5000, "w3 2 10 2", ints(0, 2, 0, -1, 10)},    // a burst in one ms
 		{5001, "w3 2 10", ints(1, 2, 0, 9, 9)},
+		// A cost that would overflow count+cost is refused, not wrapped.
+		{5002, "w3 9223372036854775807 10 9223372036854775807", ints(1, 9223372036854775807, 9223372036854775805, 8, 8)},
+		{5003, "w3 9223372036854775806 10 9223372036854775807", ints(1, 9223372036854775806, 9223372036854775804, -1, 7)},
 	}
 	for _, s := range steps {
 		if got := windowAt(srv, c, t0+s.at, strings.Fields(s.args)...); got != s.want {
@@ -273,16 +278,21 @@ func replyInts(t *testing.T, r string) []int64 {
 	return out
 }
 
-// TestWindowDecideModel checks DecideWindow against a plain event list.
+// TestWindowDecideModel checks Window.Decide against a plain event list,
+// with the clock now and then stepped back, and the window's runs, count
+// and newest time against the list after every call.
 func TestWindowDecideModel(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for round := 0; round < 200; round++ {
+	for round := 0; round < 300; round++ {
 		limit, window := int64(rng.Intn(8)), int64(1+rng.Intn(50))
 		var events []int64 // admitted, one entry per event
-		var runs []keyspace.WindowRun
+		var w keyspace.Window
 		now := int64(1000)
 		for step := 0; step < 100; step++ {
 			now += rng.Int63n(10)
+			if rng.Intn(15) == 0 {
+				now -= rng.Int63n(8) // a clock stepped back
+			}
 			cost := int64(rng.Intn(4))
 			var live []int64
 			for _, e := range events {
@@ -292,8 +302,7 @@ func TestWindowDecideModel(t *testing.T) {
 			}
 			events = live
 			allowed := int64(len(live))+cost <= limit
-			var d keyspace.WindowDecision
-			runs, d = keyspace.DecideWindow(runs, now, window, limit, cost)
+			d := w.Decide(now, window, limit, cost)
 			if d.Limited == allowed {
 				t.Fatalf("round %d step %d: limited %v with %d live, cost %d, limit %d", round, step, d.Limited, len(live), cost, limit)
 			}
@@ -302,12 +311,29 @@ func TestWindowDecideModel(t *testing.T) {
 					events = append(events, now)
 				}
 			}
-			var n int64
-			for _, r := range runs {
-				n += r.Count
+			sort.Slice(events, func(i, j int) bool { return events[i] < events[j] })
+			var flat []int64
+			for _, r := range w.Runs(nil) {
+				if r.Count <= 0 {
+					t.Fatalf("round %d step %d: run %v", round, step, r)
+				}
+				for i := int64(0); i < r.Count; i++ {
+					flat = append(flat, r.Time)
+				}
 			}
-			if n != int64(len(events)) {
-				t.Fatalf("round %d step %d: runs hold %d events, want %d", round, step, n, len(events))
+			if !slices.Equal(flat, events) {
+				t.Fatalf("round %d step %d: runs hold %v, want %v", round, step, flat, events)
+			}
+			var newest int64
+			if len(events) > 0 {
+				newest = events[len(events)-1]
+			}
+			if w.Empty() != (len(events) == 0) || (len(events) > 0 && d.Newest != newest) {
+				t.Fatalf("round %d step %d: empty %v newest %d, want %d events, newest %d", round, step, w.Empty(), d.Newest, len(events), newest)
+			}
+			// Allowed or not, what remains is what the log leaves.
+			if d.Remaining != limit-int64(len(events)) {
+				t.Fatalf("round %d step %d: remaining %d with %d events, limit %d", round, step, d.Remaining, len(events), limit)
 			}
 			// retry_after: at now+RetryAfter the call fits, a ms before not.
 			if d.Limited && d.RetryAfter >= 0 {
@@ -323,11 +349,6 @@ func TestWindowDecideModel(t *testing.T) {
 				if !fits(now+d.RetryAfter) || fits(now+d.RetryAfter-1) {
 					t.Fatalf("round %d step %d: retry after %d is not the first instant it fits", round, step, d.RetryAfter)
 				}
-			}
-			var w keyspace.Window
-			w.SetRuns(runs)
-			if back := w.Runs(nil); len(back) != len(runs) || (len(runs) > 0 && back[len(back)-1] != runs[len(runs)-1]) {
-				t.Fatalf("encoding round trip: %v -> %v", runs, back)
 			}
 		}
 	}

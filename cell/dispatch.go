@@ -100,7 +100,7 @@ func (c *Client) dispatch(args [][]byte) {
 		c.clock.idle()
 		mono, wall = c.clock.read()
 	}
-	if c.srv.store != nil && (cmd.Flags&(FlagWrite|flagScript) != 0 || cmd.Name == "ping" ||
+	if (c.srv.store != nil || c.srv.bgsaveFailed.Load()) && (cmd.Flags&(FlagWrite|flagScript) != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
 		// Redis refuses writes (and PING) while it cannot persist, before
 		// queueing them in MULTI; a script by its flags (script_flags.go).

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkDispatchSetGet is the command path of SET and GET on one
@@ -189,4 +190,76 @@ func runParallel(b *testing.B, cmd func(i int) [][]byte) {
 			}
 		}
 	})
+}
+
+// BenchmarkDispatchWindowKeys is CL.WINDOW over 100,000 keys, as the
+// bench's window workload (60 in 60 s), beside GET over as many string
+// keys: what a CL.WINDOW decision costs above a plain read.
+func BenchmarkDispatchWindowKeys(b *testing.B) {
+	const n = 100000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("limit:" + strconv.Itoa(i) + ":win")
+	}
+	for _, bc := range []struct {
+		name string
+		cmd  [][]byte
+		init [][]byte
+	}{
+		{"window", [][]byte{[]byte("CL.WINDOW"), nil, []byte("60"), []byte("60000")}, nil},
+		{"get", [][]byte{[]byte("GET"), nil}, [][]byte{[]byte("SET"), nil, []byte("17")}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv := New(fuzzConfig())
+			c, peer := pipeClient(srv)
+			defer peer.Close()
+			init := bc.init
+			if init == nil {
+				init = bc.cmd
+			}
+			for _, k := range keys {
+				init[1] = k
+				c.dispatch(init)
+				c.w.Reset()
+			}
+			i := 0
+			for b.Loop() {
+				bc.cmd[1] = keys[i%n]
+				i++
+				c.dispatch(bc.cmd)
+				c.w.Reset()
+			}
+		})
+	}
+}
+
+// BenchmarkDispatchWindowLong is CL.WINDOW on 100 keys of about 1,000
+// events each (a call a ms, each key's every 100 ms, a 100 s window):
+// each call drops the oldest event of its key and adds one.
+func BenchmarkDispatchWindowLong(b *testing.B) {
+	srv := New(fuzzConfig())
+	c, peer := pipeClient(srv)
+	defer peer.Close()
+	const n = 100
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("limit:" + strconv.Itoa(i) + ":win")
+	}
+	cmd := [][]byte{[]byte("CL.WINDOW"), nil, []byte("5000"), []byte("100000")}
+	now := time.Now().Add(time.Hour).UnixMilli()
+	call := func(i int) {
+		srv.limiters.fixedNow.Store(now * int64(time.Millisecond))
+		now++
+		cmd[1] = keys[i%n]
+		c.dispatch(cmd)
+		c.w.Reset()
+	}
+	for i := range 100 * 1000 {
+		call(i)
+	}
+	i := 0
+	for b.Loop() {
+		call(i)
+		i++
+	}
 }

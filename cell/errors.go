@@ -427,6 +427,11 @@ const (
 	misconfPrefix    = "MISCONF Errors writing to the AOF file: "
 	ErrSaveInProg    = "ERR Background save already in progress"
 	ErrNoPersistence = "ERR this server keeps no files (made in memory): there is nothing to save"
+	// ErrBgsaveMisconf refuses writes after a failed background save with
+	// save points set (stop-writes-on-bgsave-error).
+	ErrBgsaveMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+		"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+		"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 )
 
 // ErrReadOnlyReplica refuses a write on a replica (replica-read-only).

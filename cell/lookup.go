@@ -30,10 +30,21 @@ func lookupAs[T *keyspace.Hash | *keyspace.List | *keyspace.ZSet | *keyspace.Set
 		return v, true
 	}
 	if v, ok := e.Obj().(T); ok {
+		noteList(x, v)
 		return v, true
 	}
 	x.Error(ErrWrongType)
 	return v, false
+}
+
+// noteList notes where a list looked up stands before the command runs
+// (keyspace.Tx.NoteListSpan), so that the replication stream can say how
+// it changed as pushes, a trim and sets rather than the whole list. Every
+// command that changes a list looks it up here or in firstHolding.
+func noteList(x *Ctx, v any) {
+	if l, ok := v.(*keyspace.List); ok {
+		x.NoteListSpan(l)
+	}
 }
 
 func (x *Ctx) lookupHash(key []byte) (*keyspace.Hash, bool) { return lookupAs[*keyspace.Hash](x, key) }
@@ -63,6 +74,7 @@ func firstHolding[T *keyspace.List | *keyspace.ZSet](x *Ctx, keys [][]byte) (key
 			continue
 		}
 		if v, ok := e.Obj().(T); ok {
+			noteList(x, v)
 			return k, v, true
 		}
 		x.Error(ErrWrongType)

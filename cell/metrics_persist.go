@@ -17,13 +17,13 @@ func (s *Server) writePersistMetrics(gauge, counter func(name, help string, v fl
 		return
 	}
 	dirty, _ := s.shardTotals()
-	gauge("cellserver_persistence_changes_since_checkpoint", "Writes since the last checkpoint (INFO rdb_changes_since_last_save).",
+	gauge("cellserver_persistence_changes_since_checkpoint", "Writes since the last save (INFO rdb_changes_since_last_save).",
 		float64(max(dirty-s.dirtyAtSave.Load(), 0)))
-	counter("cellserver_persistence_checkpoints_total", "Checkpoints (BGSAVE, SAVE, save rules, log growth) done since start (INFO rdb_saves).",
+	counter("cellserver_persistence_checkpoints_total", "Saves (SAVE, BGSAVE, save points: a checkpoint and the RDB file) done since start (INFO rdb_saves).",
 		float64(s.saves.Load()))
 	counter("cellserver_persistence_rewrites_total", "Checkpoints that rewrote the whole snapshot (INFO aof_rewrites).", float64(s.rewrites.Load()))
 	gauge("cellserver_persistence_checkpoint_in_progress", "1 while a checkpoint runs (INFO rdb_bgsave_in_progress).", b2f(s.bgsave.Load()))
-	gauge("cellserver_persistence_last_checkpoint_timestamp_seconds", "Unix time of the last checkpoint, or of the start (INFO rdb_last_save_time).",
+	gauge("cellserver_persistence_last_checkpoint_timestamp_seconds", "Unix time of the last save, or of the start (INFO rdb_last_save_time).",
 		float64(s.lastSave.Load()))
 	gauge("cellserver_persistence_last_checkpoint_duration_seconds", "How long the last checkpoint took.",
 		time.Duration(s.ckptNs.Load()).Seconds())

@@ -29,11 +29,14 @@ type opsState struct {
 	// nothing is renamed, so the shared table serves.
 	commands map[string]*Command
 
-	tls       atomic.Pointer[tls.Config] // nil without TLS
-	mem       memoryState                // maxmemory.go
-	exit      chan struct{}              // closed by SHUTDOWN (cmd_shutdown.go)
-	exitOnce  sync.Once
-	exitMode  atomic.Pointer[ShutdownMode]
+	tls      atomic.Pointer[tls.Config] // nil without TLS
+	mem      memoryState                // maxmemory.go
+	exit     chan struct{}              // closed by SHUTDOWN (cmd_shutdown.go)
+	exitOnce sync.Once
+	exitMode atomic.Pointer[ShutdownMode]
+	// stopSaved: SHUTDOWN's save (beforeExit) was done, so the stop that
+	// follows does not write the RDB file again.
+	stopSaved atomic.Bool
 	rewriteMu sync.Mutex // one CONFIG REWRITE at a time
 }
 

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,6 +179,12 @@ func (s *outSink) run() {
 		case <-s.wake:
 		case <-s.quit:
 			return
+		}
+		if s.replica {
+			// Let the writers that are running add theirs first: one
+			// write for several executions' stream, as Redis writes a
+			// replica's buffer once per event loop.
+			runtime.Gosched()
 		}
 		s.mu.Lock()
 		out, s.buf = s.buf, out[:0]

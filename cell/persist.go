@@ -86,8 +86,10 @@ type persistState struct {
 	fsyncEverySec atomic.Bool
 	evictFx       *keyspace.Effects // maxmemory's deletions, under ops.mem.mu
 	lastSave      atomic.Int64      // Unix s of the last save (LASTSAVE)
+	lastBgsaveTry atomic.Int64      // Unix s the last background save started
 	dirtyAtSave   atomic.Int64      // totalDirty() at that save
 	saves         atomic.Int64      // saves done (rdb_saves)
+	checkpoints   atomic.Int64      // checkpoints done, saves' and the log's
 	bgsave        atomic.Bool       // a BGSAVE is running
 	// rewriting: the running background save is a checkpoint of our own
 	// (after a replay, or for the log's size), Redis's AOF rewrite: SAVE
@@ -368,8 +370,8 @@ func (c *Client) commitEffects(l *keyspace.LockSet) {
 // replication stream (its journal, if any) and to the effect log; false
 // when there is no store.
 func (s *Server) commitEffects(fx *keyspace.Effects, l *keyspace.LockSet) bool {
-	if jr := fx.Journal(); jr != nil {
-		s.propagate(jr) // repl_master.go
+	if fx.Journal() != nil {
+		s.propagate(fx) // repl_master.go
 	}
 	if s.store == nil {
 		if fx.Journal() != nil {
@@ -399,6 +401,9 @@ func (c *Client) waitDurable() bool {
 
 // writesDenied is Redis's MISCONF reply while the disk is failing, or "".
 func (s *Server) writesDenied() string {
+	if msg := s.bgsaveMisconf(); msg != "" { // save_rules.go
+		return msg
+	}
 	if s.store == nil {
 		return ""
 	}
@@ -408,43 +413,14 @@ func (s *Server) writesDenied() string {
 	return ""
 }
 
-// saveNow makes everything durable and runs a checkpoint: the snapshot.
-func (s *Server) saveNow() error {
-	dirty := s.totalDirty()
+// syncCheckpoint makes everything durable and runs a checkpoint: the
+// store's snapshot. A save (rdb_save.go) is one and the RDB file.
+func (s *Server) syncCheckpoint() error {
 	if err := s.store.SyncAll(); err != nil {
 		return err
 	}
 	s.lastFsync.Store(time.Now().UnixNano())
-	if err := s.checkpoint(); err != nil {
-		return err
-	}
-	s.lastSave.Store(time.Now().Unix())
-	s.dirtyAtSave.Store(dirty)
-	s.saves.Add(1)
-	return nil
-}
-
-// saveRuleDue reports whether a save rule ("save" seconds changes ...)
-// asks for a snapshot now: its seconds have passed since the last save,
-// with at least its count of changes.
-func (s *Server) saveRuleDue() bool {
-	rules := strings.Fields(saveParam(s))
-	elapsed := time.Now().Unix() - s.lastSave.Load()
-	changes := int64(-1)
-	for i := 0; i+1 < len(rules); i += 2 {
-		secs, err1 := strconv.ParseInt(rules[i], 10, 64)
-		count, err2 := strconv.ParseInt(rules[i+1], 10, 64)
-		if err1 != nil || err2 != nil || elapsed < secs {
-			continue
-		}
-		if changes < 0 {
-			changes = s.totalDirty() - s.dirtyAtSave.Load()
-		}
-		if changes >= count {
-			return true
-		}
-	}
-	return false
+	return s.checkpoint()
 }
 
 // totalDirty is Redis's server.dirty: the writes since start.

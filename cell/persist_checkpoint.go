@@ -8,7 +8,19 @@ import (
 )
 
 // checkpoint folds the effect log into the snapshot; one runs at a time.
-func (s *Server) checkpoint() error {
+func (s *Server) checkpoint() error { return s.checkpointWith(nil) }
+
+// writtenBase is a rewrite's base written before its checkpoint, by a load
+// that wrote each key as it put it (rdb_load.go): w holds keys keys, all
+// of the keyspace, every chunk but its last already in the snapshot.
+type writtenBase struct {
+	w    *persist.BaseWriter
+	keys int
+}
+
+// checkpointWith runs a checkpoint; with pre, a rewrite that puts pre's
+// base in force instead of visiting the keyspace.
+func (s *Server) checkpointWith(pre *writtenBase) error {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
 	start := time.Now()
@@ -21,7 +33,7 @@ func (s *Server) checkpoint() error {
 	// After the log's position: a database flushed from here on is
 	// flushed again by replaying the log, and rewritten by the next
 	// checkpoint.
-	rewrite := s.ks.Flushed() || full || s.rewriteDue()
+	rewrite := pre != nil || s.ks.Flushed() || full || s.rewriteDue()
 	if s.ckptBatch == nil {
 		s.ckptBatch = s.store.NewBatch()
 	}
@@ -30,11 +42,14 @@ func (s *Server) checkpoint() error {
 	// on is in the log the next start replays.
 	libVer := s.putLibraries(s.ckptBatch) // functions_persist.go
 	var base *persist.BaseWriter
-	if rewrite {
+	var v keyspace.Visit
+	switch {
+	case pre != nil:
+		base, v.Written = pre.w, pre.keys
+	case rewrite:
 		base, err = s.store.BeginRewrite()
 	}
-	var v keyspace.Visit
-	if err == nil {
+	if err == nil && pre == nil {
 		v, err = s.ks.Visit(s.store, s.ckptBatch, base)
 	}
 	if err == nil {
@@ -54,6 +69,7 @@ func (s *Server) checkpoint() error {
 		return err
 	}
 	s.ckptFull = false
+	s.checkpoints.Add(1)
 	s.notedLibraries(libVer)
 	if rewrite {
 		s.overKeys = 0
@@ -109,9 +125,9 @@ func (s *Server) checkpointDue() bool {
 	return size*100 >= s.ckptBase.Load()*pct
 }
 
-// checkpointLoop runs checkpoints when the log has grown enough, or when a
-// save rule's interval has passed with at least its count of changes, and
-// once after a start that replayed the log, so that a server that crashes
+// checkpointLoop runs checkpoints when the log has grown enough (the save
+// points' saves run a checkpoint too: save_rules.go), and once after a
+// start that replayed the log, so that a server that crashes
 // again does not replay it twice. After a start on a full disk it also
 // opens the store for writing once there is room (persist/full_disk.go).
 func (s *Server) checkpointLoop() {
@@ -137,17 +153,16 @@ func (s *Server) checkpointLoop() {
 		if s.store.Err() != nil || s.bgsave.Load() {
 			continue
 		}
-		rewrite := replayed || s.checkpointDue()
-		if !rewrite && !s.saveRuleDue() {
+		if !replayed && !s.checkpointDue() {
 			continue
 		}
 		// rewriting goes first, so SAVE never sees our flag without it.
-		s.rewriting.Store(rewrite)
+		s.rewriting.Store(true)
 		if !s.bgsave.CompareAndSwap(false, true) {
 			s.rewriting.Store(false)
 			continue
 		}
-		err := s.saveNow()
+		err := s.syncCheckpoint()
 		s.rewriting.Store(false)
 		s.bgsave.Store(false)
 		replayed = replayed && err != nil

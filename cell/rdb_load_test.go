@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellserver/cellserver/rdb"
 )
@@ -79,4 +81,101 @@ func TestLoadRDBAtStart(t *testing.T) {
 		}
 		srv.Shutdown(context.Background())
 	}
+}
+
+// bigRDBFile is an RDB file big enough that Pebble flushes a memtable
+// while a durable load writes it: strings, ints and, in db 3, sorted sets,
+// hashes and lists, some with a TTL.
+func bigRDBFile(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := rdb.NewWriter(&buf)
+	pad := strings.Repeat("v", 400)
+	exp := time.Now().Add(time.Hour).UnixMilli()
+	w.SelectDB(0, 0, 0)
+	for i := range 60_000 {
+		v := rdb.Value{Type: rdb.TypeString, Str: []byte(pad + strconv.Itoa(i))}
+		if i%3 == 0 {
+			v.Str = strconv.AppendInt(nil, int64(i)*1_000_003, 10)
+		}
+		if err := w.Key([]byte("k"+strconv.Itoa(i)), &v, exp*int64(i%2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.SelectDB(3, 0, 0)
+	for i := range 300 {
+		k := strconv.Itoa(i)
+		z := rdb.Value{Type: rdb.TypeZSet}
+		h := rdb.Value{Type: rdb.TypeHash}
+		l := rdb.Value{Type: rdb.TypeList}
+		for j := range i%40 + 1 {
+			m := []byte("m" + strconv.Itoa(j))
+			z.Elems, z.Scores = append(z.Elems, m), append(z.Scores, float64(j)/3)
+			h.Elems = append(h.Elems, m, []byte(pad[:j]))
+			l.Elems = append(l.Elems, m)
+		}
+		for _, kv := range []struct {
+			key string
+			v   *rdb.Value
+		}{{"z" + k, &z}, {"h" + k, &h}, {"l" + k, &l}} {
+			if err := w.Key([]byte(kv.key), kv.v, exp*int64(i%2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestLoadRDBDurable: the keys an RDB load writes into the store as it
+// goes are what a restart finds, with no save after the load (a crash
+// right after it).
+func TestLoadRDBDurable(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "dump.rdb"), bigRDBFile(t), 0o644)
+	srv, stop := openServer(t, dir, manualCheckpoints)
+	want := dumpKeyspace(srv)
+	if len(want) != 60_900 {
+		t.Fatalf("loaded %d keys, want 60900", len(want))
+	}
+	crashStop(srv, stop)
+	os.Remove(filepath.Join(dir, "dump.rdb"))
+	srv, stop = openServer(t, dir, manualCheckpoints)
+	defer stop()
+	if srv.loadedKeys != 60_900 {
+		t.Errorf("restart loaded %d keys from the store, want 60900", srv.loadedKeys)
+	}
+	sameKeys(t, dumpKeyspace(srv), want)
+}
+
+// TestLoadRDBFailedHalfway: a load that fails part way, after Pebble
+// flushed some of what it wrote, leaves a store the next start finds
+// empty: it loads the file again rather than serving a part of one.
+func TestLoadRDBFailedHalfway(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	full := bigRDBFile(t)
+	os.WriteFile(path, full[:len(full)-100], 0o644) // cut in the last keys
+	cfg := DefaultConfig()
+	cfg.Port, cfg.Shards, cfg.Dir = 0, 8, dir
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	manualCheckpoints(&cfg)
+	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open over a truncated file: %v, want an error naming it", err)
+	}
+	if ssts, _ := filepath.Glob(filepath.Join(dir, "cellserver.db", "*.sst")); len(ssts) == 0 {
+		t.Fatal("the failed load left no table: the test does not cover a flushed part")
+	}
+	// The next start loads the good file whole.
+	os.WriteFile(path, rdbFile(t, "a", "1", "b", "two"), 0o644)
+	srv, stop := openServer(t, dir, manualCheckpoints)
+	sameKeys(t, dumpKeyspace(srv), []string{`0/"a"="1"/0`, `0/"b"="two"/0`})
+	crashStop(srv, stop)
+	// The store holds them: the file is not read again.
+	os.WriteFile(path, full, 0o644)
+	srv, stop = openServer(t, dir, manualCheckpoints)
+	defer stop()
+	sameKeys(t, dumpKeyspace(srv), []string{`0/"a"="1"/0`, `0/"b"="two"/0`})
 }

@@ -2,13 +2,16 @@ package cell
 
 import (
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/rdb"
 )
 
@@ -171,4 +174,121 @@ func TestSaveWaitsForCheckpoint(t *testing.T) {
 		t.Errorf("SAVE during a BGSAVE: %q", r)
 	}
 	srv.bgsave.Store(false)
+}
+
+// rdbInts reads the RDB file at path: every string key of db 0 that holds
+// an integer, with its value.
+func rdbInts(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := rdb.NewReader(f, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if rec.Kind == rdb.KindKey && rec.DB == 0 && rec.Value.Type == rdb.TypeString {
+			if n, err := strconv.ParseInt(string(rec.Value.Str), 10, 64); err == nil {
+				out[string(rec.Key)] = n
+			}
+		}
+	}
+}
+
+// TestBgsavePointInTime: while clients move amounts between accounts
+// (MULTI DECRBY one, INCRBY another) whose keys live in different shards,
+// every file BGSAVE and SAVE write holds every account and the total the
+// transfers keep: one moment for the whole keyspace, as Redis's fork.
+func TestBgsavePointInTime(t *testing.T) {
+	for _, store := range []bool{false, true} {
+		dir := t.TempDir()
+		srv, _ := openServer(t, dir, func(c *Config) {
+			c.AppendOnly = store
+			c.Params = map[string]string{"save": "", "auto-aof-rewrite-min-size": "10gb"}
+		})
+		const accounts, each = 16, 1000
+		shards := map[*keyspace.Shard]bool{}
+		c := dial(t, srv)
+		for i := range accounts {
+			k := "acc:" + strconv.Itoa(i)
+			c.do("SET", k, strconv.Itoa(each))
+			shards[srv.ks.ShardOf(0, []byte(k))] = true
+		}
+		if len(shards) < 4 {
+			t.Fatalf("the accounts live in %d shards", len(shards))
+		}
+		// Filler, so that a save takes long enough for transfers to
+		// happen during it.
+		for i := range 40_000 {
+			c.nc.Write(encode("SET", "filler:"+strconv.Itoa(i), "x"))
+		}
+		for range 40_000 {
+			c.read()
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range 3 {
+			w := dial(t, srv)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(g), 1))
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					a, b := r.IntN(accounts), r.IntN(accounts)
+					amt := strconv.Itoa(1 + r.IntN(50))
+					w.do("MULTI")
+					w.do("DECRBY", "acc:"+strconv.Itoa(a), amt)
+					w.do("SET", "filler:"+strconv.Itoa(r.IntN(40_000)), amt)
+					w.do("INCRBY", "acc:"+strconv.Itoa(b), amt)
+					if r := w.do("EXEC"); !strings.HasPrefix(r, "*3\r\n") {
+						t.Errorf("EXEC: %q", r)
+						return
+					}
+				}
+			}()
+		}
+		path := filepath.Join(dir, "dump.rdb")
+		for round := range 12 {
+			if round%3 == 2 {
+				if r := c.do("SAVE"); r != "+OK\r\n" {
+					t.Fatalf("SAVE: %q", r)
+				}
+			} else {
+				if r := c.do("BGSAVE"); r != "+Background saving started\r\n" {
+					t.Fatalf("BGSAVE: %q", r)
+				}
+				waitFor(t, "the BGSAVE", func() bool { return infoField(t, c, "persistence", "rdb_bgsave_in_progress") == "0" })
+			}
+			vals := rdbInts(t, path)
+			sum, n := int64(0), 0
+			for i := range accounts {
+				if v, ok := vals["acc:"+strconv.Itoa(i)]; ok {
+					sum += v
+					n++
+				}
+			}
+			if n != accounts || sum != accounts*each {
+				t.Errorf("store %v, round %d: the file holds %d accounts summing to %d, want %d summing to %d",
+					store, round, n, sum, accounts, accounts*each)
+			}
+		}
+		close(stop)
+		wg.Wait()
+	}
 }

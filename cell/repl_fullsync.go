@@ -89,6 +89,7 @@ func (s *Server) sendSnapshot(reps []*replica) {
 	// snapshot's offset.
 	unhold := s.holdStream()
 	r.mu.Lock()
+	r.syncing++ // keys go whole until the snapshot is taken (repl_stream.go)
 	start := r.off
 	if !s.isReplica() {
 		r.db = -1 // the replica starts from db 0 after loading: SELECT again
@@ -111,7 +112,10 @@ func (s *Server) sendSnapshot(reps []*replica) {
 	}
 	s.log.Info("Starting BGSAVE for SYNC with target: " + target)
 	var buf bytes.Buffer
-	_, err := s.encodeRDB(&buf)
+	_, _, err := s.encodeRDB(&buf)
+	r.mu.Lock()
+	r.syncing--
+	r.mu.Unlock()
 	unhold()
 	if err != nil {
 		s.log.Error("replication: snapshot failed", "err", err)

@@ -28,7 +28,12 @@ type replMaster struct {
 	replicas []*replica
 	batch    *syncBatch // replicas waiting for a shared snapshot (repl_fullsync.go)
 	scratch  []byte
+	body     []byte
+	sc       streamScratch
 	pinger   bool
+	// syncing counts the snapshots being taken for full resyncs: while
+	// any is, keys are streamed whole (repl_stream.go).
+	syncing int
 	// replid is master_replid: ours as a master, our master's as a
 	// replica. replid2 is the one it replaced (at a promotion or a
 	// master's ID change), still good for offsets up to off2
@@ -97,7 +102,8 @@ func (r *replMaster) idLocked(s *Server) string {
 // propagate streams what c's execution changed, noted in its journal; its
 // shards are still locked, so the stream follows the order in which
 // executions on the same keys ran.
-func (s *Server) propagate(j *keyspace.Journal) {
+func (s *Server) propagate(fx *keyspace.Effects) {
+	j := fx.Journal()
 	if len(j.Entries()) == 0 {
 		return
 	}
@@ -111,7 +117,8 @@ func (s *Server) propagate(j *keyspace.Journal) {
 	r := &s.repl
 	r.mu.Lock()
 	b := r.scratch[:0]
-	body, n := streamJournal(nil, s.ks, j, &r.db)
+	body, n := streamJournal(r.body[:0], s.ks, fx, &r.db, r.syncing > 0, &r.sc)
+	r.body = body[:0]
 	if n > 1 {
 		b = append(b, multiCmd...)
 		b = append(b, body...)

@@ -353,7 +353,7 @@ func (l *replLink) loadSnapshot(br *bufio.Reader) error {
 	l.run1([][]byte{[]byte("FLUSHALL")})
 	s.flushFunctions(nil) // the snapshot carries the master's libraries
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
-	st, err := loadRDBFile(s, f, path)
+	st, err := loadRDBFile(s, f, path, nil)
 	if err != nil {
 		return err
 	}

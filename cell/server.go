@@ -245,6 +245,10 @@ func (s *Server) startBackground() {
 		go s.fsyncLoop()
 		go s.checkpointLoop()
 	}
+	if !s.memOnly {
+		s.bg.Add(1)
+		go s.saveRuleLoop() // save_rules.go
+	}
 	s.startConfiguredLink() // repl_replica.go
 }
 
@@ -439,8 +443,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.store != nil {
 		s.closeStore()
+	} else if !s.loading.Load() && !s.ops.stopSaved.Load() && !s.ExitMode().NoSave {
+		if serr := s.stopSave(s.ExitMode()); serr != nil { // save_rules.go
+			s.log.Error("persistence: save at shutdown failed", "err", serr)
+		}
 	}
 	return err
+}
+
+// finalSave is the store's save at a stop: the stop's save (stopSave),
+// or, when SHUTDOWN has done that already, a checkpoint of what came
+// after it.
+func (s *Server) finalSave() error {
+	if s.ops.stopSaved.Load() {
+		return s.syncCheckpoint()
+	}
+	return s.stopSave(s.ExitMode())
 }
 
 // closeStore saves and closes the store at shutdown. With the disk failing
@@ -477,7 +495,7 @@ func (s *Server) saveAndClose() {
 	} else if s.ExitMode().NoSave {
 		s.log.Info("persistence: no final save (SHUTDOWN NOSAVE); the next start replays the log",
 			"log_bytes", s.store.LogSize())
-	} else if err := s.saveNow(); err != nil {
+	} else if err := s.finalSave(); err != nil {
 		s.log.Error("persistence: save at shutdown failed", "err", err)
 	} else {
 		s.log.Info("persistence: saved at shutdown", "dir", s.store.Path(), "keys", s.loadedTotal(),

@@ -184,10 +184,104 @@ return n`, []string{"w2:" + user, "w2last:" + user}, 2).Err(); err != nil {
 	m.SetBit(ctx, "bits", int64(round*37), 1)
 	m.BitField(ctx, "fields", "OVERFLOW", "SAT", "INCRBY", "i8", "#2", 100, "SET", "u5", 3, round)
 	m.BitOpOr(ctx, "bitsor", "bits", "fields")
+	replChangesInPlace(t, m, round)
 	// A key that goes, and one that expires.
 	m.Set(ctx, "gone", "x", 0)
 	m.Del(ctx, "gone")
 	m.Set(ctx, "brief", "x", time.Millisecond)
+}
+
+// replChangesInPlace changes values of each type in place, as a master
+// streams member by member: members and fields added, rescored and
+// removed, keys emptied by a removal, replaced by another type, renamed,
+// their expiry set and removed, big strings appended to and overwritten.
+func replChangesInPlace(t *testing.T, m *redis.Client, round int) {
+	t.Helper()
+	ctx := context.Background()
+	r := strconv.Itoa(round)
+	old := strconv.Itoa(round - 2)
+	for _, c := range []redis.Cmder{
+		m.ZAdd(ctx, "zm", redis.Z{Score: float64(round), Member: "m" + r}, redis.Z{Score: 0.5, Member: "fixed"}),
+		m.ZIncrBy(ctx, "zm", 1.25, "fixed"),
+		m.ZRem(ctx, "zm", "m"+old),
+		m.ZAdd(ctx, "zpop", redis.Z{Score: float64(round), Member: "a" + r}, redis.Z{Score: float64(-round), Member: "b" + r}),
+		m.ZPopMin(ctx, "zpop"),
+		m.PExpire(ctx, "zm", time.Minute),
+		m.HSet(ctx, "hm", "f"+r, r, "same", "x"),
+		m.HDel(ctx, "hm", "f"+old),
+		m.HIncrByFloat(ctx, "hm", "float", 0.5),
+		m.SAdd(ctx, "sm", "s"+r, round),
+		m.SRem(ctx, "sm", "s"+old),
+		m.SAdd(ctx, "smint", round, round+1000),
+		m.SRem(ctx, "smint", round-2),
+		m.SMove(ctx, "sm", "sm2", r),
+		m.SPop(ctx, "smint"),
+		m.PExpire(ctx, "sm", time.Minute),
+		m.Persist(ctx, "zm"),
+		m.Expire(ctx, "hm", time.Hour),
+		// Emptied by a removal: the key goes, with its TTL; added back
+		// in the same transaction on odd rounds.
+		m.ZAdd(ctx, "zempty", redis.Z{Score: 1, Member: "only"}),
+		m.Expire(ctx, "zempty", time.Minute),
+		m.ZRem(ctx, "zempty", "only"),
+		m.HSet(ctx, "hempty", "f", "v"),
+		m.HDel(ctx, "hempty", "f"),
+		m.SAdd(ctx, "sempty", "x"),
+		m.SRem(ctx, "sempty", "x"),
+		// Big strings: APPEND and SETRANGE write a few bytes of many.
+		m.SetRange(ctx, "bigs", int64(round*3), "abc"),
+		m.Append(ctx, "bigs", strings.Repeat("y", 300)),
+		m.SetRange(ctx, "bigs", 10, "ZZ"+r),
+		m.SetBit(ctx, "bigs", int64(round*8+1), 1),
+		// Lists pushed and popped at both ends, trimmed.
+		m.LPush(ctx, "lm", "l"+r, "m"+r),
+		m.RPush(ctx, "lm", "r"+r),
+		m.RPop(ctx, "lm"),
+		m.LTrim(ctx, "lm", 0, 6),
+		// A longer list changed in the middle, at the ends and across.
+		m.RPush(ctx, "lbig", "a"+r, "b"+r, "c"+r, "d"+r, "e"+r),
+		m.LInsert(ctx, "lbig", "BEFORE", "b"+r, "ins"+r),
+		m.LInsert(ctx, "lbig", "AFTER", "d"+r, "ins2"+r),
+		m.LRem(ctx, "lbig", 1, "c"+old),
+		m.LSet(ctx, "lbig", 3, "set"+r),
+		m.LMove(ctx, "lbig", "lbig2", "LEFT", "RIGHT"),
+		m.LMove(ctx, "lbig", "lbig", "RIGHT", "LEFT"),
+		m.LMPop(ctx, "RIGHT", 2, "lbig"),
+		m.LPop(ctx, "lbig"),
+		m.PExpire(ctx, "lbig", time.Minute),
+	} {
+		if err := c.Err(); err != nil && err != redis.Nil {
+			t.Fatalf("%v: %v", c.Args(), err)
+		}
+	}
+	if _, err := m.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, "zempty", redis.Z{Score: 1, Member: "a"})
+		p.PExpire(ctx, "zempty", time.Minute)
+		p.ZAdd(ctx, "zempty", redis.Z{Score: 2, Member: "b"})
+		p.ZRem(ctx, "zempty", "a")
+		if round%2 == 1 {
+			p.ZRem(ctx, "zempty", "b")
+			p.ZAdd(ctx, "zempty", redis.Z{Score: 3, Member: "c"})
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("zempty: %v", err)
+	}
+	// Another type over a set changed in place, and back.
+	if round%2 == 0 {
+		m.ZAdd(ctx, "ztype", redis.Z{Score: 1, Member: "x" + r})
+		m.ZAdd(ctx, "ztype", redis.Z{Score: 2, Member: "y" + r})
+	} else {
+		m.Set(ctx, "ztype", "now a string "+r, 0)
+	}
+	// RENAME of a value changed in place, over a key that held one.
+	m.HSet(ctx, "rnsrc", "f"+r, r)
+	m.HSet(ctx, "rndst", "old", r)
+	m.Rename(ctx, "rnsrc", "rndst")
+	m.HSet(ctx, "rndst", "after", r)
+	m.ZAdd(ctx, "rnz", redis.Z{Score: float64(round), Member: r})
+	m.PExpire(ctx, "rnz", time.Minute)
+	m.Rename(ctx, "rnz", "rnz"+strconv.Itoa(round%2))
 }
 
 // keyState is one key as compared: type, value as read type-wise, expiry.

@@ -156,16 +156,41 @@ func (w *Writer) Key(key []byte, v *Value, expire int64) error {
 	if w.db < 0 {
 		w.SelectDB(0, 0, 0)
 	}
-	t, err := objectType(v)
+	b, err := AppendKey(w.buf, key, v, expire)
 	if err != nil {
 		return err
 	}
-	if expire != 0 {
-		w.buf = binary.LittleEndian.AppendUint64(append(w.buf, opExpireTimeMs), uint64(expire))
-	}
-	w.buf = AppendString(append(w.buf, t), key)
-	w.buf = appendBody(w.buf, v)
+	w.buf = b
 	return w.flushIfFull()
+}
+
+// AppendKey appends a key's records (its expiry, if any, then its type,
+// name and value) as Writer.Key writes them, for Raw.
+func AppendKey(dst, key []byte, v *Value, expire int64) ([]byte, error) {
+	t, err := objectType(v)
+	if err != nil {
+		return dst, err
+	}
+	if expire != 0 {
+		dst = binary.LittleEndian.AppendUint64(append(dst, opExpireTimeMs), uint64(expire))
+	}
+	dst = AppendString(append(dst, t), key)
+	return appendBody(dst, v), nil
+}
+
+// Raw writes keys AppendKey encoded, of the database SelectDB started.
+func (w *Writer) Raw(keys []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) > 0 {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.crc = CRC64(w.crc, keys)
+	_, w.err = w.w.Write(keys)
+	return w.err
 }
 
 // Function writes a function library's code (FUNCTION2).

@@ -176,6 +176,9 @@ func (r *deltaRec) log(b *persist.Batch, db int, key []byte, e *Entry) bool {
 			if d.obj != unsafe.Pointer(v) {
 				continue
 			}
+			if d.off < 0 {
+				continue // a span noted for the stream (NoteListSpan)
+			}
 			if at := d.a - v.pos; at >= 0 && at < int64(v.n) {
 				b.ListSet(d.a, v.At(int(at)))
 			}
@@ -233,11 +236,12 @@ func (r *deltaRec) eachRange(e *Entry, fn func(off, n int64)) {
 	}
 }
 
-// count is how many changes were recorded for obj.
+// count is how many changes were recorded for obj (a list's spans are
+// not changes).
 func (r *deltaRec) count(obj unsafe.Pointer) int {
 	n := 0
 	for i := range r.ents {
-		if r.ents[i].obj == obj {
+		if r.ents[i].obj == obj && r.ents[i].off >= 0 {
 			n++
 		}
 	}

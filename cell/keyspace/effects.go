@@ -128,7 +128,7 @@ func isWide(e *Entry) bool {
 // if not through the delta recorder), or replaced or deleted (full).
 func (c *Effects) noteDirty(s *Shard, db int, key []byte, wide, full, plain bool) {
 	if c.jr != nil {
-		c.jr.note(db, key)
+		c.jr.note(db, key, full, plain, false)
 	}
 	if c.store == nil {
 		return
@@ -171,7 +171,7 @@ func (c *Effects) noteFlush(db int) {
 // state.
 func (c *Effects) logInt(s *Shard, db int, key []byte, e *Entry) {
 	if c.jr != nil {
-		c.jr.note(db, key)
+		c.jr.note(db, key, true, false, false)
 	}
 	if c.store == nil {
 		return
@@ -335,7 +335,7 @@ func storeEntry(b *persist.Batch, db int, key []byte, e *Entry, wasWide bool) {
 // propagates an expired key, for replication as a delete.
 func (c *Effects) expired(s *Shard, db int, key []byte, e *Entry) {
 	if c.jr != nil {
-		c.jr.note(db, key)
+		c.jr.note(db, key, true, false, false)
 	}
 	if c.store != nil {
 		s.noteExpired(key, e)

@@ -16,6 +16,7 @@ func (ks *Keyspace) EvictOne(volatile, random bool, samples int, fx *Effects) (n
 		g := (start + i) % total
 		db, sh := g/nshards, &ks.dbs[g/nshards].shards[g%nshards]
 		sh.mu.Lock()
+		sh.preserve() // snapshot.go: before a key goes
 		if sh.keys.len() == 0 || volatile && sh.withTTL == 0 {
 			sh.mu.Unlock()
 			continue

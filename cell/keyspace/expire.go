@@ -44,6 +44,7 @@ func (ks *Keyspace) ExpireCycle(deadline time.Time, persisted bool) (reaped int)
 			} else {
 				sh.mu.Lock()
 			}
+			sh.preserve() // snapshot.go: before a key goes
 			if sh.withTTL == 0 {
 				sh.avgTTL = 0
 				sh.shrink()

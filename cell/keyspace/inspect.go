@@ -18,6 +18,7 @@ func (ks *Keyspace) Put(db int, key []byte, v *Entry) *Entry {
 	sh := ks.shardOf(db, key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	sh.preserve() // snapshot.go
 	sh.drop(string(key))
 	return sh.adopt(key, v)
 }

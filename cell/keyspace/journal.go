@@ -14,8 +14,18 @@ type Journal struct {
 // JournalEntry is one change: a key of DB changed (its bytes are
 // Journal.Key), or DB was flushed (Flush).
 type JournalEntry struct {
-	DB     int
-	Flush  bool
+	DB    int
+	Flush bool
+	// Whole: the key was replaced or deleted at some point of the
+	// execution (or its value changed in a way no recorder saw): only its
+	// whole value says what it is now. Otherwise it changed in place, and
+	// Effects.EachChange tells the members, fields or bytes it changed.
+	Whole bool
+	// plain: changed in place outside the delta recorder (Touched); a
+	// sorted set's recorder still saw it (zsetRec), other values did not.
+	plain bool
+	// Exp: its expiry was set or removed in place (SetExpire).
+	Exp    bool
 	off, n int
 }
 
@@ -29,18 +39,21 @@ func (j *Journal) Key(e JournalEntry) []byte { return j.buf[e.off : e.off+e.n] }
 // Reset empties the journal for the next execution.
 func (j *Journal) Reset() { j.ents, j.buf = j.ents[:0], j.buf[:0] }
 
-// note records a change of db's key.
-func (j *Journal) note(db int, key []byte) {
+// note records a change of db's key: whole (replaced or deleted), plain
+// (in place, unrecorded) or of its expiry (exp), flags that add up over
+// the execution.
+func (j *Journal) note(db int, key []byte, whole, plain, exp bool) {
 	for i := len(j.ents) - 1; i >= 0; i-- {
-		e := j.ents[i]
+		e := &j.ents[i]
 		if e.DB == db && e.Flush {
 			break
 		}
 		if e.DB == db && !e.Flush && string(j.buf[e.off:e.off+e.n]) == string(key) {
+			e.Whole, e.plain, e.Exp = e.Whole || whole, e.plain || plain, e.Exp || exp
 			return
 		}
 	}
-	j.ents = append(j.ents, JournalEntry{DB: db, off: len(j.buf), n: len(key)})
+	j.ents = append(j.ents, JournalEntry{DB: db, Whole: whole, plain: plain, Exp: exp, off: len(j.buf), n: len(key)})
 	j.buf = append(j.buf, key...)
 }
 

@@ -14,19 +14,19 @@ func TestJournal(t *testing.T) {
 		want string
 	}{
 		{"order and once", func(j *Journal) {
-			j.note(0, []byte("a"))
-			j.note(0, []byte("b"))
-			j.note(0, []byte("a"))
+			j.note(0, []byte("a"), false, false, false)
+			j.note(0, []byte("b"), false, false, false)
+			j.note(0, []byte("a"), false, false, false)
 		}, "0:a 0:b"},
 		{"same key other db", func(j *Journal) {
-			j.note(0, []byte("a"))
-			j.note(1, []byte("a"))
+			j.note(0, []byte("a"), false, false, false)
+			j.note(1, []byte("a"), false, false, false)
 		}, "0:a 1:a"},
 		{"flush", func(j *Journal) {
-			j.note(0, []byte("a"))
-			j.note(1, []byte("b"))
+			j.note(0, []byte("a"), false, false, false)
+			j.note(1, []byte("b"), false, false, false)
 			j.flush(0)
-			j.note(0, []byte("a"))
+			j.note(0, []byte("a"), false, false, false)
 		}, "1:b 0:FLUSH 0:a"},
 	}
 	for _, tc := range tests {

@@ -118,6 +118,9 @@ type Shard struct {
 	// wake is closed when the shard is let go or marked, for lock waits
 	// that must not block in mu (lockwait.go); nil when none waits.
 	wake atomic.Pointer[chan struct{}]
+	// snap is the snapshot this shard is still to be captured for
+	// before anything changes it (snapshot.go), nil when none.
+	snap atomic.Pointer[Snapshot]
 	_    [64]byte // keep hot mutexes on separate cache lines
 }
 
@@ -239,6 +242,7 @@ again:
 			goto again
 		}
 	}
+	l.preserve()
 	return true
 }
 
@@ -258,6 +262,7 @@ func (l *LockSet) TryLock() bool {
 			return false
 		}
 	}
+	l.preserve()
 	return true
 }
 
@@ -278,8 +283,19 @@ func (l *LockSet) TryAdd(s *Shard) bool {
 	if !s.mu.TryLock() {
 		return false
 	}
+	s.preserve()
 	l.Add(s)
 	return true
+}
+
+// preserve captures the set's shards, just locked, for a pending
+// snapshot (snapshot.go).
+func (l *LockSet) preserve() {
+	for _, s := range l.shards {
+		if s.snap.Load() != nil {
+			s.preserve()
+		}
+	}
 }
 
 // Unlock releases every shard of the set and empties it.

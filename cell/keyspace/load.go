@@ -50,6 +50,12 @@ func (ks *Keyspace) LoadEntry(db int, key []byte, v *Entry) bool {
 	return true
 }
 
+// PutBase writes e, which LoadEntry stored under db's key, whole into w,
+// a rewrite's new base: a load that makes the keyspace durable writes each
+// key while it is in cache, instead of a rewrite's second pass over the
+// whole keyspace (Visit), a cache miss per key.
+func PutBase(w *persist.BaseWriter, db int, key []byte, e *Entry) { putWhole(w, db, key, e) }
+
 // Reserve sizes db's shards for n keys in all, before a load: it spares the
 // rehashing of indexes grown one doubling at a time.
 func (ks *Keyspace) Reserve(db, n int) {

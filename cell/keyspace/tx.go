@@ -162,6 +162,9 @@ func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
 func (x *Tx) SetExpire(key []byte, e *Entry, exp int64) {
 	s := x.ks.shardOf(x.db, key)
 	s.setExp(e, exp)
+	if x.fx != nil && x.fx.jr != nil {
+		x.fx.jr.note(x.db, key, false, false, true)
+	}
 	x.changed(s, key, false, false, false)
 }
 

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/cellserver/cellserver/persist"
 )
@@ -14,10 +15,16 @@ import (
 // where a sorted set of timestamps holds a member, a score and its index
 // entries for each.
 //
+// The number of events and the newest run's time are kept beside the
+// runs, so that a call reads only the runs that leave the window and
+// appends at the end: no decoding of the whole log per call.
+//
 // Invariant: a Window stored in the keyspace holds at least one event;
 // the call that would leave it empty removes the key.
 type Window struct {
-	enc []byte
+	enc    []byte
+	count  int64 // events in enc
+	newest int64 // time of enc's last run, ms; 0 when empty
 }
 
 // WindowRun is count events admitted at Time (Unix ms).
@@ -31,33 +38,53 @@ func (w *Window) TypeName() string { return "window" }
 func (w *Window) Encoding() string { return "deltas" }
 
 // MemoryBytes is the window's size for MEMORY USAGE and maxmemory: its
-// struct (a slice header) and its encoding.
-func (w *Window) MemoryBytes() int { return 24 + cap(w.enc) }
+// struct (a slice header and two counters) and its encoding.
+func (w *Window) MemoryBytes() int { return 40 + cap(w.enc) }
+
+// Empty reports whether the window holds no event.
+func (w *Window) Empty() bool { return w.count == 0 }
 
 // Runs appends the window's runs to dst, oldest first.
 func (w *Window) Runs(dst []WindowRun) []WindowRun {
-	b := w.enc
-	var t int64
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		c, m := binary.Uvarint(b[n:])
-		b = b[n+m:]
-		t += int64(d)
-		dst = append(dst, WindowRun{t, int64(c)})
+	r := runReader{b: w.enc}
+	for run, ok := r.next(); ok; run, ok = r.next() {
+		dst = append(dst, run)
 	}
 	return dst
+}
+
+// runReader reads an encoding's runs, oldest first.
+type runReader struct {
+	b []byte // what is left to read
+	t int64  // time of the run read last
+}
+
+// next reads a run; false at the end (or at a malformed varint).
+func (r *runReader) next() (WindowRun, bool) {
+	d, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		return WindowRun{}, false
+	}
+	c, m := binary.Uvarint(r.b[n:])
+	if m <= 0 {
+		return WindowRun{}, false
+	}
+	r.b = r.b[n+m:]
+	r.t += int64(d)
+	return WindowRun{r.t, int64(c)}, true
 }
 
 // SetRuns makes runs (ascending in time, counts positive) the window.
 func (w *Window) SetRuns(runs []WindowRun) {
 	b := w.enc[:0]
-	var prev int64
+	var prev, count int64
 	for _, r := range runs {
 		b = binary.AppendUvarint(b, uint64(r.Time-prev))
 		b = binary.AppendUvarint(b, uint64(r.Count))
 		prev = r.Time
+		count += r.Count
 	}
-	w.enc = b
+	w.enc, w.count, w.newest = b, count, prev
 }
 
 // WindowDecision is one CL.WINDOW call's outcome.
@@ -70,50 +97,106 @@ type WindowDecision struct {
 	Changed    bool  // runs were dropped or added
 }
 
-// DecideWindow decides a call at now (ms) over runs (ascending): it drops
-// the runs at or before now-window, allows iff the events left plus cost
-// fit in limit, and then records cost events at now. It returns the runs
-// left, which reuse runs' array.
-func DecideWindow(runs []WindowRun, now, window, limit, cost int64) ([]WindowRun, WindowDecision) {
+// Decide decides a call at now (ms): it drops the runs at or before
+// now-window, allows iff the events left plus cost fit in limit (limit and
+// cost not negative), and then records cost events at now.
+func (w *Window) Decide(now, window, limit, cost int64) WindowDecision {
 	var d WindowDecision
-	cut := 0
-	for cut < len(runs) && runs[cut].Time <= now-window {
-		cut++
-	}
-	if cut > 0 {
-		runs = append(runs[:0], runs[cut:]...)
+	if w.cut(now - window) {
 		d.Changed = true
 	}
-	var count int64
-	for _, r := range runs {
-		count += r.Count
-	}
-	d.Limited = count+cost > limit
-	d.Remaining = limit - count
+	d.Limited = cost > limit || w.count > limit-cost
+	d.Remaining = limit - w.count
 	d.RetryAfter = -1
-	if !d.Limited {
+	switch {
+	case !d.Limited:
 		d.Remaining -= cost
 		if cost > 0 {
-			runs = insertRun(runs, now, cost)
+			w.add(now, cost)
 			d.Changed = true
 		}
-	} else if cost <= limit {
+	case cost <= limit:
 		// The oldest events leave first: find the run whose leaving lets
 		// cost fit.
-		left := count
-		for _, r := range runs {
-			left -= r.Count
-			if left+cost <= limit {
-				d.RetryAfter = r.Time + window - now
+		left := w.count
+		r := runReader{b: w.enc}
+		for run, ok := r.next(); ok; run, ok = r.next() {
+			if left -= run.Count; left <= limit-cost {
+				d.RetryAfter = run.Time + window - now
 				break
 			}
 		}
 	}
-	if n := len(runs); n > 0 {
-		d.Newest = runs[n-1].Time
-		d.Reset = max(d.Newest+window-now, 0)
+	if w.count > 0 {
+		d.Newest = w.newest
+		d.Reset = max(w.newest+window-now, 0)
 	}
-	return runs, d
+	return d
+}
+
+// cut drops the runs at or before edge, reporting whether it dropped any.
+// Only the dropped runs and the first kept one are read: the first kept
+// run's delta becomes its time from 0.
+func (w *Window) cut(edge int64) bool {
+	b := w.enc
+	r := runReader{b: b}
+	var dropped int64
+	off := 0 // where the first kept run starts
+	run, ok := r.next()
+	for ; ok && run.Time <= edge; run, ok = r.next() {
+		dropped += run.Count
+		off = len(b) - len(r.b)
+	}
+	switch {
+	case off == 0:
+		return false
+	case !ok:
+		w.enc, w.count, w.newest = b[:0], 0, 0
+		return true
+	}
+	_, n := binary.Uvarint(b[off:])
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(run.Time))
+	rest := b[off+n:]
+	if h <= off+n {
+		k := copy(b, hdr[:h])
+		w.enc = b[:k+copy(b[k:], rest)]
+	} else {
+		w.enc = append(append([]byte(nil), hdr[:h]...), rest...)
+	}
+	w.count -= dropped
+	return true
+}
+
+// add records count events at t: a new run at the end, or more events in
+// the last run when t is its time. A clock stepped back (t before the
+// newest run) takes the slow way, through the decoded runs.
+func (w *Window) add(t, count int64) {
+	switch {
+	case w.count == 0:
+		w.enc = binary.AppendUvarint(w.enc[:0], uint64(t))
+		w.enc = binary.AppendUvarint(w.enc, uint64(count))
+	case t > w.newest:
+		w.enc = binary.AppendUvarint(w.enc, uint64(t-w.newest))
+		w.enc = binary.AppendUvarint(w.enc, uint64(count))
+	case t == w.newest:
+		// The last varint (the last run's count) ends at the last byte,
+		// the only one of it without the continuation bit.
+		i := len(w.enc) - 1
+		for i > 0 && w.enc[i-1]&0x80 != 0 {
+			i--
+		}
+		c, _ := binary.Uvarint(w.enc[i:])
+		w.enc = binary.AppendUvarint(w.enc[:i], c+uint64(count))
+	default:
+		w.SetRuns(insertRun(w.Runs(nil), t, count))
+		return
+	}
+	w.count += count
+	w.newest = max(w.newest, t)
+}
+func (w *Window) appendStored(dst []byte, exp int64) []byte {
+	return persist.AppendWindow(dst, exp, w.enc)
 }
 
 // insertRun adds count events at t, keeping runs in time order (a clock
@@ -133,15 +216,21 @@ func insertRun(runs []WindowRun, t, count int64) []WindowRun {
 	return runs
 }
 
-func (w *Window) appendStored(dst []byte, exp int64) []byte {
-	return persist.AppendWindow(dst, exp, w.enc)
-}
-
 // windowFromStored makes a window from a KindWindow payload (checked by
-// persist.Decode), copying it.
+// persist.Decode), copying it; false if its events do not add up within
+// an int64.
 func windowFromStored(enc []byte) (*Window, bool) {
 	if len(enc) == 0 {
 		return nil, false
 	}
-	return &Window{enc: append([]byte(nil), enc...)}, true
+	w := &Window{enc: append([]byte(nil), enc...)}
+	r := runReader{b: w.enc}
+	for run, ok := r.next(); ok; run, ok = r.next() {
+		if run.Count <= 0 || run.Count > math.MaxInt64-w.count {
+			return nil, false
+		}
+		w.count += run.Count
+		w.newest = run.Time
+	}
+	return w, len(r.b) == 0
 }
