@@ -22,13 +22,18 @@ import (
 //     seen, and spends no CPU: only a wake nudges the read.
 //   - An execution that stores a list or sorted set under a key while
 //     someone waits notes the key (keyspace.Ready, Redis's
-//     signalKeyAsReady in dbAdd). After the execution, before its client
-//     runs anything else, serveReady pops for the waiters of those keys,
-//     first blocked first served, under the keys' shard locks, writes
-//     each waiter's reply and wakes it. The pops are the serving client's
-//     effects: the effect log and the replicas get them as they get any
-//     change. A BLMOVE served may ready its destination: that key is
-//     served in turn.
+//     signalKeyAsReady in dbAdd). At the end of the execution, before its
+//     shards are unlocked (serveHeld), it pops for the waiters of those
+//     keys, first blocked first served, writes each waiter's reply and,
+//     once its effects are committed, wakes it: no other command can
+//     take an element pushed for a waiter in between, as none runs
+//     between a command and Redis's handleClientsBlockedOnKeys. A BLMOVE
+//     whose destination lies on a shard the execution cannot take
+//     without waiting is served after the unlock (serveReady), under the
+//     keys' own locks. The pops are the serving client's effects: the
+//     effect log and the replicas get them as they get any change. A
+//     BLMOVE served may ready its destination: that key is served in
+//     turn.
 //   - A timeout, CLIENT UNBLOCK, a disconnect or SHUTDOWN ends a wait. One
 //     mutex (blockers.mu) arbitrates: whoever claims the waiter first
 //     writes its reply, into the waiter's own buffer (out), which the
@@ -265,6 +270,65 @@ func (c *Client) awaitBlocked(mark int) int {
 		c.closeAfter = true
 	}
 	return mark
+}
+
+// serveHeld serves the waiters of the keys c's execution readied, in the
+// order they were readied, while the execution still holds locks: it
+// stops at the first key it cannot serve whole that way (its shard is not
+// held, or a BLMOVE's destination shard is held by someone else), which
+// serveReady serves after the unlock. The waiters served are woken by
+// wakeServed, once the effects are committed.
+func (c *Client) serveHeld(locks *keyspace.LockSet) {
+	srv := c.srv
+	b := &srv.blockers
+	for {
+		keys := c.ready.Keys()
+		if len(keys) == 0 {
+			return
+		}
+		k := keys[0]
+		key := []byte(k.Key)
+		if !holds(locks, srv.ks.ShardOf(k.DB, key)) {
+			return
+		}
+		x := &c.serveCtx
+		*x = Ctx{srv: srv}
+		x.Begin(srv.ks, c.ctx.Effects(), k.DB, time.Now().UnixMilli())
+		x.SetReady(&c.ready)
+		whole := true
+		b.mu.Lock()
+		for {
+			w := nextServed(x, b.keys[blockKey{k.DB, k.Key}], key)
+			if w == nil {
+				break
+			}
+			if w.kind == blockMove && !locks.TryAdd(srv.ks.ShardOf(w.db, w.dst)) {
+				whole = false
+				break
+			}
+			b.claim(srv, w)
+			x.cl, x.W = c, w.reply()
+			servePop(x, w, key)
+			c.served = append(c.served, w)
+		}
+		b.mu.Unlock()
+		*x = Ctx{}
+		if !whole {
+			return
+		}
+		c.ready.Pop()
+	}
+}
+
+// wakeServed wakes the waiters serveHeld served, whose pops are
+// committed.
+func (c *Client) wakeServed() {
+	for i, w := range c.served {
+		w.syncTo = c.syncTo
+		w.wake()
+		c.served[i] = nil
+	}
+	c.served = c.served[:0]
 }
 
 // serveReady serves the waiters of the keys c's execution readied, key by

@@ -110,11 +110,13 @@ type Client struct {
 
 	// Blocking pops (blocking.go): the waiter of the command this client
 	// is blocked in (nil: none); the keys its executions readied for
-	// other clients' waiters, and what serving them uses.
+	// other clients' waiters, what serving them uses, and the waiters
+	// served under the execution's locks, woken once it commits.
 	blocked    atomic.Pointer[waiter]
 	ready      keyspace.Ready
 	serveLocks keyspace.LockSet
 	serveCtx   Ctx
+	served     []*waiter
 }
 
 func newClient(srv *Server, nc net.Conn) *Client {

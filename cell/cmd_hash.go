@@ -476,8 +476,9 @@ func hrandfield(x *Ctx) {
 
 // hscan is HSCAN key cursor [MATCH pattern] [COUNT count], as ZSCAN: the
 // cursor is parsed first, then the key (missing: an empty scan before any
-// option is read), then the options; every call returns the whole hash,
-// filtered by MATCH on the field, in its order, with cursor 0.
+// option is read), then the options; a listpack hash, or one of at most
+// COUNT fields, comes whole with cursor 0, a larger one in pages
+// (elemScan.pick).
 func hscan(x *Ctx) {
 	if !elemScanCursor(x) {
 		return
@@ -490,27 +491,18 @@ func hscan(x *Ctx) {
 		emptyElemScan(x)
 		return
 	}
-	pat, usePat, ok := parseElemScan(x)
+	o, ok := parseElemScan(x)
 	if !ok {
 		return
 	}
-	n := h.Len()
-	if usePat {
-		n = 0
-		for i := 0; i < h.Len(); i++ {
-			if f, _ := h.At(i); globMatch(pat, []byte(f)) {
-				n++
-			}
-		}
-	}
-	x.W.Array(2)
-	x.W.BulkString("0")
-	x.W.Array(2 * n)
-	for i := 0; i < h.Len(); i++ {
+	cursor, _ := parseCursor(x.Args[2])
+	idx, next := o.pick(h.Len(), h.Encoding() == "listpack", cursor, func(i int) []byte {
+		f, _ := h.At(i)
+		return bytesOf(f)
+	})
+	writeElemScanHead(x, next, 2*len(idx))
+	for _, i := range idx {
 		f, v := h.At(i)
-		if usePat && !globMatch(pat, []byte(f)) {
-			continue
-		}
 		x.W.BulkString(f)
 		x.W.Bulk(v)
 	}

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -157,7 +158,15 @@ func migrate(x *Ctx) {
 	d := time.Duration(timeout) * time.Millisecond
 	nc, err := net.DialTimeout("tcp", addr, d)
 	if err != nil {
-		x.Error(ErrMigrateConnect)
+		// Redis connects without blocking and waits for the socket to be
+		// writable: only a name it cannot resolve fails the connect; a
+		// refusal or a timeout fails the write that follows.
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) {
+			x.Error(ErrMigrateConnect)
+		} else {
+			x.Error(ErrMigrateWrite)
+		}
 		return
 	}
 	defer nc.Close()

@@ -500,9 +500,9 @@ func sintercard(x *Ctx) {
 	x.W.Int(int64(out.Len()))
 }
 
-// sscan is SSCAN key cursor [MATCH pattern] [COUNT count]: the whole set
-// in one reply with cursor 0, as Redis replies for its small encodings; a
-// cursor is valid whatever its value, as SCAN's contract allows.
+// sscan is SSCAN key cursor [MATCH pattern] [COUNT count]: an intset, or
+// a set of at most COUNT members, comes whole with cursor 0, as Redis
+// replies; a larger one in pages (elemScan.pick).
 func sscan(x *Ctx) {
 	if !elemScanCursor(x) {
 		return
@@ -516,21 +516,19 @@ func sscan(x *Ctx) {
 		emptyElemScan(x)
 		return
 	}
-	pat, usePat, ok := parseElemScan(x)
+	o, ok := parseElemScan(x)
 	if !ok {
 		return
 	}
-	x.W.Array(2)
-	x.W.BulkString("0")
-	var matched [][]byte
-	for i := range s.Len() {
-		m := s.AppendAt(nil, i)
-		if !usePat || globMatch(pat, m) {
-			matched = append(matched, m)
-		}
-	}
-	x.W.Array(len(matched))
-	for _, m := range matched {
-		x.W.Bulk(m)
+	cursor, _ := parseCursor(x.Args[2])
+	var buf []byte
+	idx, next := o.pick(s.Len(), s.IsIntset(), cursor, func(i int) []byte {
+		buf = s.AppendAt(buf[:0], i)
+		return buf
+	})
+	writeElemScanHead(x, next, len(idx))
+	for _, i := range idx {
+		buf = s.AppendAt(buf[:0], i)
+		x.W.Bulk(buf)
 	}
 }

@@ -205,6 +205,9 @@ func exec(x *Ctx) {
 		c.record(q.cmd, q.args, sub.failed, time.Duration(c.clock.end()-mono))
 	}
 	*sub = Ctx{}
+	if len(c.ready.Keys()) != 0 {
+		c.serveHeld(locks) // callAt wakes them
+	}
 	// One batch for the whole transaction, before its shards unlock.
 	c.commitEffects(locks)
 }

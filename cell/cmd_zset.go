@@ -782,13 +782,12 @@ func zmpopFrom(x *Ctx, key []byte, z *keyspace.ZSet, max bool, count int64) {
 	x.RemovedFrom(key, z.Len(), n > 0)
 }
 
-// zscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. Every call
-// returns the whole set, filtered by MATCH, and cursor 0: that is what
-// Redis does for a listpack set (so small sets reply byte for byte alike),
-// and for a large one it keeps SCAN's guarantees trivially, since a client
-// iterates until the cursor is 0 anyway. The cursor is parsed first, then
-// the key (a missing one replies an empty scan before any option is
-// read), then the options.
+// zscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. A listpack
+// set, or one of at most COUNT members, comes whole with cursor 0, as
+// Redis replies (so small sets reply byte for byte alike); a larger one in
+// pages (elemScan.pick). The cursor is parsed first, then the key (a
+// missing one replies an empty scan before any option is read), then the
+// options.
 //
 // Scores are text, never RESP3 doubles, in the form each encoding of
 // Redis holds them: a listpack stores an integral score as an integer,
@@ -805,34 +804,35 @@ func zscan(x *Ctx) {
 		emptyElemScan(x)
 		return
 	}
-	pat, usePat, ok := parseElemScan(x)
+	o, ok := parseElemScan(x)
 	if !ok {
 		return
 	}
-	n := z.Len()
-	if usePat {
-		n = 0
-		z.Range(0, -1, false, func(member []byte, _ float64) bool {
-			if globMatch(pat, member) {
-				n++
-			}
-			return true
-		})
-	}
-	x.W.Array(2)
-	x.W.BulkString("0")
-	x.W.Array(2 * n)
-	packed := z.Encoding() == zsetlite.EncodingListpack
-	w := x.W
+	cursor, _ := parseCursor(x.Args[2])
+	// Members alias the set's storage only during the visit: one copy.
+	var arena []byte
+	ends := make([]int, 0, z.Len())
+	scores := make([]float64, 0, z.Len())
 	z.Range(0, -1, false, func(member []byte, score float64) bool {
-		if usePat && !globMatch(pat, member) {
-			return true
-		}
-		w.Bulk(member)
-		var buf [32]byte
-		w.Bulk(appendStoredScore(buf[:0], score, packed))
+		arena = append(arena, member...)
+		ends = append(ends, len(arena))
+		scores = append(scores, score)
 		return true
 	})
+	packed := z.Encoding() == zsetlite.EncodingListpack
+	member := func(i int) []byte {
+		if i == 0 {
+			return arena[:ends[0]]
+		}
+		return arena[ends[i-1]:ends[i]]
+	}
+	idx, next := o.pick(len(ends), packed, cursor, member)
+	writeElemScanHead(x, next, 2*len(idx))
+	var buf [32]byte
+	for _, i := range idx {
+		x.W.Bulk(member(i))
+		x.W.Bulk(appendStoredScore(buf[:0], scores[i], packed))
+	}
 }
 
 // appendStoredScore appends a score as Redis keeps it as text: a listpack

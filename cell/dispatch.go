@@ -220,10 +220,14 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		c.reject(cmd, ErrBusy)
 		return
 	}
+	if len(c.ready.Keys()) != 0 {
+		c.serveHeld(&c.locks) // blocked clients this command serves (blocking.go)
+	}
 	c.commitEffects(&c.locks)
 	c.locks.Unlock()
+	c.wakeServed()
 	if len(c.ready.Keys()) != 0 {
-		c.serveReady() // blocked clients this command can serve (blocking.go)
+		c.serveReady() // those it could not serve holding its shards
 	}
 	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
 }

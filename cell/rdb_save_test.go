@@ -176,36 +176,6 @@ func TestSaveWaitsForCheckpoint(t *testing.T) {
 	srv.bgsave.Store(false)
 }
 
-// rdbInts reads the RDB file at path: every string key of db 0 that holds
-// an integer, with its value.
-func rdbInts(t *testing.T, path string) map[string]int64 {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := rdb.NewReader(f, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if rec.Kind == rdb.KindKey && rec.DB == 0 && rec.Value.Type == rdb.TypeString {
-			if n, err := strconv.ParseInt(string(rec.Value.Str), 10, 64); err == nil {
-				out[string(rec.Key)] = n
-			}
-		}
-	}
-}
-
 // TestBgsavePointInTime: while clients move amounts between accounts
 // (MULTI DECRBY one, INCRBY another) whose keys live in different shards,
 // every file BGSAVE and SAVE write holds every account and the total the
@@ -275,11 +245,12 @@ func TestBgsavePointInTime(t *testing.T) {
 				}
 				waitFor(t, "the BGSAVE", func() bool { return infoField(t, c, "persistence", "rdb_bgsave_in_progress") == "0" })
 			}
-			vals := rdbInts(t, path)
+			vals := readRDB(t, path)
 			sum, n := int64(0), 0
 			for i := range accounts {
-				if v, ok := vals["acc:"+strconv.Itoa(i)]; ok {
-					sum += v
+				if v, ok := strings.CutPrefix(vals["0/acc:"+strconv.Itoa(i)], "string:"); ok {
+					amount, _ := strconv.ParseInt(v, 10, 64)
+					sum += amount
 					n++
 				}
 			}

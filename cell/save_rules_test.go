@@ -2,44 +2,20 @@ package cell
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cellserver/cellserver/rdb"
 )
 
 // rdbKeys counts the keys of the RDB file at path; -1: no file.
 func rdbKeys(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
+	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return -1
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := rdb.NewReader(f, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return n
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if rec.Kind == rdb.KindKey {
-			n++
-		}
-	}
+	return len(readRDB(t, path))
 }
 
 // infoField is one field of INFO's reply.

@@ -253,6 +253,25 @@ func TestBitmapBitfield(t *testing.T) {
 	})
 }
 
+// TestBitmapBitfieldInMulti is redis-py's pipeline case: BITFIELD's
+// array of results inside MULTI/EXEC among other replies, then alone, and
+// BITFIELD_RO queued.
+func TestBitmapBitfieldInMulti(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("MULTI")
+		c.Do("SET", "a", "1")
+		c.Do("BITFIELD", "b", "SET", "u8", "8", "255", "GET", "u8", "0", "GET", "u4", "8", "GET", "u4", "12", "GET", "u4", "13")
+		c.Do("GET", "a")
+		c.Do("EXEC")
+		c.Do("MULTI")
+		c.Do("BITFIELD", "b", "INCRBY", "u4", "12", "1", "OVERFLOW", "FAIL", "INCRBY", "u4", "12", "100")
+		c.Do("BITFIELD_RO", "b", "GET", "u4", "12", "GET", "i8", "8")
+		c.Do("BITFIELD", "a", "GET", "u8", "0")
+		c.Do("EXEC")
+		c.Error("DISCARD")
+	})
+}
+
 // TestBitmapRandom runs random bit writes and reads on both servers.
 func TestBitmapRandom(t *testing.T) {
 	c := newPair(t)

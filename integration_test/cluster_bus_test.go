@@ -509,7 +509,10 @@ func fillAndVerify(t *testing.T, addr string, n int) func(what string) {
 	}
 	return func(what string) {
 		t.Helper()
-		cl.ReloadState(ctx)
+		// A client of its own each time: a reused one may refresh its
+		// slot map from a node just deleted (CLUSTER RESET: no slots).
+		cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+		defer cl.Close()
 		missing := 0
 		for i := range n {
 			v, err := cl.Get(ctx, fmt.Sprintf("key:%d", i)).Result()

@@ -107,6 +107,8 @@ var peerInstallHints = map[string]string{
 	// Asked for by name when python3 is there but cannot import redis.
 	"python3-redis-module": "apt-get install python3-redis",
 	"python3-limits":       "apt-get install python3-limits",
+	"unshare":              "apt-get install util-linux",
+	"ip":                   "apt-get install iproute2",
 }
 
 // requirePeer skips t when program is not on PATH, or fails it when

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -475,4 +476,24 @@ func TestKeysObjectPolicies(t *testing.T) {
 			c.Do("OBJECT", "IDLETIME", k)
 		}
 	}
+}
+
+// TestKeysMigrateUnreachable: MIGRATE to a port nobody listens on fails
+// the write, as Redis's non-blocking connect only fails for a name it
+// cannot resolve (go-redis's suite checks this text).
+func TestKeysMigrateUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		c.Do("MIGRATE", "localhost", port, "key", "0", "0") // no key: NOKEY
+		c.Do("SET", "key", "hello")
+		c.Error("MIGRATE", "localhost", port, "key", "0", "0")
+		c.Error("MIGRATE", "127.0.0.1", port, "", "0", "100", "KEYS", "key")
+		c.Error("MIGRATE", "no-such-host.invalid", port, "key", "0", "100")
+		c.Do("GET", "key")
+	})
 }
