@@ -100,11 +100,11 @@ func (c *Client) dispatch(args [][]byte) {
 		c.clock.idle()
 		mono, wall = c.clock.read()
 	}
-	if (c.srv.store != nil || c.srv.bgsaveFailed.Load()) && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping" ||
+	if (c.srv.store != nil || c.srv.bgsaveFailed.Load()) && (cmd.Flags&(FlagWrite|flagScript) != 0 || cmd.Name == "ping" ||
 		(cmd.Name == "exec" && c.multi != nil && c.multi.writes)) {
 		// Redis refuses writes (and PING) while it cannot persist, before
-		// queueing them in MULTI.
-		if msg := c.srv.writesDenied(); msg != "" {
+		// queueing them in MULTI; a script by its flags (script_flags.go).
+		if msg := c.srv.writesDenied(); msg != "" && c.scriptCmdFlags(cmd, args)&(FlagWrite|flagScript) != flagScript {
 			c.reject(cmd, msg)
 			return
 		}
@@ -144,6 +144,9 @@ func (c *Client) dispatch(args [][]byte) {
 	}
 	if c.multi != nil && cmd.Flags&flagTxn == 0 {
 		c.multi.add(cmd, args)
+		if cmd.Flags&flagScript != 0 && c.scriptCmdFlags(cmd, args)&FlagWrite != 0 {
+			c.multi.writes = true // a script that may write, by its flags
+		}
 		c.w.Status("QUEUED")
 		return
 	}

@@ -169,7 +169,18 @@ func ConfigQuote(s string) string {
 // clientsCron closes clients idle for longer than timeout, once a second,
 // as Redis's clientsCron does.
 func (s *Server) clientsCron() {
-	t := time.NewTicker(time.Second)
+	s.every(time.Second, func() bool {
+		if sec := s.ops.timeoutSec.Load(); sec > 0 {
+			s.closeIdle(time.Now().UnixMilli() - sec*1000)
+		}
+		return true
+	})
+}
+
+// every runs fn each period until the server stops or fn returns false:
+// the shape of the server's crons.
+func (s *Server) every(period time.Duration, fn func() bool) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -177,8 +188,8 @@ func (s *Server) clientsCron() {
 			return
 		case <-t.C:
 		}
-		if sec := s.ops.timeoutSec.Load(); sec > 0 {
-			s.closeIdle(time.Now().UnixMilli() - sec*1000)
+		if !fn() {
+			return
 		}
 	}
 }

@@ -565,6 +565,14 @@ func TestPersistMisconf(t *testing.T) {
 	if r := other.do("CL.PROBE", "a", "5", "10", "60"); !strings.HasPrefix(r, "*5") {
 		t.Fatalf("a read while the disk is full: %q", r)
 	}
+	// A script that may write, by its flags, is refused before it runs.
+	// (One that may not runs, but its reply, which holds every shard the
+	// first time, waits for the held write's.)
+	for _, body := range []string{"#!lua\nreturn 1", "#!lua flags=allow-oom\nreturn 1"} {
+		if r := other.do("EVAL", body, "0"); r != misconf {
+			t.Fatalf("EVAL %q while the disk is full: %q", body, r)
+		}
+	}
 	fams := scrape(t, srv)
 	if v, _ := metricValue(fams, "cellserver_persistence_misconf"); v != 1 {
 		t.Errorf("/metrics while writes get MISCONF: cellserver_persistence_misconf %v", v)
@@ -575,6 +583,9 @@ func TestPersistMisconf(t *testing.T) {
 	other.do("MULTI")
 	if r := other.do("CL.THROTTLE", "b", "5", "10", "60"); r != misconf {
 		t.Fatalf("queueing a write: %q", r)
+	}
+	if r := other.do("EVAL", "#!lua\nreturn 1", "0"); r != misconf {
+		t.Fatalf("queueing a script that may write: %q", r)
 	}
 	if r := other.do("EXEC"); !strings.HasPrefix(r, "-EXECABORT") {
 		t.Fatalf("EXEC: %q", r)

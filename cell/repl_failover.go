@@ -81,18 +81,7 @@ func (s *Server) startFailover(host string, port int, timeoutMs int64, force boo
 // updateFailoverStatus does from its cron, until the attempt moves on.
 func (s *Server) watchFailover() {
 	defer s.bg.Done()
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-		}
-		if !s.updateFailover() {
-			return
-		}
-	}
+	s.every(10*time.Millisecond, s.updateFailover)
 }
 
 // updateFailover moves a waiting attempt on: to the target once it is

@@ -59,25 +59,19 @@ func (s *Server) saveRuleDue() (secs, count int64, due bool) {
 // (Redis's serverCron at hz 10).
 func (s *Server) saveRuleLoop() {
 	defer s.bg.Done()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-		}
+	s.every(100*time.Millisecond, func() bool {
 		if s.bgsave.Load() {
-			continue
+			return true
 		}
 		secs, count, due := s.saveRuleDue()
 		if !due || !s.bgsave.CompareAndSwap(false, true) {
-			continue
+			return true
 		}
 		s.log.Info(fmt.Sprintf("%d changes in %d seconds. Saving...", count, secs))
 		s.runBGSave()
 		s.bgsave.Store(false)
-	}
+		return true
+	})
 }
 
 // runBGSave is a background save's work (BGSAVE's, a save point's); the
