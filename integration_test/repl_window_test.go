@@ -98,3 +98,36 @@ func TestReplWindowFailover(t *testing.T) {
 		t.Errorf("after SAVE and restart %s, before %s", got, want)
 	}
 }
+
+// TestWindowMigrate: MIGRATE moves a window between cellserver nodes, its
+// counts and expiry intact; to a redis-server, which lacks the module
+// type, the move is refused and the key stays.
+func TestWindowMigrate(t *testing.T) {
+	ctx := context.Background()
+	src := startReplNode(t, "cellserver")
+	dst := startReplNode(t, "cellserver")
+	redis := startReplNode(t, "redis-server")
+	windowCalls(t, src, 2, "win:m", "win:m")
+	windowCalls(t, src, 3, "win:m") // refused: 4 of 5 spent
+	want := windowCounts(t, src, 0, "win:m")
+	exp := src.rdb.Do(ctx, "PEXPIRETIME", "win:m").Val()
+	err := src.rdb.Do(ctx, "MIGRATE", "127.0.0.1", redis.port, "win:m", 0, 5000).Err()
+	if err == nil || err.Error() != "ERR Target instance replied with error: ERR Bad data format" {
+		t.Errorf("MIGRATE to redis-server: %v", err)
+	}
+	if got := windowCounts(t, src, 0, "win:m"); got != want {
+		t.Errorf("after the refused MIGRATE %s, before %s", got, want)
+	}
+	if err := src.rdb.Do(ctx, "MIGRATE", "127.0.0.1", dst.port, "win:m", 0, 5000).Err(); err != nil {
+		t.Fatalf("MIGRATE to cellserver: %v", err)
+	}
+	if n := src.rdb.Exists(ctx, "win:m").Val(); n != 0 {
+		t.Errorf("win:m still on the source")
+	}
+	if got := dst.rdb.Do(ctx, "PEXPIRETIME", "win:m").Val(); fmt.Sprint(got) != fmt.Sprint(exp) {
+		t.Errorf("PEXPIRETIME after MIGRATE %v, before %v", got, exp)
+	}
+	if got := windowCounts(t, dst, 0, "win:m"); got != want {
+		t.Errorf("after MIGRATE %s, before %s", got, want)
+	}
+}
