@@ -725,6 +725,12 @@ func zpop(x *Ctx, max bool) {
 	} else {
 		x.W.Array(2 * n)
 	}
+	popPairs(x, key, z, max, n, nested)
+}
+
+// popPairs pops n members of key's set z, lowest or highest first, and
+// writes each member and score, as a pair array of its own when nested.
+func popPairs(x *Ctx, key []byte, z *keyspace.ZSet, max bool, n int, nested bool) {
 	w := x.W
 	emit := func(member []byte, score float64) bool {
 		if nested {
@@ -767,19 +773,7 @@ func zmpopFrom(x *Ctx, key []byte, z *keyspace.ZSet, max bool, count int64) {
 	x.W.Array(2)
 	x.W.Bulk(key)
 	x.W.Array(n)
-	w := x.W
-	emit := func(member []byte, score float64) bool {
-		w.Array(2)
-		w.Bulk(member)
-		w.Double(score)
-		return true
-	}
-	if max {
-		z.PopMax(n, emit)
-	} else {
-		z.PopMin(n, emit)
-	}
-	x.RemovedFrom(key, z.Len(), n > 0)
+	popPairs(x, key, z, max, n, true)
 }
 
 // zscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. A listpack
