@@ -121,6 +121,9 @@ func TestFailoverTimeoutAbort(t *testing.T) {
 			if err := m.rdb.Do(ctx, "FAILOVER").Err(); err == nil || err.Error() != "ERR FAILOVER already in progress." {
 				t.Errorf("second FAILOVER: %v", err)
 			}
+			if err := m.rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err == nil || err.Error() != "ERR REPLICAOF not allowed while failing over." {
+				t.Errorf("REPLICAOF during a failover: %v", err)
+			}
 			waitUntil(t, "back to no-failover", func(n *replNode) bool {
 				return replInfoField(t, n.rdb, "replication", "master_failover_state") == "no-failover"
 			}, m)

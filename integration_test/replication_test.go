@@ -559,6 +559,10 @@ func TestReplDisklessSyncDelay(t *testing.T) {
 			if !strings.Contains(info, "connected_slaves:2") || strings.Count(info, "state=wait_bgsave") != 2 {
 				t.Fatalf("within the delay:\n%s", info)
 			}
+			// ROLE lists only online replicas: none yet.
+			if role := fmt.Sprint(master.rdb.Do(ctx, "ROLE").Val()); !strings.HasSuffix(role, " []]") {
+				t.Errorf("ROLE within the delay: %s", role)
+			}
 			for _, r := range reps {
 				waitLinkUp(t, r)
 			}
