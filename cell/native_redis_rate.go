@@ -21,9 +21,9 @@ func init() {
 const redisRateEpoch = 1483228800
 
 var (
-	argTIME = []byte("TIME")
-	argGET  = []byte("GET")
-	argSET  = []byte("SET")
+	cmdTIME = nativeCommand("TIME")
+	cmdGET  = nativeCommand("GET")
+	cmdSET  = nativeCommand("SET")
 	argEX   = []byte("EX")
 )
 
@@ -53,7 +53,7 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		if _, ok := n.peekNumber(key); !ok {
 			return false
 		}
-		n.cmd(argTIME)
+		n.cmd(cmdTIME)
 		b := n.call(0)
 		if b == nil {
 			return true
@@ -64,7 +64,7 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		}
 		// (now[1] - jan_1_2017) + (now[2] / 1000000)
 		now := float64(float64(sec)-redisRateEpoch) + float64(usec)/1000000
-		n.cmd(argGET, key)
+		n.cmd(cmdGET, key)
 		if b = n.call(1); b == nil {
 			return true
 		}
@@ -133,7 +133,7 @@ func (n *nativeRun) redisRateDenied(retryAfter, resetAfter float64) {
 // redisRateSet is SET key new_tat EX math.ceil(reset_after). false: it
 // failed, and the script's error is the reply.
 func (n *nativeRun) redisRateSet(key []byte, newTat, resetAfter float64) bool {
-	n.cmd(argSET, key)
+	n.cmd(cmdSET, key)
 	n.num(newTat)
 	n.arg(argEX)
 	n.num(math.Ceil(resetAfter))

@@ -1,9 +1,6 @@
 package script
 
-import (
-	"context"
-	"strings"
-)
+import "strings"
 
 // What a Go implementation of a known script (the server's native
 // scripts) needs to give the same bytes as this package's Lua: how a Lua
@@ -32,7 +29,3 @@ func CallError(e []byte, sha string, line int) string {
 	}
 	return code + " " + strings.Trim(msg, "\r\n") + " script: " + sha + ", on @" + chunkName + ":" + itoa(line) + "."
 }
-
-// StopText is the error a script stopped from outside (SCRIPT KILL, the
-// memory limit) gets at its next redis.call.
-func StopText(ctx context.Context) string { return killText(ctx) }
