@@ -101,16 +101,7 @@ func TestFailoverTimeoutAbort(t *testing.T) {
 	for _, kind := range []string{"redis-server", "cellserver"} {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
-			if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
-				t.Fatal(err)
-			}
-			waitLinkUp(t, a)
-			// The replica, stopped, acknowledges nothing more.
-			if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			defer a.p.Cmd.Process.Signal(syscall.SIGCONT)
+			m := startStalledReplica(t, kind)
 			m.rdb.Set(ctx, "k", "1", 0)
 			if err := m.rdb.Do(ctx, "FAILOVER", "TIMEOUT", "300").Err(); err != nil {
 				t.Fatalf("FAILOVER TIMEOUT 300: %v", err)
@@ -153,6 +144,28 @@ func TestFailoverTimeoutAbort(t *testing.T) {
 	}
 }
 
+// startStalledReplica starts a master of the kind given with a
+// redis-server replica, online and then stopped (SIGSTOP): it
+// acknowledges nothing more, so a FAILOVER waits for it. It continues
+// when the test ends.
+func startStalledReplica(t *testing.T, kind string) *replNode {
+	t.Helper()
+	ctx := context.Background()
+	m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
+	if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, a)
+	waitUntil(t, "listing its replica online", func(n *replNode) bool {
+		return strings.Contains(n.rdb.Info(ctx, "replication").Val(), "state=online")
+	}, m)
+	if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.p.Cmd.Process.Signal(syscall.SIGCONT) })
+	return m
+}
+
 // TestFailoverUnpause: CLIENT UNPAUSE ends only CLIENT PAUSE's pause. A
 // write sent after it, while a FAILOVER waits for a target that
 // acknowledges nothing, is held (counted in blocked_clients) as during
@@ -164,18 +177,7 @@ func TestFailoverUnpause(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
-			if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
-				t.Fatal(err)
-			}
-			waitLinkUp(t, a)
-			waitUntil(t, "listing its replica online", func(n *replNode) bool {
-				return strings.Contains(n.rdb.Info(ctx, "replication").Val(), "state=online")
-			}, m)
-			if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			defer a.p.Cmd.Process.Signal(syscall.SIGCONT)
+			m := startStalledReplica(t, kind)
 			m.rdb.Set(ctx, "k", "1", 0)
 			c, err := dialRESP(m.p.addr)
 			if err != nil {
