@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -61,6 +62,10 @@ type Client struct {
 	// fixed once the server is built (rename-command is a startup option).
 	lastName   []byte
 	lastLookup *Command
+	// The last script EVALSHA found, and the script cache's generation
+	// then (scriptBySHA).
+	lastScript    *script.Script
+	lastScriptGen int64
 
 	// fx collects the running execution's effects, for the store
 	// (persist.go); its Tx's point at it while there is a store.

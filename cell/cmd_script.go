@@ -119,7 +119,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	}
 	var s *script.Script
 	if bySHA {
-		if s = x.srv.scripts.Lookup(x.Args[1]); s == nil {
+		if s = x.cl.scriptBySHA(x.Args[1]); s == nil {
 			x.Error(ErrNoScript)
 			return
 		}
@@ -138,6 +138,22 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 		return
 	}
 	runCallable(x, callable{script: s, notes: &s.Notes}, readOnly, x.Args[3:3+n], x.Args[3+n:])
+}
+
+// scriptBySHA is the cached script with SHA1 sha, as scripts.Lookup,
+// remembering the client's last answer: a client sends the same few
+// scripts again and again, and a script leaves the cache only when SCRIPT
+// FLUSH changes its generation.
+func (c *Client) scriptBySHA(sha []byte) *script.Script {
+	gen := c.srv.scripts.Generation()
+	if s := c.lastScript; s != nil && c.lastScriptGen == gen && string(sha) == s.SHA {
+		return s
+	}
+	s := c.srv.scripts.Lookup(sha)
+	if s != nil {
+		c.lastScript, c.lastScriptGen = s, gen
+	}
+	return s
 }
 
 // callable is what EVAL or FCALL runs: a script or a function, and the

@@ -198,7 +198,7 @@ func exec(x *Ctx) {
 			}
 		}
 		mono, wall := c.clock.read() // frozen x.Now() for expiry, but CL.THROTTLE's clock moves
-		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, wallNs: wall}
+		*sub = Ctx{srv: x.srv, cl: c, cmd: q.cmd, Args: q.args, W: x.W, wallNs: wall, monoNs: mono}
 		sub.Begin(x.srv.ks, x.Effects(), c.db, x.Now())
 		sub.SetReady(x.Ready())
 		q.cmd.Handler(sub)

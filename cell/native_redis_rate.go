@@ -50,7 +50,8 @@ func nativeRedisRate(atMost bool) nativeImpl {
 			return false
 		}
 		key := n.keys[0]
-		if _, ok := n.peekNumber(key); !ok {
+		stored, present, ok := n.peekNumber(key)
+		if !ok {
 			return false
 		}
 		n.cmd(cmdTIME)
@@ -68,15 +69,13 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		if b = n.call(1); b == nil {
 			return true
 		}
-		v, _, ok := replyBulk(b)
+		stored, found, ok := getPeeked(b, stored, present)
 		if !ok {
 			return n.internal()
 		}
 		tat := now
-		if v != nil {
-			if tat, ok = plainNumber(v); !ok {
-				return n.internal() // peekNumber saw it
-			}
+		if found {
+			tat = stored
 		}
 		if now > tat { // math.max(tat, now)
 			tat = now
@@ -116,7 +115,7 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		n.w.Int(script.ToInteger(cost))
 		n.w.Int(script.ToInteger(remaining))
 		n.w.BulkString("-1")
-		n.w.BulkString(script.FormatNumber(resetAfter))
+		n.w.Bulk(n.text(resetAfter))
 		return true
 	}
 }
@@ -126,8 +125,8 @@ func (n *nativeRun) redisRateDenied(retryAfter, resetAfter float64) {
 	n.w.Array(4)
 	n.w.Int(0)
 	n.w.Int(0)
-	n.w.BulkString(script.FormatNumber(retryAfter))
-	n.w.BulkString(script.FormatNumber(resetAfter))
+	n.w.Bulk(n.text(retryAfter))
+	n.w.Bulk(n.text(resetAfter))
 }
 
 // redisRateSet is SET key new_tat EX math.ceil(reset_after). false: it

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/cell/script"
@@ -122,7 +123,7 @@ type nativeRun struct {
 	buf        []byte       // number arguments' text
 	out        script.Outcome
 	sub        Ctx   // the Ctx of the command a call runs, reused
-	mark       int64 // monoNow at the end of the last call, or the start
+	mark       int64 // monoNow at the end of the last call, or the EVALSHA's start
 }
 
 var nativeRuns = sync.Pool{New: func() any { return &nativeRun{sw: resp.NewWriter()} }}
@@ -140,7 +141,9 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	n.db, n.readOnly, n.wrote = x.DB(), readOnly, false
 	n.allowOOM = s.Flags&(script.FlagAllowOOM|script.FlagCompat) == script.FlagAllowOOM
 	n.out = script.Outcome{}
-	n.mark = monoNow()
+	if n.mark = x.monoNs; n.mark == 0 {
+		n.mark = monoNow()
+	}
 	ok := ns.run(n)
 	out := n.out
 	n.x, n.ns, n.keys, n.argv, n.w, n.c = nil, nil, nil, nil, nil, nil
@@ -167,6 +170,14 @@ func (n *nativeRun) cmd(c *nativeCmd, args ...[]byte) {
 // arg adds an argument as the script passes a string.
 func (n *nativeRun) arg(b []byte) { n.args = append(n.args, b) }
 
+// text is tostring of the Lua number f ("%.14g"), in the run's scratch:
+// valid until the next call's arguments are started.
+func (n *nativeRun) text(f float64) []byte {
+	start := len(n.buf)
+	n.buf = script.AppendNumber(n.buf, f)
+	return n.buf[start:len(n.buf):len(n.buf)]
+}
+
 // num adds an argument as the script passes a Lua number ("%.17g"). The
 // text of earlier numbers stays where it was when buf grows.
 func (n *nativeRun) num(f float64) {
@@ -183,7 +194,8 @@ func (n *nativeRun) num(f float64) {
 // Its keys are the script's declared ones, whose shards the EVALSHA holds,
 // so only the checks that do not depend on the keys are made. Its counts
 // go to the client's tally with the EVALSHA's (stats_tally.go), and its
-// duration runs from the end of the call before.
+// duration runs from the end of the call before (the first's, from the
+// EVALSHA's start): one clock reading per call.
 func (n *nativeRun) call(i int) []byte {
 	x := n.x
 	n.sw.Reset()
@@ -328,32 +340,45 @@ func plainNumber(b []byte) (float64, bool) {
 			return 0, false
 		}
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	f, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64) // not kept: no copy
 	if err != nil || f == 0 && neg {
 		return 0, false
 	}
 	return f, true
 }
 
-// peekNumber reads key as the script's GET will see it: missing (nil,
-// true), or a string that plainNumber reads. false: something else (a
-// wrong type, a value Lua may read differently), which is Lua's to handle.
-// It changes nothing: an expired key is left for the GET to delete.
-func (n *nativeRun) peekNumber(key []byte) (val []byte, ok bool) {
+// peekNumber reads key as the script's GET will see it: missing
+// (present false), or a string that plainNumber reads as f. ok false:
+// something else (a wrong type, a value Lua may read differently), which
+// is Lua's to handle. It changes nothing: an expired key is left for the
+// GET to delete. The GET, on the same locked shard at the same frozen
+// clock, then finds what it found (getPeeked).
+func (n *nativeRun) peekNumber(key []byte) (f float64, present, ok bool) {
 	x := n.x
 	e := x.srv.ks.PeekLocked(n.db, key)
 	if e == nil || e.Expired(x.Now()) {
-		return nil, true
+		return 0, false, true
 	}
 	if !e.IsString() {
-		return nil, false
+		return 0, false, false
 	}
 	var buf [20]byte
-	v := e.StrTo(&buf)
-	if _, ok := plainNumber(v); !ok {
-		return nil, false
+	if f, ok = plainNumber(e.StrTo(&buf)); !ok {
+		return 0, false, false
 	}
-	return v, true
+	return f, true, true
+}
+
+// getPeeked reads the reply b of the GET of a key peekNumber found
+// present (f) or not: the number, or false for a nil reply. ok false:
+// the reply is not what the peek saw, which the caller answers as an
+// internal error.
+func getPeeked(b []byte, f float64, present bool) (v float64, found, ok bool) {
+	val, _, ok := replyBulk(b)
+	if !ok || (val != nil) != present {
+		return 0, false, false
+	}
+	return f, present, true
 }
 
 // replyTime reads TIME's reply: seconds and microseconds.

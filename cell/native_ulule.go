@@ -70,7 +70,8 @@ func nativeUlulePeek(n *nativeRun) bool {
 		return false
 	}
 	key := n.keys[0]
-	if _, ok := n.peekNumber(key); !ok {
+	stored, present, ok := n.peekNumber(key)
+	if !ok {
 		return false // tonumber(v) nil would leave a hole in the reply
 	}
 	n.cmd(cmdLowerGet, key)
@@ -78,19 +79,15 @@ func nativeUlulePeek(n *nativeRun) bool {
 	if b == nil {
 		return true
 	}
-	v, _, ok := replyBulk(b)
+	count, found, ok := getPeeked(b, stored, present)
 	if !ok {
 		return n.internal()
 	}
-	if v == nil {
+	if !found {
 		n.w.Array(2)
 		n.w.Int(0)
 		n.w.Int(0)
 		return true
-	}
-	count, ok := plainNumber(v)
-	if !ok {
-		return n.internal() // peekNumber saw it
 	}
 	n.cmd(cmdLowerPttl, key)
 	if b = n.call(1); b == nil {

@@ -230,6 +230,10 @@ func (e *Engine) Flush() {
 	e.mu.Unlock()
 }
 
+// Generation changes when the cache is flushed: a script found in one
+// generation stays cached until it changes.
+func (e *Engine) Generation() int64 { return e.gen.Load() }
+
 // Count is number_of_cached_scripts.
 func (e *Engine) Count() int {
 	e.mu.RLock()

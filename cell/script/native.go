@@ -10,6 +10,9 @@ import "strings"
 // FormatNumber is tostring of a Lua number: C's "%.14g".
 func FormatNumber(f float64) string { return fmt14(f) }
 
+// AppendNumber appends FormatNumber(f) to b.
+func AppendNumber(b []byte, f float64) []byte { return appendG(b, f, 14) }
+
 // AppendCallNumber appends a Lua number as redis.call passes it to a
 // command: C's "%.17g".
 func AppendCallNumber(b []byte, f float64) []byte { return appendG17(b, f) }
