@@ -328,9 +328,9 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	x := r.x
 	cmd, msg := scriptCommand(args)
 	if msg == "" {
-		holds := r.holds
-		if r.allowAll {
-			holds = nil // every shard
+		var holds func(*keyspace.Shard) bool // nil: every shard
+		if x.srv.clusterOn && !r.allowAll {
+			holds = r.holds // only then: the method value escapes, an allocation
 		}
 		msg = x.scriptCallRefusal(cmd, args, r.readOnly, r.scriptOOMDenied, holds)
 	}
