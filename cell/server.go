@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ type Server struct {
 	pubsub, spubsub *pubsubRegistry
 
 	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
+	loops  []*evLoop                  // the event loops, one per core (evloop.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
 	ident  *serverIdentity
 
@@ -322,6 +324,9 @@ func (s *Server) Serve() error {
 	lns := append([]net.Listener(nil), s.listeners...)
 	s.mu.Unlock()
 	errc := make(chan error, len(lns))
+	if !s.cfg.NoEventLoop && !s.cfg.NoServeInPoller && s.loops == nil {
+		s.startLoops(runtime.GOMAXPROCS(0))
+	}
 	for _, ln := range lns {
 		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
 	}
@@ -420,8 +425,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// it, flushes and sees closing before it reads again.
 	for _, c := range s.clients {
 		c.nc.SetReadDeadline(time.Now())
+		c.kickLoop()
 	}
 	s.mu.Unlock()
+	s.stopLoops()
 	idle := make(chan struct{})
 	go func() { s.conns.Wait(); close(idle) }()
 	var err error
@@ -430,7 +437,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.clients {
-			c.nc.Close()
+			c.closeConn()
 		}
 		s.mu.Unlock()
 		err = ctx.Err()
