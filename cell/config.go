@@ -47,10 +47,10 @@ type Config struct {
 	// poller's read callback (--serve-in-poller no, pollserve.go): every
 	// read then goes through the ordinary loop.
 	NoServeInPoller bool
-	// NoEventLoop keeps every connection waiting for input in its own
-	// goroutine (--event-loop no); by default a connection in its plain
-	// state waits in one of a few shared loops (evloop.go).
-	NoEventLoop bool
+	// EventLoop has connections in their plain state wait for input in
+	// one of a few shared loops (--event-loop yes, evloop.go) instead of
+	// each in its own goroutine.
+	EventLoop bool
 
 	// Observability (logging.go, metrics.go).
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice

@@ -2,7 +2,7 @@ package cell
 
 import "sync"
 
-// The event loop (--event-loop yes): connections in their plain state wait
+// The event loop (--event-loop yes, off by default): connections in their plain state wait
 // for input in a few shared loops instead of each in its own goroutine.
 //
 // Why: at pipeline depth 1 every request otherwise parks its connection's

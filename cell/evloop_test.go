@@ -14,7 +14,7 @@ import (
 // order, while every other client, whichever loop it waits in, is served
 // meanwhile.
 func TestEventLoopSlowReader(t *testing.T) {
-	srv := startServer(t, nil)
+	srv := startServer(t, func(c *Config) { c.EventLoop = true })
 	c := dial(t, srv)
 	c.do("PING") // accepted: the loops started before
 	if len(srv.loops) == 0 {
@@ -63,7 +63,7 @@ func TestEventLoopSlowReader(t *testing.T) {
 // TestEventLoopKill: a client waiting in its loop is closed at once by
 // CLIENT KILL and by the idle timeout, and leaves CLIENT LIST.
 func TestEventLoopKill(t *testing.T) {
-	srv := startServer(t, nil)
+	srv := startServer(t, func(c *Config) { c.EventLoop = true })
 	admin := dial(t, srv)
 	admin.do("PING") // accepted: the loops started before
 	if len(srv.loops) == 0 {

@@ -324,7 +324,7 @@ func (s *Server) Serve() error {
 	lns := append([]net.Listener(nil), s.listeners...)
 	s.mu.Unlock()
 	errc := make(chan error, len(lns))
-	if !s.cfg.NoEventLoop && !s.cfg.NoServeInPoller && s.loops == nil {
+	if s.cfg.EventLoop && !s.cfg.NoServeInPoller && s.loops == nil {
 		s.startLoops(runtime.GOMAXPROCS(0))
 	}
 	for _, ln := range lns {
