@@ -30,14 +30,7 @@ import (
 // (eviction, CLIENT PAUSE), so that the wait is not counted as the
 // command's time.
 func (c *Client) dispatch(args [][]byte) {
-	cmd := c.lastLookup
-	if cmd == nil || string(args[0]) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
-		if cmd != nil {
-			c.lastName = append(c.lastName[:0], args[0]...)
-			c.lastLookup = cmd
-		}
-	}
+	cmd := c.cmds.lookup(c.srv, args[0])
 	var mono, wall int64
 	if c.multi != nil && cmd != nil && cmd.Flags&flagTxn == 0 {
 		mono, wall = c.clock.readQueued() // clock.go
