@@ -79,3 +79,54 @@ func TestJournalWithoutStore(t *testing.T) {
 		t.Fatalf("journal: %d entries", n)
 	}
 }
+
+// TestJournalExisted: an entry says whether its key held a value before
+// the execution's first change of it, expired or not, after any flush of
+// its database the execution made.
+func TestJournalExisted(t *testing.T) {
+	ks := NewKeyspace(2, 4)
+	var fx Effects
+	var j Journal
+	fx.SetJournal(&j)
+	var x Tx
+	x.Begin(ks, &fx, 0, 1000)
+	var l LockSet
+	l.AddDB(ks, 0)
+	l.AddDB(ks, 1)
+	l.Lock(false)
+	defer l.Unlock()
+	x.SetString([]byte("old"), []byte("v"), 0)
+	x.SetString([]byte("gone"), []byte("v"), 1500)
+	x.SetString([]byte("src"), []byte("v"), 0)
+	x.SetDB(1)
+	x.SetString([]byte("after"), []byte("v"), 0)
+	x.SetDB(0)
+	j.Reset()
+	x.SetNow(2000)
+
+	x.SetString([]byte("old"), []byte("w"), 0)                      // replaced
+	x.SetObject([]byte("new"), NewHash(), 0)                        // created
+	x.SetString([]byte("new"), []byte("x"), 0)                      // then replaced: still created
+	x.Lookup([]byte("gone"))                                        // expired on the way
+	x.SetInt([]byte("gone"), 1, 0)                                  // over the expired key
+	x.Rename([]byte("src"), []byte("dst"), x.Lookup([]byte("src"))) // src existed, dst did not
+	x.SetInt([]byte("n"), 1, 0)                                     // created
+	x.Remove([]byte("n"))
+	x.FlushDB(1)
+	x.SetDB(1)
+	x.SetString([]byte("after"), []byte("w"), 0) // in db 1, after its flush
+	want := map[string]bool{"old": true, "new": false, "gone": true, "src": true, "dst": false, "n": false, "after": false}
+	for _, e := range j.Entries() {
+		if e.Flush {
+			continue
+		}
+		k := string(j.Key(e))
+		if e.Existed != want[k] {
+			t.Errorf("%s: Existed %v, want %v", k, e.Existed, want[k])
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		t.Errorf("%s: no entry", k)
+	}
+}
