@@ -218,9 +218,9 @@ func maskRestores(t *testing.T, s string) string {
 	var out []byte
 	for rest := s; rest != ""; {
 		var args []string
-		n, ok := 0, false
 		line, after, _ := strings.Cut(rest, "\r\n")
-		if n, ok = cutInt(line, '*'); !ok {
+		n, ok := cutInt(line, '*')
+		if !ok {
 			t.Fatalf("stream %q: not an array at %q", s, rest)
 		}
 		rest = after
@@ -248,4 +248,3 @@ func cutInt(line string, prefix byte) (int, bool) {
 	n, err := strconv.Atoi(line[1:])
 	return n, err == nil
 }
-
