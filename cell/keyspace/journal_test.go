@@ -53,25 +53,32 @@ func TestJournal(t *testing.T) {
 	}
 }
 
+// journaled begins an execution at 1000 ms, with no store, noting its
+// changes in a journal, on a keyspace of two databases; the first dbs
+// are locked.
+func journaled(dbs int) (*Tx, *Effects, *Journal, *LockSet) {
+	ks := NewKeyspace(2, 4)
+	fx, j, x, l := new(Effects), new(Journal), new(Tx), new(LockSet)
+	fx.SetJournal(j)
+	x.Begin(ks, fx, 0, 1000)
+	for db := range dbs {
+		l.AddDB(ks, db)
+	}
+	l.Lock(false)
+	return x, fx, j, l
+}
+
 // TestJournalWithoutStore: a Tx whose Effects has no store notes its
 // changes, expired keys included, for the stream.
 func TestJournalWithoutStore(t *testing.T) {
-	ks := NewKeyspace(2, 4)
-	var fx Effects
-	var j Journal
-	fx.SetJournal(&j)
-	var x Tx
-	x.Begin(ks, &fx, 0, 1000)
-	var l LockSet
-	l.AddDB(ks, 0)
-	l.Lock(false)
+	x, fx, j, l := journaled(1)
 	x.SetString([]byte("s"), []byte("v"), 0)
 	x.SetInt([]byte("n"), 5, 1500)
 	x.SetNow(2000)
 	if x.Lookup([]byte("n")) != nil {
 		t.Fatal("n should have expired")
 	}
-	if err := fx.Commit(&l); err != nil {
+	if err := fx.Commit(l); err != nil {
 		t.Fatal(err)
 	}
 	l.Unlock()
@@ -84,16 +91,7 @@ func TestJournalWithoutStore(t *testing.T) {
 // the execution's first change of it, expired or not, after any flush of
 // its database the execution made.
 func TestJournalExisted(t *testing.T) {
-	ks := NewKeyspace(2, 4)
-	var fx Effects
-	var j Journal
-	fx.SetJournal(&j)
-	var x Tx
-	x.Begin(ks, &fx, 0, 1000)
-	var l LockSet
-	l.AddDB(ks, 0)
-	l.AddDB(ks, 1)
-	l.Lock(false)
+	x, _, j, l := journaled(2)
 	defer l.Unlock()
 	x.SetString([]byte("old"), []byte("v"), 0)
 	x.SetString([]byte("gone"), []byte("v"), 1500)
