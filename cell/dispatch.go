@@ -24,24 +24,23 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
-// The clock is read once here (cmdClock: at most one monotonic read), for
-// lastActive and as the start of call; it is read again only after a check
-// that may have waited (eviction, CLIENT PAUSE), so that the wait is not
-// counted as the command's time.
+// The clock is read once here (cmdClock: at most one monotonic read, none
+// for a command MULTI queues after another), for lastActive and as the
+// start of call; it is read again only after a check that may have waited
+// (eviction, CLIENT PAUSE), so that the wait is not counted as the
+// command's time.
 func (c *Client) dispatch(args [][]byte) {
-	mono, wall := c.clock.read()
+	cmd := c.cmds.lookup(c.srv, args[0])
+	var mono, wall int64
+	if c.multi != nil && cmd != nil && cmd.Flags&flagTxn == 0 {
+		mono, wall = c.clock.readQueued() // clock.go
+	} else {
+		mono, wall = c.clock.read()
+	}
 	if ms := wall / int64(time.Millisecond); c.lastActive.Load() != ms {
 		// A plain load first: an atomic store is a full barrier on amd64,
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
-	}
-	cmd := c.lastLookup
-	if cmd == nil || string(args[0]) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
-		if cmd != nil {
-			c.lastName = append(c.lastName[:0], args[0]...)
-			c.lastLookup = cmd
-		}
 	}
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
@@ -78,10 +77,12 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.srv.clusterOn && (c.repl == nil || !c.repl.master) && !c.clusterCheck(cmd, args) {
 		return
 	}
-	if c.multi != nil && c.busyInMulti(cmd, args) {
-		c.multi.busy = true
-		c.reject(cmd, ErrBusy)
-		return
+	if c.multi != nil {
+		if msg := c.busyInMulti(cmd, args); msg != "" {
+			c.multi.busy = true
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	if c.monitoring && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
@@ -211,13 +212,13 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 				return
 			}
 		} else if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
-			c.reject(cmd, ErrBusy)
+			c.reject(cmd, c.srv.busyError(c.locks.BusyBy()))
 			return
 		}
 	}
 	cmd.Handler(x)
 	if x.busy {
-		c.reject(cmd, ErrBusy)
+		c.reject(cmd, c.srv.busyError(c.locks.BusyBy()))
 		return
 	}
 	if len(c.ready.Keys()) != 0 {
