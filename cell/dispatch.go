@@ -24,24 +24,23 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
-// The clock is read once here (cmdClock: at most one monotonic read), for
-// lastActive and as the start of call; it is read again only after a check
-// that may have waited (eviction, CLIENT PAUSE), so that the wait is not
-// counted as the command's time.
+// The clock is read once here (cmdClock: at most one monotonic read, none
+// for a command MULTI queues after another), for lastActive and as the
+// start of call; it is read again only after a check that may have waited
+// (eviction, CLIENT PAUSE), so that the wait is not counted as the
+// command's time.
 func (c *Client) dispatch(args [][]byte) {
-	mono, wall := c.clock.read()
+	cmd := c.cmds.lookup(c.srv, args[0])
+	var mono, wall int64
+	if c.multi != nil && cmd != nil && cmd.Flags&flagTxn == 0 {
+		mono, wall = c.clock.readQueued() // clock.go
+	} else {
+		mono, wall = c.clock.read()
+	}
 	if ms := wall / int64(time.Millisecond); c.lastActive.Load() != ms {
 		// A plain load first: an atomic store is a full barrier on amd64,
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
-	}
-	cmd := c.lastLookup
-	if cmd == nil || string(args[0]) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
-		if cmd != nil {
-			c.lastName = append(c.lastName[:0], args[0]...)
-			c.lastLookup = cmd
-		}
 	}
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
