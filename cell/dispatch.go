@@ -24,6 +24,10 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
+// The master's stream on a replica skips these checks while none of them
+// applies (streamChecksIdle, repl_apply.go), which must know of any new
+// one that could refuse or hold the master client's commands.
+//
 // The clock is read once here (cmdClock: at most one monotonic read), for
 // lastActive and as the start of call; it is read again only after a check
 // that may have waited (eviction, CLIENT PAUSE), so that the wait is not
@@ -35,14 +39,7 @@ func (c *Client) dispatch(args [][]byte) {
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
 	}
-	cmd := c.lastLookup
-	if cmd == nil || string(args[0]) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(args[0]) // rename-command applied (ops.go)
-		if cmd != nil {
-			c.lastName = append(c.lastName[:0], args[0]...)
-			c.lastLookup = cmd
-		}
-	}
+	cmd := c.lookup(args[0])
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
@@ -153,6 +150,20 @@ func (c *Client) dispatch(args [][]byte) {
 	c.callAt(cmd, args, mono, wall)
 }
 
+// lookup finds the command named name, rename-command applied (ops.go);
+// the last one found is kept, for a pipeline that repeats it.
+func (c *Client) lookup(name []byte) *Command {
+	cmd := c.lastLookup
+	if cmd == nil || string(name) != string(c.lastName) {
+		cmd = c.srv.lookupCommand(name)
+		if cmd != nil {
+			c.lastName = append(c.lastName[:0], name...)
+			c.lastLookup = cmd
+		}
+	}
+	return cmd
+}
+
 // reject answers a command that failed dispatch's checks.
 //
 // EXEC itself failing a check discards the transaction, and its reply
@@ -190,7 +201,8 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		c.tally.flush(c)
 	}
 	x := &c.ctx
-	if c.srv.repl.on.Load() && c.fx.Journal() == nil {
+	if c.srv.repl.on.Load() && c.fx.Journal() == nil && !c.srv.isReplica() {
+		// A replica's stream is its master's: nothing to note for it.
 		c.startJournal() // repl_master.go
 	}
 	x.cmd, x.Args, x.failed = cmd, args, false
