@@ -3,6 +3,7 @@ package cell
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -91,19 +92,30 @@ func w1Write(keys, perMs int, windowMs int64) func([]byte, int) ([]byte, int) {
 func BenchmarkReplicaApplyW1(b *testing.B) {
 	const writes = 100_000
 	stream, _ := recordStream(b, writes, w1Write(10_000, 100, 2000))
-	benchApply(b, stream, writes)
+	for _, read := range []int{64 << 10, 200} {
+		b.Run(fmt.Sprintf("reads of %d bytes", read), func(b *testing.B) { benchApply(b, stream, writes, read) })
+	}
 }
 
+// fixedReads reads r n bytes at a time, as a replica reads a stream that
+// comes in small pieces.
+type fixedReads struct {
+	r io.Reader
+	n int
+}
+
+func (f *fixedReads) Read(p []byte) (int, error) { return f.r.Read(p[:min(len(p), f.n)]) }
+
 // benchApply runs stream through a replica's apply loop b.N/writes times
-// (at least once), ns/op per write.
-func benchApply(b *testing.B, stream []byte, writes int) {
+// (at least once), read bytes a read, ns/op per write.
+func benchApply(b *testing.B, stream []byte, writes, read int) {
 	srv := startServer(b, nil)
 	l, _ := testLink(b, srv)
 	rounds := max(1, b.N/writes)
 	cpu0 := processCPU()
 	b.ResetTimer()
 	for range rounds {
-		err := l.applyStream(bufio.NewReaderSize(bytes.NewReader(stream), 64<<10))
+		err := l.applyStream(bufio.NewReaderSize(&fixedReads{bytes.NewReader(stream), read}, 16))
 		if err != io.EOF {
 			b.Fatal(err)
 		}

@@ -154,8 +154,16 @@ func (r *replMaster) feed(b []byte) {
 	}
 	r.off += int64(len(b))
 	r.backlog = append(r.backlog, b...)
-	if size := r.backlogSize(); len(r.backlog) > size+size/4 {
-		r.backlog = append(r.backlog[:0:0], r.backlog[len(r.backlog)-size:]...)
+	if size := r.backlogSize(); len(r.backlog) > 2*size {
+		// Trimmed in place once it holds twice its size: a copy of size
+		// bytes per size bytes fed, where a new array per trim cost
+		// master and replica alike more in GC than their commands'
+		// allocations (a smaller size set since gets a smaller array).
+		if cap(r.backlog) > 4*size {
+			r.backlog = append(make([]byte, 0, 2*size), r.backlog[len(r.backlog)-size:]...)
+		} else {
+			r.backlog = r.backlog[:copy(r.backlog, r.backlog[len(r.backlog)-size:])]
+		}
 	}
 	for _, rp := range r.replicas {
 		switch {
@@ -190,7 +198,11 @@ func (r *replMaster) backlogConf() int64 {
 }
 
 // firstByte is repl_backlog_first_byte_offset. r.mu is held.
-func (r *replMaster) firstByte() int64 { return r.off - int64(len(r.backlog)) + 1 }
+func (r *replMaster) firstByte() int64 { return r.off - r.histLen() + 1 }
+
+// histLen is repl_backlog_histlen: what the backlog serves, its last
+// repl-backlog-size bytes. r.mu is held.
+func (r *replMaster) histLen() int64 { return int64(min(len(r.backlog), r.backlogSize())) }
 
 // start turns the stream on, with the pinger, at the first replica.
 func (s *Server) startRepl() {
@@ -450,7 +462,7 @@ func (s *Server) masterOffsets() (off, first, histlen int64) {
 	if len(r.backlog) == 0 && !r.on.Load() {
 		return r.off, 0, 0
 	}
-	return r.off, r.firstByte(), int64(len(r.backlog))
+	return r.off, r.firstByte(), r.histLen()
 }
 
 // startJournal makes c's executions note their changes for the stream,
