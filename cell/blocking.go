@@ -107,6 +107,14 @@ func (b *blockers) counts() (clients, timed int) {
 	return b.clients, b.timed
 }
 
+// addPostponed counts a client held by a pause (pause.go) in or out of
+// blocked_clients, as Redis counts its postponed clients.
+func (b *blockers) addPostponed(n int) {
+	b.mu.Lock()
+	b.clients += n
+	b.mu.Unlock()
+}
+
 // mayBlock reports whether x may block its client: only a command the
 // client sent itself, never one of EXEC or of a script.
 func (x *Ctx) mayBlock() bool { return x.cl != nil && x == &x.cl.ctx }

@@ -18,8 +18,7 @@ import (
 // busHost is the server as the bus sees it.
 type busHost struct {
 	s      *Server
-	replMu sync.Mutex  // orders the replication changes the bus asks for
-	pause  *pauseState // the manual failover's pause, if in effect
+	replMu sync.Mutex // orders the replication changes the bus asks for
 }
 
 func (h *busHost) CountKeysInSlot(slot int) int { return h.s.ks.CountKeysInSlot(slot) }
@@ -83,14 +82,13 @@ func (h *busHost) ReplDataAge() int64 {
 
 // PauseWrites is the master's side of a manual failover: writes wait, as
 // under CLIENT PAUSE WRITE, until the replica took over or the time ran
-// out. A pause of a client's own stays.
+// out; 0 ends it. A pause of another purpose (CLIENT PAUSE) stays.
 func (h *busHost) PauseWrites(until int64) {
 	if until == 0 {
-		h.s.releasePause(h.pause)
-		h.pause = nil
+		h.s.unpause(pauseForClusterFailover)
 		return
 	}
-	h.pause = h.s.pauseWrites(until, h.pause)
+	h.s.pause(pauseForClusterFailover, until, true)
 }
 
 func (h *busHost) Publish(channel, message []byte, shard bool) {

@@ -477,58 +477,6 @@ func clientReply(x *Ctx) {
 	}
 }
 
-// pauseState is a CLIENT PAUSE in effect: until (Unix ms), for every
-// command or only for those that write.
-type pauseState struct {
-	until     int64
-	writeOnly bool
-}
-
-// waitPause holds the client, before its command runs or is queued, while
-// a pause applies to the command: all commands under ALL; under WRITE the
-// writing ones, and an EXEC whose queue writes (Redis's
-// is_may_replicate_command). It re-checks every few milliseconds, so
-// UNPAUSE and shutdown release it promptly. true: it waited, and the
-// command's checks must run again (a failover may have made this server
-// a replica meanwhile), as Redis processes a postponed command anew.
-func (c *Client) waitPause(cmd *Command) (waited bool) {
-	for {
-		p := c.srv.paused.Load()
-		if p == nil || c.srv.closing.Load() {
-			return waited
-		}
-		now := time.Now().UnixMilli()
-		if now >= p.until {
-			c.srv.paused.CompareAndSwap(p, nil)
-			return waited
-		}
-		if p.writeOnly && !c.writes(cmd) {
-			return waited
-		}
-		waited = true
-		time.Sleep(time.Duration(min(p.until-now, 5)) * time.Millisecond)
-	}
-}
-
-// pauseWrites pauses writes until (Unix ms) for the server's own purpose
-// (a failover), keeping any CLIENT PAUSE in effect; prev is the caller's
-// earlier pause, which it replaces. releasePause ends p unless something
-// replaced it since.
-func (s *Server) pauseWrites(until int64, prev *pauseState) *pauseState {
-	p := &pauseState{until: until, writeOnly: true}
-	if old := s.paused.Load(); old != nil && old != prev {
-		p.until, p.writeOnly = max(until, old.until), old.writeOnly
-	}
-	s.paused.Store(p)
-	return p
-}
-
-func (s *Server) releasePause(p *pauseState) {
-	if p != nil {
-		s.paused.CompareAndSwap(p, nil)
-	}
-}
-
 // writes reports whether cmd may write: a write command, or EXEC of a queue
 // holding one.
 func (c *Client) writes(cmd *Command) bool {
@@ -578,23 +526,14 @@ func clientPause(x *Ctx) {
 	if n > 0 {
 		until += n
 	}
-	for {
-		old := x.srv.paused.Load()
-		p := &pauseState{until: until, writeOnly: writeOnly}
-		if old != nil {
-			p.until = max(p.until, old.until)
-			p.writeOnly = writeOnly && old.writeOnly
-		}
-		if x.srv.paused.CompareAndSwap(old, p) {
-			break
-		}
-	}
+	x.srv.pause(pauseByClient, until, writeOnly)
 	x.W.OK()
 }
 
-// clientUnpause ends any pause at once.
+// clientUnpause ends the pause of CLIENT PAUSE at once; a failover's
+// stays, as in Redis.
 func clientUnpause(x *Ctx) {
-	x.srv.paused.Store(nil)
+	x.srv.unpause(pauseByClient)
 	x.W.OK()
 }
 

@@ -142,7 +142,7 @@ func TestClientPause(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		srv.paused.Store(nil)
+		srv.unpause(pauseByClient)
 	}()
 	if r, d := timed("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") || d < 80*time.Millisecond {
 		t.Errorf("write under WRITE pause: %q after %v", r, d)
@@ -150,7 +150,7 @@ func TestClientPause(t *testing.T) {
 	c.do("client", "pause", "5000")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		srv.paused.Store(nil) // as CLIENT UNPAUSE would; c is paused itself
+		srv.unpause(pauseByClient) // as CLIENT UNPAUSE would; c is paused itself
 	}()
 	if r, d := timed("ping"); r != "+PONG\r\n" || d < 80*time.Millisecond {
 		t.Errorf("read under ALL pause: %q after %v", r, d)

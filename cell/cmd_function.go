@@ -1,7 +1,9 @@
 package cell
 
 import (
+	"bytes"
 	"strings"
+	"time"
 
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/persist"
@@ -289,13 +291,41 @@ func functionList(x *Ctx) {
 	}
 }
 
-// functionStats is FUNCTION STATS. A function running past the busy
-// threshold is not described (running_script stays nil).
+// functionStats is FUNCTION STATS. running_script describes a function
+// past busy-reply-threshold: before that, Redis runs nothing beside it,
+// so could not answer while it runs. An EVAL script past it gets BUSY,
+// as in Redis.
 func functionStats(x *Ctx) {
+	var name string
+	var command [][]byte
+	var since time.Time
+	fn := x.srv.busyRun(func(r *scriptRun) bool { return r.fn != nil }, func(r *scriptRun) {
+		name, since = r.fn.Name, r.start
+		for _, a := range r.x.Args {
+			command = append(command, bytes.Clone(a))
+		}
+	})
+	if !fn && x.srv.busyScripts.Load() > 0 {
+		x.Error(ErrBusy)
+		return
+	}
 	libs, funcs := x.srv.functions.counts()
 	x.W.Map(2)
 	x.W.BulkString("running_script")
-	x.W.Null()
+	if fn {
+		x.W.Map(3)
+		x.W.BulkString("name")
+		x.W.BulkString(name)
+		x.W.BulkString("command")
+		x.W.Array(len(command))
+		for _, a := range command {
+			x.W.Bulk(a)
+		}
+		x.W.BulkString("duration_ms")
+		x.W.Int(time.Since(since).Milliseconds())
+	} else {
+		x.W.Null()
+	}
 	x.W.BulkString("engines")
 	x.W.Map(1)
 	x.W.BulkString("LUA")

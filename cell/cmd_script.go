@@ -496,21 +496,58 @@ func (r *scriptRun) kill() bool {
 	return true
 }
 
-// busyInMulti reports whether a command sent inside MULTI is answered
-// BUSY at queue time: it needs a shard held by a script past the busy
-// threshold. EXEC of a transaction that already met BUSY is refused the
-// same way while a script is still busy, so that its EXECABORT names BUSY
-// as Redis's does.
-func (c *Client) busyInMulti(cmd *Command, args [][]byte) bool {
+// busyInMulti is the BUSY reply to a command sent inside MULTI that is
+// refused at queue time, or "": it needs a shard held by a script past
+// the busy threshold. EXEC of a transaction that already met BUSY is
+// refused the same way while a script is still busy, so that its
+// EXECABORT names BUSY as Redis's does.
+func (c *Client) busyInMulti(cmd *Command, args [][]byte) string {
 	if c.srv.busyScripts.Load() == 0 || cmd.Flags&FlagAllowBusy != 0 {
-		return false
+		return ""
 	}
 	if cmd.Flags&flagTxn != 0 {
-		return cmd.Name == "exec" && c.multi.busy
+		if cmd.Name == "exec" && c.multi.busy {
+			return c.srv.busyError(nil)
+		}
+		return ""
 	}
 	var l keyspace.LockSet
 	c.lockFor(&l, cmd, args, c.db)
-	return keyspace.HeldBusy(l.Shards())
+	if b := keyspace.HeldBusy(l.Shards()); b != nil {
+		return c.srv.busyError(b)
+	}
+	return ""
+}
+
+// busyError is the BUSY reply to a command refused because of the busy
+// script marking b (nil: any busy script). Redis names FUNCTION KILL
+// while a function runs, SCRIPT KILL while an EVAL script does.
+func (srv *Server) busyError(b *keyspace.Busy) string {
+	fn := false
+	srv.busyRun(func(r *scriptRun) bool { return b == nil || &r.mark == b }, func(r *scriptRun) { fn = r.fn != nil })
+	if fn {
+		return ErrBusyFunction
+	}
+	return ErrBusy
+}
+
+// busyRun calls use with the longest running script past
+// busy-reply-threshold that match accepts, while it is still registered
+// as running (its caller's arguments stay as they are); false: none.
+func (srv *Server) busyRun(match func(*scriptRun) bool, use func(*scriptRun)) bool {
+	srv.scriptMu.Lock()
+	defer srv.scriptMu.Unlock()
+	var found *scriptRun
+	for r := range srv.running {
+		if match(r) && r.mark.IsBusy() && (found == nil || r.start.Before(found.start)) {
+			found = r
+		}
+	}
+	if found == nil {
+		return false
+	}
+	use(found)
+	return true
 }
 
 func scriptLoad(x *Ctx) {
@@ -542,26 +579,25 @@ func scriptFlush(x *Ctx) {
 	x.W.OK()
 }
 
-// scriptKill stops the running scripts that have not written. Redis can
-// only hear SCRIPT KILL once a script has passed busy-reply-threshold, so
-// a kill sent earlier waits for that moment (or for the script's end).
-func scriptKill(x *Ctx) {
-	killRuns(x, func(*scriptRun) bool { return true })
-}
+// scriptKill is SCRIPT KILL: it stops running EVAL scripts.
+func scriptKill(x *Ctx) { killRuns(x, false) }
 
-// killRuns stops the running scripts that match and have not written,
-// and answers as SCRIPT KILL: OK, UNKILLABLE or NOTBUSY.
-func killRuns(x *Ctx, match func(*scriptRun) bool) {
+// killRuns stops the running scripts of one kind (functions: FUNCTION
+// KILL, else EVAL scripts: SCRIPT KILL) that have not written. Redis can
+// only hear a kill once a script has passed busy-reply-threshold, so a
+// kill sent earlier waits for that moment (or for the script's end). It
+// answers as Redis: OK; UNKILLABLE for a script that wrote, of either
+// kind; BUSY naming the other KILL for a script of the other kind;
+// NOTBUSY.
+func killRuns(x *Ctx, functions bool) {
 	srv := x.srv
 	srv.scriptMu.Lock()
 	runs := make([]*scriptRun, 0, len(srv.running))
 	for r := range srv.running {
-		if match(r) {
-			runs = append(runs, r)
-		}
+		runs = append(runs, r)
 	}
 	srv.scriptMu.Unlock()
-	killed, unkillable := false, false
+	killed, unkillable, other := false, false, false
 	for _, r := range runs {
 		busy, done := r.mark.Signals()
 		select {
@@ -569,9 +605,14 @@ func killRuns(x *Ctx, match func(*scriptRun) bool) {
 		case <-done:
 			continue
 		}
-		if r.kill() {
+		switch {
+		case r.hasWritten():
+			unkillable = true
+		case (r.fn != nil) != functions:
+			other = true
+		case r.kill():
 			killed = true
-		} else {
+		default:
 			unkillable = true
 		}
 	}
@@ -580,9 +621,20 @@ func killRuns(x *Ctx, match func(*scriptRun) bool) {
 		x.W.OK()
 	case unkillable:
 		x.Error(ErrUnkillable)
+	case other && functions:
+		x.Error(ErrBusy)
+	case other:
+		x.Error(ErrBusyFunction)
 	default:
 		x.Error(ErrNotBusy)
 	}
+}
+
+// hasWritten reports whether r ran a write command.
+func (r *scriptRun) hasWritten() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wrote
 }
 
 // scriptDebug accepts only NO: there is no Lua debugger here.
@@ -643,22 +695,8 @@ func scriptLogger(srv *Server) script.Logger {
 	}
 }
 
-// functionKill is FUNCTION KILL: it stops running functions. While only
-// EVAL scripts are past the busy threshold, Redis points at SCRIPT KILL.
-func functionKill(x *Ctx) {
-	srv := x.srv
-	fnBusy := false
-	srv.scriptMu.Lock()
-	for r := range srv.running {
-		fnBusy = fnBusy || (r.fn != nil && r.mark.IsBusy())
-	}
-	srv.scriptMu.Unlock()
-	if !fnBusy && srv.busyScripts.Load() > 0 {
-		x.Error(ErrBusy)
-		return
-	}
-	killRuns(x, func(r *scriptRun) bool { return r.fn != nil })
-}
+// functionKill is FUNCTION KILL: it stops running functions.
+func functionKill(x *Ctx) { killRuns(x, true) }
 
 // scriptNumKeys reads numkeys, argv[2] of EVAL and FCALL, replying the
 // error when it is bad: notInt is the text for a non-integer, which the

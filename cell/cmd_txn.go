@@ -172,7 +172,7 @@ func exec(x *Ctx) {
 		locks.Add(c.srv.ks.ShardOf(w.db, []byte(w.key)))
 	}
 	if !locks.Lock(false) {
-		x.cl.reject(x.cmd, ErrBusy)
+		x.cl.reject(x.cmd, x.srv.busyError(locks.BusyBy()))
 		return
 	}
 	defer locks.Unlock()

@@ -75,10 +75,12 @@ func (c *Client) dispatch(args [][]byte) {
 	if c.srv.clusterOn && (c.repl == nil || !c.repl.master) && !c.clusterCheck(cmd, args) {
 		return
 	}
-	if c.multi != nil && c.busyInMulti(cmd, args) {
-		c.multi.busy = true
-		c.reject(cmd, ErrBusy)
-		return
+	if c.multi != nil {
+		if msg := c.busyInMulti(cmd, args); msg != "" {
+			c.multi.busy = true
+			c.reject(cmd, msg)
+			return
+		}
 	}
 	if c.monitoring && cmd.Flags&(FlagWrite|FlagReadonly|FlagMayReplicate) != 0 {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
@@ -223,13 +225,13 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 				return
 			}
 		} else if !c.locks.Lock(cmd.Flags&FlagAllowBusy != 0) {
-			c.reject(cmd, ErrBusy)
+			c.reject(cmd, c.srv.busyError(c.locks.BusyBy()))
 			return
 		}
 	}
 	cmd.Handler(x)
 	if x.busy {
-		c.reject(cmd, ErrBusy)
+		c.reject(cmd, c.srv.busyError(c.locks.BusyBy()))
 		return
 	}
 	if len(c.ready.Keys()) != 0 {

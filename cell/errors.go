@@ -315,6 +315,7 @@ func errZsetNoInputKey(name string) string {
 const (
 	ErrNoScript         = "NOSCRIPT No matching script. Please use EVAL."
 	ErrBusy             = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	ErrBusyFunction     = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	ErrNotBusy          = ErrNoFunctionRunning // one text for SCRIPT KILL and FUNCTION KILL
 	ErrUnkillable       = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	ErrNumKeysTooMany   = "ERR Number of keys can't be greater than number of args"

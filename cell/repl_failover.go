@@ -36,7 +36,6 @@ type failoverState struct {
 	port  int
 	end   int64 // Unix ms the wait for the target ends; 0: no TIMEOUT
 	force bool  // past end, fail over even to a replica behind
-	pause *pauseState
 }
 
 // failoverStateName is INFO's master_failover_state.
@@ -71,7 +70,7 @@ func (s *Server) startFailover(host string, port int, timeoutMs int64, force boo
 	if timeoutMs > 0 {
 		f.end = time.Now().UnixMilli() + timeoutMs
 	}
-	f.pause = s.pauseWrites(math.MaxInt64, nil)
+	s.pause(pauseForFailover, math.MaxInt64, true)
 	f.mu.Unlock()
 	s.bg.Add(1)
 	go s.watchFailover()
@@ -160,8 +159,8 @@ func (s *Server) failoverAnswered(accepted bool) {
 func (s *Server) clearFailover() {
 	f := &s.failover
 	f.mu.Lock()
-	s.releasePause(f.pause)
-	f.state, f.host, f.port, f.end, f.force, f.pause = noFailover, "", 0, 0, false, nil
+	s.unpause(pauseForFailover)
+	f.state, f.host, f.port, f.end, f.force = noFailover, "", 0, 0, false
 	f.mu.Unlock()
 }
 

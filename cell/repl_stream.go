@@ -29,7 +29,10 @@ import (
 // for its expiry), a missing key a DEL (expired keys too, as Redis 7
 // propagates them), a hash, list, set or sorted set a DEL and its rebuild
 // (HSET, RPUSH, SADD, ZADD) then PEXPIREAT, a CL.WINDOW window (a module
-// value, rdb_value.go) a RESTORE ... REPLACE ABSTTL of its DUMP payload.
+// value, rdb_value.go) a RESTORE ... REPLACE ABSTTL of its DUMP payload,
+// after a DEL when it replaced a value the execution found there (a
+// redis-server replica refuses the RESTORE, and must not keep the old
+// value).
 //
 // Every command states the final state of what it names, so replaying a
 // stretch of the stream twice over ends where the master is. A full
@@ -79,8 +82,9 @@ func appendScore(dst []byte, f float64) []byte {
 }
 
 // effectCmds appends the commands that make db's key hold e (nil: no
-// key), and returns how many it appended.
-func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
+// key), and returns how many it appended. replaced: the key held another
+// value before the execution.
+func effectCmds(b []byte, key []byte, e *keyspace.Entry, replaced bool) ([]byte, int) {
 	if e == nil {
 		return replCmd(b, []byte("DEL"), key), 1
 	}
@@ -95,7 +99,10 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 	if v.Type == rdb.TypeModule {
 		// A CL.WINDOW window: no command rebuilds it, so its DUMP payload
 		// does. ABSTTL with the absolute expiry, or 0 for none (RESTORE
-		// reads ttl 0 as no expiry, ABSTTL or not).
+		// reads ttl 0 as no expiry, ABSTTL or not). redis-server refuses
+		// the payload (it has no such module type): a DEL first of the
+		// value the window replaced leaves it without the key rather than
+		// with a stale value.
 		p, err := rdb.EncodeDump(&v)
 		if err != nil { // entryValue's module values always encode
 			return replCmd(b, []byte("DEL"), key), 1
@@ -103,7 +110,12 @@ func effectCmds(b []byte, key []byte, e *keyspace.Entry) ([]byte, int) {
 		if exp == nil {
 			exp = []byte("0")
 		}
-		return replCmd(b, []byte("RESTORE"), key, exp, p, []byte("REPLACE"), []byte("ABSTTL")), 1
+		n := 1
+		if replaced {
+			b = replCmd(b, []byte("DEL"), key)
+			n++
+		}
+		return replCmd(b, []byte("RESTORE"), key, exp, p, []byte("REPLACE"), []byte("ABSTTL")), n
 	}
 	if v.Type == rdb.TypeString {
 		if exp != nil {
@@ -329,7 +341,7 @@ func streamJournal(b []byte, ks *keyspace.Keyspace, fx *keyspace.Effects, db *in
 				continue
 			}
 		}
-		b, n = effectCmds(b, key, ent)
+		b, n = effectCmds(b, key, ent, e.Whole && e.Existed)
 		cmds += n
 	}
 	return b, cmds

@@ -35,7 +35,8 @@ type Server struct {
 	// which shard channel (pubsub.go).
 	pubsub, spubsub *pubsubRegistry
 
-	paused atomic.Pointer[pauseState] // CLIENT PAUSE in effect, or nil (cmd_client.go)
+	paused atomic.Pointer[pauseState] // the pause in effect, or nil (pause.go)
+	pauses pauses                     // each purpose's pause (pause.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
 	ident  *serverIdentity
 

@@ -101,16 +101,7 @@ func TestFailoverTimeoutAbort(t *testing.T) {
 	for _, kind := range []string{"redis-server", "cellserver"} {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
-			if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
-				t.Fatal(err)
-			}
-			waitLinkUp(t, a)
-			// The replica, stopped, acknowledges nothing more.
-			if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			defer a.p.Cmd.Process.Signal(syscall.SIGCONT)
+			m := startStalledReplica(t, kind)
 			m.rdb.Set(ctx, "k", "1", 0)
 			if err := m.rdb.Do(ctx, "FAILOVER", "TIMEOUT", "300").Err(); err != nil {
 				t.Fatalf("FAILOVER TIMEOUT 300: %v", err)
@@ -151,4 +142,102 @@ func TestFailoverTimeoutAbort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startStalledReplica starts a master of the kind given with a
+// redis-server replica, online and then stopped (SIGSTOP): it
+// acknowledges nothing more, so a FAILOVER waits for it. It continues
+// when the test ends.
+func startStalledReplica(t *testing.T, kind string) *replNode {
+	t.Helper()
+	ctx := context.Background()
+	m, a := startReplNode(t, kind), startReplNode(t, "redis-server")
+	if err := a.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", m.port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, a)
+	waitUntil(t, "listing its replica online", func(n *replNode) bool {
+		return strings.Contains(n.rdb.Info(ctx, "replication").Val(), "state=online")
+	}, m)
+	if err := a.p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.p.Cmd.Process.Signal(syscall.SIGCONT) })
+	return m
+}
+
+// TestFailoverUnpause: CLIENT UNPAUSE ends only CLIENT PAUSE's pause. A
+// write sent after it, while a FAILOVER waits for a target that
+// acknowledges nothing, is held (counted in blocked_clients) as during
+// any failover, and runs once FAILOVER ABORT ends the wait. Both
+// programs as the master, the same replies.
+func TestFailoverUnpause(t *testing.T) {
+	got := map[string][]string{}
+	kinds := []string{"redis-server", "cellserver"}
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			m := startStalledReplica(t, kind)
+			m.rdb.Set(ctx, "k", "1", 0)
+			c, err := dialRESP(m.p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			w, err := dialRESP(m.p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var replies []string
+			do := func(args ...string) {
+				r, err := c.Do(args...)
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				replies = append(replies, strings.Join(args, " ")+" -> "+string(r))
+			}
+			do("FAILOVER")
+			do("CLIENT", "PAUSE", "100000", "WRITE")
+			do("CLIENT", "UNPAUSE")
+			if err := w.Send("SET", "k", "2"); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "holding the write", func(n *replNode) bool {
+				return replInfoField(t, n.rdb, "clients", "blocked_clients") == "1"
+			}, m)
+			do("GET", "k")
+			do("FAILOVER", "ABORT")
+			r, err := w.ReadReply()
+			if err != nil {
+				t.Fatalf("the held write: %v", err)
+			}
+			replies = append(replies, "held SET k 2 -> "+string(r))
+			do("GET", "k")
+			do("INFO", "clients") // masked below but for blocked_clients
+			got[kind] = replies
+		})
+	}
+	r, c := got[kinds[0]], got[kinds[1]]
+	if r == nil || c == nil {
+		return
+	}
+	for i := range r {
+		if strings.HasPrefix(r[i], "INFO") {
+			r[i], c[i] = infoLine(r[i], "blocked_clients"), infoLine(c[i], "blocked_clients")
+		}
+	}
+	if strings.Join(r, "\n") != strings.Join(c, "\n") {
+		t.Errorf("redis-server:\n%s\ncellserver:\n%s", strings.Join(r, "\n"), strings.Join(c, "\n"))
+	}
+}
+
+// infoLine is the line of an INFO reply giving field.
+func infoLine(info, field string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(line, field+":") {
+			return line
+		}
+	}
+	return field + " missing"
 }

@@ -1,9 +1,12 @@
 package integration_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // FUNCTION argument checks with no library loaded.
@@ -232,6 +235,105 @@ func TestFunctionsInRDB(t *testing.T) {
 		}
 		if got := mustDo(t, c, "GET", "k"); got != "$1\r\nv\r\n" {
 			t.Errorf("%s's file: GET k %q", from, got)
+		}
+	}
+}
+
+// TestFunctionBusy: while a function runs past busy-reply-threshold,
+// FUNCTION STATS describes it (name, command, duration), commands that
+// need its keys get BUSY naming FUNCTION KILL, SCRIPT KILL is refused
+// with that text, and FUNCTION KILL stops it. While an EVAL script is
+// busy, FUNCTION STATS and FUNCTION KILL get BUSY naming SCRIPT KILL.
+// No timing is asserted: the test polls until each server shows the
+// script busy.
+func TestFunctionBusy(t *testing.T) {
+	s := startServers(t, serverOptions{args: []string{"--busy-reply-threshold", "100"}})
+	runner := newPairOn(t, s)
+	other := newPairOn(t, s)
+	other.Do("FUNCTION", "LOAD", "REPLACE",
+		"#!lua name=busylib\nredis.register_function('spin', function(keys, args) if args[1] == 'loop' then while true do end end return 1 end)")
+	// cellserver runs a script it has not seen yet holding every shard:
+	// once known, it holds only its declared key's, as the rest expects.
+	runner.Do("FCALL", "spin", "1", "busykey", "once")
+	start := func(args ...string) {
+		t.Helper()
+		for _, conn := range []*respConn{runner.redis, runner.cell} {
+			if err := conn.Send(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	finish := func(prefix string) {
+		t.Helper()
+		rr, err1 := runner.redis.ReadReply()
+		cr, err2 := runner.cell.ReadReply()
+		if err1 != nil || err2 != nil || !bytes.Equal(rr, cr) || !strings.HasPrefix(string(rr), prefix) {
+			t.Errorf("the killed script's reply:\n  redis-server: %q %v\n  cellserver:   %q %v", rr, err1, cr, err2)
+		}
+	}
+	// untilBusy polls FUNCTION STATS on each server until seen says the
+	// script is past the threshold there.
+	untilBusy := func(seen func(reply string) bool) {
+		t.Helper()
+		for _, conn := range []*respConn{other.redis, other.cell} {
+			deadline := time.Now().Add(replyTimeout)
+			for {
+				r, err := conn.Do("FUNCTION", "STATS")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seen(string(r)) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the script never showed busy: FUNCTION STATS %q", r)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+
+	start("FCALL", "spin", "1", "busykey", "loop")
+	untilBusy(func(r string) bool { return strings.Contains(r, "duration_ms") })
+	other.DoMasked(maskRunningDuration, "FUNCTION", "STATS")
+	other.Error("GET", "busykey")
+	other.Error("DBSIZE")
+	other.Error("SCRIPT", "KILL")
+	other.Do("MULTI")
+	other.Error("GET", "busykey")
+	other.Error("EXEC")
+	other.Do("FUNCTION", "KILL")
+	finish("-ERR Script killed by user with SCRIPT KILL...")
+	other.Error("FUNCTION", "KILL")
+	other.Do("FUNCTION", "STATS")
+
+	body := "if ARGV[1] == 'loop' then while true do end end return 1"
+	runner.Do("EVAL", body, "1", "busykey", "once")
+	start("EVAL", body, "1", "busykey", "loop")
+	untilBusy(func(r string) bool { return strings.HasPrefix(r, "-BUSY") })
+	other.Error("FUNCTION", "STATS")
+	other.Error("GET", "busykey")
+	other.Error("FUNCTION", "KILL")
+	other.Do("SCRIPT", "KILL")
+	finish("-ERR Script killed by user with SCRIPT KILL...")
+	other.Do("FUNCTION", "STATS")
+}
+
+// maskRunningDuration hides duration_ms in FUNCTION STATS's
+// running_script (a flat array in RESP2, a map in RESP3).
+func maskRunningDuration(v *value) {
+	if !isAggregate(v.kind) || v.null {
+		return
+	}
+	for i := 0; i+1 < len(v.elems); i += 2 {
+		k, val := v.elems[i], v.elems[i+1]
+		if k.kind != '$' || k.text != "running_script" || !isAggregate(val.kind) || val.null {
+			continue
+		}
+		for j := 0; j+1 < len(val.elems); j += 2 {
+			if val.elems[j].text == "duration_ms" {
+				maskInt(val.elems[j+1])
+			}
 		}
 	}
 }

@@ -136,3 +136,59 @@ func TestWindowMigrate(t *testing.T) {
 		t.Errorf("after MIGRATE %s, before %s", got, want)
 	}
 }
+
+// TestReplWindowOverKey: a key that becomes a window by COPY, RENAME or
+// RESTORE over a key of another type, or after a DEL of it in the same
+// transaction, is deleted on a redis-server replica (which refuses the
+// window's RESTORE) rather than left with its old value, and is the
+// window on a cellserver replica.
+func TestReplWindowOverKey(t *testing.T) {
+	ctx := context.Background()
+	master := startReplNode(t, "cellserver")
+	cell, redis := startReplNode(t, "cellserver"), startReplNode(t, "redis-server")
+	for _, r := range []*replNode{cell, redis} {
+		if err := r.rdb.Do(ctx, "REPLICAOF", "127.0.0.1", master.port).Err(); err != nil {
+			t.Fatalf("REPLICAOF: %v", err)
+		}
+		waitLinkUp(t, r)
+	}
+	do := func(args ...any) {
+		t.Helper()
+		if err := master.rdb.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	do("SET", "copied", "old")
+	do("HSET", "renamed", "f", "old")
+	do("SET", "restored", "old")
+	do("ZADD", "deleted", "1", "old")
+	do("SET", "kept", "v")
+	windowCalls(t, master, 1, "w1", "w2", "w3")
+	do("COPY", "w1", "copied", "REPLACE")
+	do("RENAME", "w2", "renamed")
+	do("RESTORE", "restored", "0", master.rdb.Dump(ctx, "w1").Val(), "REPLACE")
+	pipe := master.rdb.TxPipeline()
+	pipe.Del(ctx, "deleted")
+	pipe.Copy(ctx, "w3", "deleted", 0, false)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("MULTI DEL COPY EXEC: %v", err)
+	}
+	if n, err := master.rdb.Wait(ctx, 2, 5*time.Second).Result(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 5000 = %d, %v; want 2", n, err)
+	}
+	for _, k := range []string{"copied", "renamed", "restored", "deleted"} {
+		if typ := master.rdb.Type(ctx, k).Val(); typ != "window" {
+			t.Fatalf("TYPE %s on the master = %q, want window", k, typ)
+		}
+		if typ := redis.rdb.Type(ctx, k).Val(); typ != "none" {
+			t.Errorf("TYPE %s on the redis-server replica = %q, want none", k, typ)
+		}
+		a, b := master.rdb.Dump(ctx, k).Val(), cell.rdb.Dump(ctx, k).Val()
+		if a != b {
+			t.Errorf("DUMP %s: master %q, cellserver replica %q", k, a, b)
+		}
+	}
+	if v := redis.rdb.Get(ctx, "kept").Val(); v != "v" {
+		t.Errorf("GET kept on the redis-server replica = %q", v)
+	}
+}

@@ -109,15 +109,15 @@ func Hold(shards []*Shard, b *Busy) {
 	}
 }
 
-// HeldBusy reports whether a script holding one of shards has passed
-// busy-reply-threshold.
-func HeldBusy(shards []*Shard) bool {
+// HeldBusy returns the mark of a script holding one of shards that has
+// passed busy-reply-threshold, or nil.
+func HeldBusy(shards []*Shard) *Busy {
 	for _, s := range shards {
 		if b := s.script.Load(); b != nil && b.IsBusy() {
-			return true
+			return b
 		}
 	}
-	return false
+	return nil
 }
 
 // Waited reports whether a command has asked for the script's signals.

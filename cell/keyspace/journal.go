@@ -25,8 +25,13 @@ type JournalEntry struct {
 	// sorted set's recorder still saw it (zsetRec), other values did not.
 	plain bool
 	// Exp: its expiry was set or removed in place (SetExpire).
-	Exp    bool
-	off, n int
+	Exp bool
+	// Existed: the key held a value (live or expired) before the
+	// execution's first change of it, after any flush of its database the
+	// execution made. A replica that cannot take the key's new value
+	// (redis-server, a CL.WINDOW window) must drop the old one.
+	Existed bool
+	off, n  int
 }
 
 // Entries are the changes noted since the last Reset, in order, each key
@@ -41,20 +46,44 @@ func (j *Journal) Reset() { j.ents, j.buf = j.ents[:0], j.buf[:0] }
 
 // note records a change of db's key: whole (replaced or deleted), plain
 // (in place, unrecorded) or of its expiry (exp), flags that add up over
-// the execution.
+// the execution. A key first noted here existed, unless its database
+// was flushed before (a key about to be created is noted first by
+// created).
 func (j *Journal) note(db int, key []byte, whole, plain, exp bool) {
+	e, flushed := j.find(db, key)
+	if e == nil {
+		e = j.add(db, key, !flushed)
+	}
+	e.Whole, e.plain, e.Exp = e.Whole || whole, e.plain || plain, e.Exp || exp
+}
+
+// created records, before db's key is created, that it did not exist,
+// unless an earlier change of the execution noted it already.
+func (j *Journal) created(db int, key []byte) {
+	if e, _ := j.find(db, key); e == nil {
+		j.add(db, key, false)
+	}
+}
+
+// find returns db's key's entry, or nil; flushed: db was flushed since
+// the key's last change, or ever if it has none.
+func (j *Journal) find(db int, key []byte) (e *JournalEntry, flushed bool) {
 	for i := len(j.ents) - 1; i >= 0; i-- {
 		e := &j.ents[i]
 		if e.DB == db && e.Flush {
-			break
+			return nil, true
 		}
-		if e.DB == db && !e.Flush && string(j.buf[e.off:e.off+e.n]) == string(key) {
-			e.Whole, e.plain, e.Exp = e.Whole || whole, e.plain || plain, e.Exp || exp
-			return
+		if e.DB == db && string(j.buf[e.off:e.off+e.n]) == string(key) {
+			return e, false
 		}
 	}
-	j.ents = append(j.ents, JournalEntry{DB: db, Whole: whole, plain: plain, Exp: exp, off: len(j.buf), n: len(key)})
+	return nil, false
+}
+
+func (j *Journal) add(db int, key []byte, existed bool) *JournalEntry {
+	j.ents = append(j.ents, JournalEntry{DB: db, Existed: existed, off: len(j.buf), n: len(key)})
 	j.buf = append(j.buf, key...)
+	return &j.ents[len(j.ents)-1]
 }
 
 // flush records that db was emptied: the keys of db noted before it need

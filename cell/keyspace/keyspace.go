@@ -198,6 +198,7 @@ func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
 type LockSet struct {
 	one    [4]*Shard
 	shards []*Shard
+	busyBy *Busy // the busy script that made the last Lock fail; see BusyBy
 }
 
 // Add adds s to the set.
@@ -226,17 +227,20 @@ func (l *LockSet) Lock(busyOK bool) bool {
 		slices.SortFunc(l.shards, func(a, b *Shard) int { return a.id - b.id })
 		l.shards = slices.Compact(l.shards)
 	}
+	l.busyBy = nil
 again:
 	for i, s := range l.shards {
 		switch res, r := s.lockWait(busyOK, i > 0); res {
 		case lockBusy:
 			l.release(i)
 			l.shards = l.shards[:0]
+			l.busyBy = r
 			return false
 		case lockYield:
 			l.release(i)
 			if !r.awaitEnd(busyOK) {
 				l.shards = l.shards[:0]
+				l.busyBy = r
 				return false
 			}
 			goto again
@@ -245,6 +249,10 @@ again:
 	l.preserve()
 	return true
 }
+
+// BusyBy is the mark of the script, past busy-reply-threshold, that made
+// the last Lock fail, so the caller can name it in its BUSY reply.
+func (l *LockSet) BusyBy() *Busy { return l.busyBy }
 
 // TryLock takes every shard of the set if none is held by another
 // execution, without waiting; otherwise it takes none, empties the set and

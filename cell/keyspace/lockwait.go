@@ -43,7 +43,7 @@ const markedRecheck = 200 * time.Microsecond
 
 // lockWait locks s. holding: the caller holds other shards, so its wait
 // must stay interruptible. With lockYield it returns the script to wait
-// for once the caller has let its shards go.
+// for once the caller has let its shards go; with lockBusy, the busy one.
 func (s *Shard) lockWait(busyOK, holding bool) (lockResult, *Busy) {
 	var timer *time.Timer
 	defer func() {
@@ -97,7 +97,7 @@ func (s *Shard) lockWait(busyOK, holding bool) (lockResult, *Busy) {
 			case <-done:
 				continue
 			default:
-				return lockBusy, nil
+				return lockBusy, r
 			}
 		case <-done:
 		case <-reach:

@@ -80,6 +80,9 @@ func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
 	s, h := x.ks.locate(x.db, key)
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
+	if e == nil {
+		x.created(key)
+	}
 	if v, ok := resp.ParseInt(val); ok {
 		return x.storeInt(s, h, e, key, v, exp, wide)
 	}
@@ -114,6 +117,9 @@ func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
 func (x *Tx) SetInt(key []byte, v, exp int64) *Entry {
 	s, h := x.ks.locate(x.db, key)
 	e := s.keys.getH(h, key)
+	if e == nil {
+		x.created(key)
+	}
 	return x.storeInt(s, h, e, key, v, exp, isWide(e))
 }
 
@@ -147,6 +153,7 @@ func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if e == nil {
+		x.created(key)
 		e, _ = s.newEntry(h, key, 0)
 	}
 	e.SetObj(obj)
@@ -223,15 +230,27 @@ func (x *Tx) Remove(key []byte) bool {
 func (x *Tx) Rename(src, dst []byte, e *Entry) {
 	ss := x.ks.shardOf(x.db, src)
 	ds := x.ks.shardOf(x.db, dst)
-	dstWide := isWide(ds.keys.get(dst))
+	old := ds.keys.get(dst)
+	dstWide := isWide(old)
 	ss.drop(string(src))
 	ds.drop(string(dst))
 	// The key lives in the entry's allocation: the value moves to a new
 	// entry made for dst.
 	ne := ds.adopt(dst, e)
 	x.wroteOver(ss, src, isWide(e))
+	if old == nil {
+		x.created(dst)
+	}
 	x.wroteOver(ds, dst, dstWide)
 	x.readied(x.db, dst, ne.Obj())
+}
+
+// created notes, for the replication journal, that key did not exist
+// before the change about to be made (JournalEntry.Existed).
+func (x *Tx) created(key []byte) {
+	if x.fx != nil && x.fx.jr != nil {
+		x.fx.jr.created(x.db, key)
+	}
 }
 
 // wrote is the hook of a change in place (an expiry, INCR, ZADD into an
