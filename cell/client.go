@@ -55,12 +55,9 @@ type Client struct {
 	txLocks keyspace.LockSet // the shards of a running EXEC
 	keyIdx  []int
 
-	// The last command name looked up, as the client sent it, and what it
-	// resolved to: a pipeline repeats one command, and comparing a few
-	// bytes is cheaper than lower-casing and a map lookup. The tables are
-	// fixed once the server is built (rename-command is a startup option).
-	lastName   []byte
-	lastLookup *Command
+	// The command names looked up last, as the client sent them
+	// (cmd_cache.go).
+	cmds cmdCache
 
 	// fx collects the running execution's effects, for the store
 	// (persist.go); its Tx's point at it while there is a store.

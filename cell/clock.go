@@ -23,6 +23,7 @@ type cmdClock struct {
 	anchorMono int64 // monoNow at the anchor
 	anchorWall int64 // Unix ns at the anchor
 	last       int64 // end's reading for the next read; 0: none
+	queued     int64 // the reading of the last command MULTI queued; 0: none
 }
 
 const clockAnchorAge = int64(time.Millisecond)
@@ -38,7 +39,7 @@ func monoNow() int64 { return int64(time.Since(monoBase)) }
 // a command.
 func (k *cmdClock) read() (mono, wall int64) {
 	mono = k.last
-	k.last = 0
+	k.last, k.queued = 0, 0
 	if mono == 0 {
 		mono = monoNow()
 	}
@@ -51,6 +52,21 @@ func (k *cmdClock) read() (mono, wall int64) {
 	return mono, k.anchorWall
 }
 
+// readQueued is read for a command that MULTI is about to queue. Queueing
+// is not timed, so the commands queued one after another share one
+// reading, handed on from each to the next: a W1 block's ZADD,
+// ZREMRANGEBYSCORE, ZCARD and EXPIRE cost one clock read instead of four.
+// The next read (EXEC's, DISCARD's) takes a reading of its own, so that
+// no command's duration counts the queueing.
+func (k *cmdClock) readQueued() (mono, wall int64) {
+	if k.last == 0 {
+		k.last = k.queued
+	}
+	mono, wall = k.read()
+	k.queued = mono
+	return mono, wall
+}
+
 // end reads the monotonic clock at the end of a command; the next read
 // starts from it.
 func (k *cmdClock) end() int64 {
@@ -60,4 +76,4 @@ func (k *cmdClock) end() int64 {
 
 // idle forgets end's reading: the client is about to wait or write, and
 // that time belongs to no command.
-func (k *cmdClock) idle() { k.last = 0 }
+func (k *cmdClock) idle() { k.last, k.queued = 0, 0 }

@@ -74,3 +74,29 @@ func TestCmdClockChain(t *testing.T) {
 		t.Error("read after idle used end's reading")
 	}
 }
+
+// TestCmdClockQueued: commands queued one after another share one reading
+// (the first takes end's, if any); the read after them, and one after
+// idle, take their own.
+func TestCmdClockQueued(t *testing.T) {
+	var k cmdClock
+	k.read()
+	e := k.end()
+	for i := range 3 {
+		if mono, _ := k.readQueued(); mono != e {
+			t.Errorf("queued command %d: reading %d, want end's %d", i, mono, e)
+		}
+	}
+	old := monoNow()
+	k.anchorMono = old - 1
+	k.queued = old
+	if mono, _ := k.read(); mono == old {
+		t.Error("a read after queued commands used their reading")
+	}
+	k.end()
+	k.queued = old
+	k.idle()
+	if mono, _ := k.readQueued(); mono == old {
+		t.Error("a queued command after idle used the reading before it")
+	}
+}

@@ -28,18 +28,24 @@ import (
 // applies (streamChecksIdle, repl_apply.go), which must know of any new
 // one that could refuse or hold the master client's commands.
 //
-// The clock is read once here (cmdClock: at most one monotonic read), for
-// lastActive and as the start of call; it is read again only after a check
-// that may have waited (eviction, CLIENT PAUSE), so that the wait is not
-// counted as the command's time.
+// The clock is read once here (cmdClock: at most one monotonic read, none
+// for a command MULTI queues after another), for lastActive and as the
+// start of call; it is read again only after a check that may have waited
+// (eviction, CLIENT PAUSE), so that the wait is not counted as the
+// command's time.
 func (c *Client) dispatch(args [][]byte) {
-	mono, wall := c.clock.read()
+	cmd := c.cmds.lookup(c.srv, args[0])
+	var mono, wall int64
+	if c.multi != nil && cmd != nil && cmd.Flags&flagTxn == 0 {
+		mono, wall = c.clock.readQueued() // clock.go
+	} else {
+		mono, wall = c.clock.read()
+	}
 	if ms := wall / int64(time.Millisecond); c.lastActive.Load() != ms {
 		// A plain load first: an atomic store is a full barrier on amd64,
 		// and most commands of a pipeline land in the same millisecond.
 		c.lastActive.Store(ms)
 	}
-	cmd := c.lookup(args[0])
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
@@ -150,20 +156,6 @@ func (c *Client) dispatch(args [][]byte) {
 		return
 	}
 	c.callAt(cmd, args, mono, wall)
-}
-
-// lookup finds the command named name, rename-command applied (ops.go);
-// the last one found is kept, for a pipeline that repeats it.
-func (c *Client) lookup(name []byte) *Command {
-	cmd := c.lastLookup
-	if cmd == nil || string(name) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(name)
-		if cmd != nil {
-			c.lastName = append(c.lastName[:0], name...)
-			c.lastLookup = cmd
-		}
-	}
-	return cmd
 }
 
 // reject answers a command that failed dispatch's checks.

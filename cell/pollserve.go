@@ -40,10 +40,7 @@ func (c *Client) polledReady() bool {
 
 // polledCommand says whether args may run inside the callback.
 func (c *Client) polledCommand(args [][]byte) bool {
-	cmd := c.lastLookup
-	if cmd == nil || string(args[0]) != string(c.lastName) {
-		cmd = c.srv.lookupCommand(args[0])
-	}
+	cmd := c.cmds.lookup(c.srv, args[0])
 	if cmd == nil {
 		return true // an error reply
 	}

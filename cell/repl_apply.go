@@ -243,7 +243,7 @@ func (c *Client) streamChecksIdle(cmd *Command) bool {
 // applied, subcommand resolved), or nil where dispatch would refuse it
 // as unknown or of the wrong arity.
 func (c *Client) streamLookup(args [][]byte) *Command {
-	cmd := c.lookup(args[0])
+	cmd := c.cmds.lookup(c.srv, args[0])
 	if cmd == nil {
 		return nil
 	}
