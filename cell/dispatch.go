@@ -205,7 +205,7 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		wall = t // a test's clock: keys expire by it too
 	}
 	x.SetNow(wall / int64(time.Millisecond))
-	x.wallNs = wall
+	x.wallNs, x.monoNs = wall, mono
 	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
 	if !x.stepping {
 		c.lockFor(&c.locks, cmd, args, c.db)
