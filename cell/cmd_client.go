@@ -410,7 +410,8 @@ func clientKill(x *Ctx) {
 			addr != nil && c.addr != *addr,
 			laddr != nil && c.laddr != *laddr,
 			user != nil && c.shared.user.Load() != user,
-			skipMe && c == x.cl:
+			skipMe && c == x.cl,
+			c.killed.Load(): // closing already: gone, as Redis frees it at once
 			continue
 		}
 		victims = append(victims, c)
