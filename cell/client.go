@@ -29,10 +29,20 @@ type Client struct {
 	pending           [][]byte
 	pendErr, fillErr  error
 	noWait, wouldWait bool
-	rd                *resp.Reader
-	w                 *resp.Writer
-	ctx               Ctx      // reused for every command: no allocation per call
-	clock             cmdClock // dispatch's clock (clock.go)
+	// The event loop (evloop.go): the loop c waits in when it may, who
+	// serves c now, the wake-up its goroutine waits for, whether c was
+	// closed from elsewhere, whether c is registered; and replies the
+	// socket did not take inside a callback, which the goroutine sends.
+	loop       *evLoop
+	loopState  atomic.Int32
+	loopWake   chan struct{}
+	loopKicked atomic.Bool
+	inLoop     bool
+	unsent     []byte
+	rd         *resp.Reader
+	w          *resp.Writer
+	ctx        Ctx      // reused for every command: no allocation per call
+	clock      cmdClock // dispatch's clock (clock.go)
 
 	db     int
 	authed bool
@@ -141,6 +151,10 @@ func newClient(srv *Server, nc net.Conn) *Client {
 	}
 	c.fd = 7 + c.id%1000
 	c.pollBody = c.servePolled
+	if ls := srv.loops; len(ls) > 0 && c.sock != nil {
+		c.loop = ls[c.id%int64(len(ls))]
+		c.loopWake = make(chan struct{}, 1)
+	}
 	c.shared.multi.Store(-1)
 	c.shared.proto.Store(2)
 	c.fx = keyspace.NewEffects(srv.store)
@@ -282,6 +296,9 @@ func (c *Client) close() {
 	c.releaseSink()
 	c.unwatchAll()
 	c.nc.Close()
+	if c.inLoop {
+		c.loop.remove(c)
+	}
 	if c.rd.Release() > returnAfter {
 		c.srv.returnMemory() // an unfinished big argument (bigargs.go)
 	}

@@ -429,7 +429,7 @@ func (x *Ctx) kill(c *Client) {
 		return
 	}
 	c.killed.Store(true)
-	c.nc.Close()
+	c.closeConn()
 }
 
 func clientNoEvict(x *Ctx) {

@@ -4,1653 +4,1739 @@ package cell
 
 // redisCommands holds Redis 7.0.15's key specs, tips and COMMAND DOCS
 // map of the commands cellserver serves (command_redis_meta.go).
-var redisCommands = map[string]*redisCommand{
-	"acl": {
+var redisCommands = redisCommandTable()
+
+// redisCommandTable builds redisCommands a few commands per function
+// (see gencommands' perFunc).
+func redisCommandTable() map[string]*redisCommand {
+	m := make(map[string]*redisCommand, 314)
+	redisCommands0(m)
+	redisCommands1(m)
+	redisCommands2(m)
+	redisCommands3(m)
+	redisCommands4(m)
+	redisCommands5(m)
+	redisCommands6(m)
+	redisCommands7(m)
+	redisCommands8(m)
+	redisCommands9(m)
+	redisCommands10(m)
+	redisCommands11(m)
+	redisCommands12(m)
+	redisCommands13(m)
+	redisCommands14(m)
+	redisCommands15(m)
+	redisCommands16(m)
+	redisCommands17(m)
+	redisCommands18(m)
+	redisCommands19(m)
+	return m
+}
+
+func redisCommands0(m map[string]*redisCommand) {
+	m["acl"] = &redisCommand{
 		info:  rarr(rb("acl"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for Access List Control commands "), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"acl|cat": {
+	}
+	m["acl|cat"] = &redisCommand{
 		info:  rarr(rb("acl|cat"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List the ACL categories or the commands inside a category"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) since the categories and commands are a fixed set."), rb("arguments"), rarr(rmap(rb("name"), rb("categoryname"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"))))),
-	},
-	"acl|deluser": {
+	}
+	m["acl|deluser"] = &redisCommand{
 		info:  rarr(rb("acl|deluser"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Remove the specified ACL users and the associated rules"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) amortized time considering the typical user."), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"acl|dryrun": {
+	}
+	m["acl|dryrun"] = &redisCommand{
 		info:  rarr(rb("acl|dryrun"), ri(-4), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns whether the user can execute the given command without executing the command."), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("command"), rb("type"), rb("string")), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"acl|genpass": {
+	}
+	m["acl|genpass"] = &redisCommand{
 		info:  rarr(rb("acl|genpass"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Generate a pseudorandom secure password to use for ACL users"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("bits"), rb("type"), rb("integer"), rb("flags"), rset(rs("optional"))))),
-	},
-	"acl|getuser": {
+	}
+	m["acl|getuser"] = &redisCommand{
 		info:  rarr(rb("acl|getuser"), ri(3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the rules for a specific ACL user"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of password, command and pattern rules that the user has."), rb("history"), rset(rarr(rb("6.2.0"), rb("Added Pub/Sub channel patterns.")), rarr(rb("7.0.0"), rb("Added selectors and changed the format of key and channel patterns from a list to their rule representation."))), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")))),
-	},
-	"acl|help": {
+	}
+	m["acl|help"] = &redisCommand{
 		info:  rarr(rb("acl|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"acl|list": {
+	}
+	m["acl|list"] = &redisCommand{
 		info:  rarr(rb("acl|list"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List the current ACL rules in ACL config file format"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
-	},
-	"acl|load": {
+	}
+	m["acl|load"] = &redisCommand{
 		info:  rarr(rb("acl|load"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reload the ACLs from the configured ACL file"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
-	},
-	"acl|log": {
+	}
+	m["acl|log"] = &redisCommand{
 		info:  rarr(rb("acl|log"), ri(-2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List latest events denied because of ACLs in place"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) with N being the number of entries shown."), rb("arguments"), rarr(rmap(rb("name"), rb("operation"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("reset"), rb("type"), rb("pure-token"), rb("token"), rb("RESET")))))),
-	},
-	"acl|save": {
+	}
+	m["acl|save"] = &redisCommand{
 		info:  rarr(rb("acl|save"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Save the current ACL rules in the configured ACL file"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
-	},
-	"acl|setuser": {
+	}
+	m["acl|setuser"] = &redisCommand{
 		info:  rarr(rb("acl|setuser"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Modify or create the rules for a specific ACL user"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of rules provided."), rb("history"), rset(rarr(rb("6.2.0"), rb("Added Pub/Sub channel patterns.")), rarr(rb("7.0.0"), rb("Added selectors and key based permissions."))), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("rule"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"acl|users": {
+	}
+	m["acl|users"] = &redisCommand{
 		info:  rarr(rb("acl|users"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List the username of all the configured ACL rules"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N). Where N is the number of configured users.")),
-	},
-	"acl|whoami": {
+	}
+	m["acl|whoami"] = &redisCommand{
 		info:  rarr(rb("acl|whoami"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the name of the user associated to the current connection"), rb("since"), rb("6.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"append": {
+	}
+	m["append"] = &redisCommand{
 		info:  rarr(rb("append"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Append a value to a key"), rb("since"), rb("2.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"asking": {
+	}
+	m["asking"] = &redisCommand{
 		info:  rarr(rb("asking"), ri(1), rset(rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Sent by cluster clients after an -ASK redirect"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"auth": {
+	}
+}
+
+func redisCommands1(m map[string]*redisCommand) {
+	m["auth"] = &redisCommand{
 		info:  rarr(rb("auth"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("no_auth"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Authenticate to the server"), rb("since"), rb("1.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(N) where N is the number of passwords defined for the user"), rb("history"), rset(rarr(rb("6.0.0"), rb("Added ACL style (username and password)."))), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string"), rb("since"), rb("6.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("password"), rb("type"), rb("string")))),
-	},
-	"bgsave": {
+	}
+	m["bgsave"] = &redisCommand{
 		info:  rarr(rb("bgsave"), ri(-1), rset(rs("admin"), rs("noscript"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Asynchronously save the dataset to disk"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("3.2.2"), rb("Added the `SCHEDULE` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("schedule"), rb("type"), rb("pure-token"), rb("token"), rb("SCHEDULE"), rb("since"), rb("3.2.2"), rb("flags"), rset(rs("optional"))))),
-	},
-	"bitcount": {
+	}
+	m["bitcount"] = &redisCommand{
 		info:  rarr(rb("bitcount"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Count set bits in a string"), rb("since"), rb("2.6.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `BYTE|BIT` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end"), rb("type"), rb("integer")), rmap(rb("name"), rb("index_unit"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byte"), rb("type"), rb("pure-token"), rb("token"), rb("BYTE")), rmap(rb("name"), rb("bit"), rb("type"), rb("pure-token"), rb("token"), rb("BIT")))))))),
-	},
-	"bitfield": {
+	}
+	m["bitfield"] = &redisCommand{
 		info:  rarr(rb("bitfield"), ri(-2), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("notes"), rb("This command allows both access and modification of the key"), rb("flags"), rset(rs("RW"), rs("access"), rs("update"), rs("variable_flags")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Notes: "This command allows both access and modification of the key", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Perform arbitrary bitfield integer operations on strings"), rb("since"), rb("3.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1) for each subcommand specified"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("operation"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional"), rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("encoding_offset"), rb("type"), rb("block"), rb("token"), rb("GET"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))), rmap(rb("name"), rb("write"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("wrap_sat_fail"), rb("type"), rb("oneof"), rb("token"), rb("OVERFLOW"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("wrap"), rb("type"), rb("pure-token"), rb("token"), rb("WRAP")), rmap(rb("name"), rb("sat"), rb("type"), rb("pure-token"), rb("token"), rb("SAT")), rmap(rb("name"), rb("fail"), rb("type"), rb("pure-token"), rb("token"), rb("FAIL")))), rmap(rb("name"), rb("write_operation"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding_offset_value"), rb("type"), rb("block"), rb("token"), rb("SET"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("integer")))), rmap(rb("name"), rb("encoding_offset_increment"), rb("type"), rb("block"), rb("token"), rb("INCRBY"), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("increment"), rb("type"), rb("integer")))))))))))),
-	},
-	"bitfield_ro": {
+	}
+	m["bitfield_ro"] = &redisCommand{
 		info:  rarr(rb("bitfield_ro"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"), rb("since"), rb("6.0.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1) for each subcommand specified"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("encoding_offset"), rb("type"), rb("block"), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token")), rb("arguments"), rarr(rmap(rb("name"), rb("encoding"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))))),
-	},
-	"bitop": {
+	}
+	m["bitop"] = &redisCommand{
 		info:  rarr(rb("bitop"), ri(-4), rset(rs("write"), rs("denyoom")), ri(2), ri(-1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(3))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 3, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Perform bitwise operations between strings"), rb("since"), rb("2.6.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("arguments"), rarr(rmap(rb("name"), rb("operation"), rb("type"), rb("string")), rmap(rb("name"), rb("destkey"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
-	},
-	"bitpos": {
+	}
+	m["bitpos"] = &redisCommand{
 		info:  rarr(rb("bitpos"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Find first bit set or clear in a string"), rb("since"), rb("2.8.7"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(N)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `BYTE|BIT` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("bit"), rb("type"), rb("integer")), rmap(rb("name"), rb("index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end_index"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("end"), rb("type"), rb("integer")), rmap(rb("name"), rb("index_unit"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byte"), rb("type"), rb("pure-token"), rb("token"), rb("BYTE")), rmap(rb("name"), rb("bit"), rb("type"), rb("pure-token"), rb("token"), rb("BIT")))))))))),
-	},
-	"blmove": {
+	}
+	m["blmove"] = &redisCommand{
 		info:  rarr(rb("blmove"), ri(6), rset(rs("write"), rs("denyoom"), rs("noscript"), rs("blocking")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Pop an element from a list, push it to another list and return it; or block until one is available"), rb("since"), rb("6.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("wherefrom"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))), rmap(rb("name"), rb("whereto"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"blmpop": {
+	}
+	m["blmpop"] = &redisCommand{
 		info:  rarr(rb("blmpop"), ri(-5), rset(rs("write"), rs("blocking"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Pop elements from a list, or block until one is available"), rb("since"), rb("7.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N+M) where N is the number of provided keys and M is the number of elements returned."), rb("arguments"), rarr(rmap(rb("name"), rb("timeout"), rb("type"), rb("double")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("where"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"blpop": {
+	}
+	m["blpop"] = &redisCommand{
 		info:  rarr(rb("blpop"), ri(-3), rset(rs("write"), rs("noscript"), rs("blocking")), ri(1), ri(-2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-2), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: -2, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and get the first element in a list, or block until one is available"), rb("since"), rb("2.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of provided keys."), rb("history"), rset(rarr(rb("6.0.0"), rb("`timeout` is interpreted as a double instead of an integer."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"brpop": {
+	}
+	m["brpop"] = &redisCommand{
 		info:  rarr(rb("brpop"), ri(-3), rset(rs("write"), rs("noscript"), rs("blocking")), ri(1), ri(-2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-2), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: -2, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and get the last element in a list, or block until one is available"), rb("since"), rb("2.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of provided keys."), rb("history"), rset(rarr(rb("6.0.0"), rb("`timeout` is interpreted as a double instead of an integer."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"brpoplpush": {
+	}
+	m["brpoplpush"] = &redisCommand{
 		info:  rarr(rb("brpoplpush"), ri(4), rset(rs("write"), rs("denyoom"), rs("noscript"), rs("blocking")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Pop an element from a list, push it to another list and return it; or block until one is available"), rb("since"), rb("2.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`BLMOVE` with the `RIGHT` and `LEFT` arguments"), rb("history"), rset(rarr(rb("6.0.0"), rb("`timeout` is interpreted as a double instead of an integer."))), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"bzmpop": {
+	}
+	m["bzmpop"] = &redisCommand{
 		info:  rarr(rb("bzmpop"), ri(-5), rset(rs("write"), rs("blocking"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@sortedset"), rs("@slow"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Remove and return members with scores in a sorted set or block until one is available"), rb("since"), rb("7.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."), rb("arguments"), rarr(rmap(rb("name"), rb("timeout"), rb("type"), rb("double")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("where"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"bzpopmax": {
+	}
+	m["bzpopmax"] = &redisCommand{
 		info:  rarr(rb("bzpopmax"), ri(-3), rset(rs("write"), rs("noscript"), rs("blocking"), rs("fast")), ri(1), ri(-2), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-2), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: -2, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and return the member with the highest score from one or more sorted sets, or block until one is available"), rb("since"), rb("5.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) with N being the number of elements in the sorted set."), rb("history"), rset(rarr(rb("6.0.0"), rb("`timeout` is interpreted as a double instead of an integer."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"bzpopmin": {
+	}
+	m["bzpopmin"] = &redisCommand{
 		info:  rarr(rb("bzpopmin"), ri(-3), rset(rs("write"), rs("noscript"), rs("blocking"), rs("fast")), ri(1), ri(-2), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast"), rs("@blocking")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-2), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: -2, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"), rb("since"), rb("5.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) with N being the number of elements in the sorted set."), rb("history"), rset(rarr(rb("6.0.0"), rb("`timeout` is interpreted as a double instead of an integer."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("timeout"), rb("type"), rb("double")))),
-	},
-	"client": {
+	}
+	m["client"] = &redisCommand{
 		info:  rarr(rb("client"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for client connection commands"), rb("since"), rb("2.4.0"), rb("group"), rb("connection"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"client|caching": {
+	}
+}
+
+func redisCommands2(m map[string]*redisCommand) {
+	m["client|caching"] = &redisCommand{
 		info:  rarr(rb("client|caching"), ri(3), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Instruct the server about tracking or not keys in the next request"), rb("since"), rb("6.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("mode"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("yes"), rb("type"), rb("pure-token"), rb("token"), rb("YES")), rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")))))),
-	},
-	"client|getname": {
+	}
+	m["client|getname"] = &redisCommand{
 		info:  rarr(rb("client|getname"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the current connection name"), rb("since"), rb("2.6.9"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|getredir": {
+	}
+	m["client|getredir"] = &redisCommand{
 		info:  rarr(rb("client|getredir"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get tracking notifications redirection client ID if any"), rb("since"), rb("6.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|help": {
+	}
+	m["client|help"] = &redisCommand{
 		info:  rarr(rb("client|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("5.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|id": {
+	}
+	m["client|id"] = &redisCommand{
 		info:  rarr(rb("client|id"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns the client ID for the current connection"), rb("since"), rb("5.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|info": {
+	}
+	m["client|info"] = &redisCommand{
 		info:  rarr(rb("client|info"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns information about the current client connection."), rb("since"), rb("6.2.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|kill": {
+	}
+	m["client|kill"] = &redisCommand{
 		info:  rarr(rb("client|kill"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Kill the connection of a client"), rb("since"), rb("2.4.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(N) where N is the number of client connections"), rb("history"), rset(rarr(rb("2.8.12"), rb("Added new filter format.")), rarr(rb("2.8.12"), rb("`ID` option.")), rarr(rb("3.2.0"), rb("Added `master` type in for `TYPE` option.")), rarr(rb("5.0.0"), rb("Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility.")), rarr(rb("6.2.0"), rb("`LADDR` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("filter"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("ip:port"), rb("type"), rb("string"), rb("deprecated_since"), rb("2.8.12")), rmap(rb("name"), rb("new-format"), rb("type"), rb("oneof"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("client-id"), rb("type"), rb("integer"), rb("token"), rb("ID"), rb("since"), rb("2.8.12"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("normal_master_slave_pubsub"), rb("type"), rb("oneof"), rb("token"), rb("TYPE"), rb("since"), rb("2.8.12"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("normal"), rb("type"), rb("pure-token"), rb("token"), rb("NORMAL")), rmap(rb("name"), rb("master"), rb("type"), rb("pure-token"), rb("token"), rb("MASTER"), rb("since"), rb("3.2.0")), rmap(rb("name"), rb("slave"), rb("type"), rb("pure-token"), rb("token"), rb("SLAVE")), rmap(rb("name"), rb("replica"), rb("type"), rb("pure-token"), rb("token"), rb("REPLICA"), rb("since"), rb("5.0.0")), rmap(rb("name"), rb("pubsub"), rb("type"), rb("pure-token"), rb("token"), rb("PUBSUB")))), rmap(rb("name"), rb("username"), rb("type"), rb("string"), rb("token"), rb("USER"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("ip:port"), rb("type"), rb("string"), rb("token"), rb("ADDR"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("ip:port"), rb("type"), rb("string"), rb("token"), rb("LADDR"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("yes/no"), rb("type"), rb("string"), rb("token"), rb("SKIPME"), rb("flags"), rset(rs("optional"))))))))),
-	},
-	"client|list": {
+	}
+	m["client|list"] = &redisCommand{
 		info:  rarr(rb("client|list"), ri(-2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the list of client connections"), rb("since"), rb("2.4.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(N) where N is the number of client connections"), rb("history"), rset(rarr(rb("2.8.12"), rb("Added unique client `id` field.")), rarr(rb("5.0.0"), rb("Added optional `TYPE` filter.")), rarr(rb("6.0.0"), rb("Added `user` field.")), rarr(rb("6.2.0"), rb("Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.")), rarr(rb("7.0.0"), rb("Added `resp`, `multi-mem`, `rbs` and `rbp` fields.")), rarr(rb("7.0.3"), rb("Added `ssub` field."))), rb("arguments"), rarr(rmap(rb("name"), rb("normal_master_replica_pubsub"), rb("type"), rb("oneof"), rb("token"), rb("TYPE"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("normal"), rb("type"), rb("pure-token"), rb("token"), rb("NORMAL")), rmap(rb("name"), rb("master"), rb("type"), rb("pure-token"), rb("token"), rb("MASTER")), rmap(rb("name"), rb("replica"), rb("type"), rb("pure-token"), rb("token"), rb("REPLICA")), rmap(rb("name"), rb("pubsub"), rb("type"), rb("pure-token"), rb("token"), rb("PUBSUB")))), rmap(rb("name"), rb("id"), rb("type"), rb("block"), rb("token"), rb("ID"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("client-id"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))))),
-	},
-	"client|no-evict": {
+	}
+	m["client|no-evict"] = &redisCommand{
 		info:  rarr(rb("client|no-evict"), ri(3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set client eviction mode for the current connection"), rb("since"), rb("7.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("enabled"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("on"), rb("type"), rb("pure-token"), rb("token"), rb("ON")), rmap(rb("name"), rb("off"), rb("type"), rb("pure-token"), rb("token"), rb("OFF")))))),
-	},
-	"client|pause": {
+	}
+	m["client|pause"] = &redisCommand{
 		info:  rarr(rb("client|pause"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Stop processing commands from clients for some time"), rb("since"), rb("2.9.50"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("6.2.0"), rb("`CLIENT PAUSE WRITE` mode added along with the `mode` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("timeout"), rb("type"), rb("integer")), rmap(rb("name"), rb("mode"), rb("type"), rb("oneof"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("write"), rb("type"), rb("pure-token"), rb("token"), rb("WRITE")), rmap(rb("name"), rb("all"), rb("type"), rb("pure-token"), rb("token"), rb("ALL")))))),
-	},
-	"client|reply": {
+	}
+	m["client|reply"] = &redisCommand{
 		info:  rarr(rb("client|reply"), ri(3), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Instruct the server whether to reply to commands"), rb("since"), rb("3.2.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("on_off_skip"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("on"), rb("type"), rb("pure-token"), rb("token"), rb("ON")), rmap(rb("name"), rb("off"), rb("type"), rb("pure-token"), rb("token"), rb("OFF")), rmap(rb("name"), rb("skip"), rb("type"), rb("pure-token"), rb("token"), rb("SKIP")))))),
-	},
-	"client|setname": {
+	}
+	m["client|setname"] = &redisCommand{
 		info:  rarr(rb("client|setname"), ri(3), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set the current connection name"), rb("since"), rb("2.6.9"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("connection-name"), rb("type"), rb("string")))),
-	},
-	"client|tracking": {
+	}
+	m["client|tracking"] = &redisCommand{
 		info:  rarr(rb("client|tracking"), ri(-3), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Enable or disable server assisted client side caching support"), rb("since"), rb("6.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1). Some options may introduce additional complexity."), rb("arguments"), rarr(rmap(rb("name"), rb("status"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("on"), rb("type"), rb("pure-token"), rb("token"), rb("ON")), rmap(rb("name"), rb("off"), rb("type"), rb("pure-token"), rb("token"), rb("OFF")))), rmap(rb("name"), rb("client-id"), rb("type"), rb("integer"), rb("token"), rb("REDIRECT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("prefix"), rb("type"), rb("string"), rb("token"), rb("PREFIX"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("bcast"), rb("type"), rb("pure-token"), rb("token"), rb("BCAST"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("optin"), rb("type"), rb("pure-token"), rb("token"), rb("OPTIN"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("optout"), rb("type"), rb("pure-token"), rb("token"), rb("OPTOUT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("noloop"), rb("type"), rb("pure-token"), rb("token"), rb("NOLOOP"), rb("flags"), rset(rs("optional"))))),
-	},
-	"client|trackinginfo": {
+	}
+	m["client|trackinginfo"] = &redisCommand{
 		info:  rarr(rb("client|trackinginfo"), ri(2), rset(rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return information about server assisted client side caching for the current connection"), rb("since"), rb("6.2.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"client|unblock": {
+	}
+	m["client|unblock"] = &redisCommand{
 		info:  rarr(rb("client|unblock"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Unblock a client blocked in a blocking command from a different connection"), rb("since"), rb("5.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(log N) where N is the number of client connections"), rb("arguments"), rarr(rmap(rb("name"), rb("client-id"), rb("type"), rb("integer")), rmap(rb("name"), rb("timeout_error"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("timeout"), rb("type"), rb("pure-token"), rb("token"), rb("TIMEOUT")), rmap(rb("name"), rb("error"), rb("type"), rb("pure-token"), rb("token"), rb("ERROR")))))),
-	},
-	"client|unpause": {
+	}
+	m["client|unpause"] = &redisCommand{
 		info:  rarr(rb("client|unpause"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Resume processing of clients that were paused"), rb("since"), rb("6.2.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(N) Where N is the number of paused clients")),
-	},
-	"cluster": {
+	}
+}
+
+func redisCommands3(m map[string]*redisCommand) {
+	m["cluster"] = &redisCommand{
 		info:  rarr(rb("cluster"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for cluster commands"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"cluster|addslots": {
+	}
+	m["cluster|addslots"] = &redisCommand{
 		info:  rarr(rb("cluster|addslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"cluster|addslotsrange": {
+	}
+	m["cluster|addslotsrange"] = &redisCommand{
 		info:  rarr(rb("cluster|addslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Assign new hash slots to receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
-	},
-	"cluster|bumpepoch": {
+	}
+	m["cluster|bumpepoch"] = &redisCommand{
 		info:  rarr(rb("cluster|bumpepoch"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Advance the cluster config epoch"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|count-failure-reports": {
+	}
+	m["cluster|count-failure-reports"] = &redisCommand{
 		info:  rarr(rb("cluster|count-failure-reports"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the number of failure reports active for a given node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of failure reports"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
-	},
-	"cluster|countkeysinslot": {
+	}
+	m["cluster|countkeysinslot"] = &redisCommand{
 		info:  rarr(rb("cluster|countkeysinslot"), ri(3), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the number of local keys in the specified hash slot"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer")))),
-	},
-	"cluster|delslots": {
+	}
+	m["cluster|delslots"] = &redisCommand{
 		info:  rarr(rb("cluster|delslots"), ri(-3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of hash slot arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"cluster|delslotsrange": {
+	}
+	m["cluster|delslotsrange"] = &redisCommand{
 		info:  rarr(rb("cluster|delslotsrange"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set hash slots as unbound in receiving node"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of the slots between the start slot and end slot arguments."), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot_end-slot"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("start-slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("end-slot"), rb("type"), rb("integer")))))),
-	},
-	"cluster|failover": {
+	}
+	m["cluster|failover"] = &redisCommand{
 		info:  rarr(rb("cluster|failover"), ri(-2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Forces a replica to perform a manual failover of its master."), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("options"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE")), rmap(rb("name"), rb("takeover"), rb("type"), rb("pure-token"), rb("token"), rb("TAKEOVER")))))),
-	},
-	"cluster|flushslots": {
+	}
+	m["cluster|flushslots"] = &redisCommand{
 		info:  rarr(rb("cluster|flushslots"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Delete a node's own slots information"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|forget": {
+	}
+	m["cluster|forget"] = &redisCommand{
 		info:  rarr(rb("cluster|forget"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Remove a node from the nodes table"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
-	},
-	"cluster|getkeysinslot": {
+	}
+	m["cluster|getkeysinslot"] = &redisCommand{
 		info:  rarr(rb("cluster|getkeysinslot"), ri(4), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return local key names in the specified hash slot"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(log(N)) where N is the number of requested keys"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))),
-	},
-	"cluster|help": {
+	}
+	m["cluster|help"] = &redisCommand{
 		info:  rarr(rb("cluster|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("5.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|info": {
+	}
+	m["cluster|info"] = &redisCommand{
 		info:  rarr(rb("cluster|info"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Provides info about Redis Cluster node state"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|keyslot": {
+	}
+	m["cluster|keyslot"] = &redisCommand{
 		info:  rarr(rb("cluster|keyslot"), ri(3), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns the hash slot of the specified key"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of bytes in the key"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("string")))),
-	},
-	"cluster|links": {
+	}
+	m["cluster|links"] = &redisCommand{
 		info:  rarr(rb("cluster|links"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Returns a list of all TCP links to and from peer nodes in cluster"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
-	},
-	"cluster|meet": {
+	}
+}
+
+func redisCommands4(m map[string]*redisCommand) {
+	m["cluster|meet"] = &redisCommand{
 		info:  rarr(rb("cluster|meet"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Force a node cluster to handshake with another node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added the optional `cluster_bus_port` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("ip"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("cluster_bus_port"), rb("type"), rb("integer"), rb("since"), rb("4.0.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"cluster|myid": {
+	}
+	m["cluster|myid"] = &redisCommand{
 		info:  rarr(rb("cluster|myid"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the node id"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|nodes": {
+	}
+	m["cluster|nodes"] = &redisCommand{
 		info:  rarr(rb("cluster|nodes"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get Cluster config for the node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes")),
-	},
-	"cluster|replicas": {
+	}
+	m["cluster|replicas"] = &redisCommand{
 		info:  rarr(rb("cluster|replicas"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("5.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
-	},
-	"cluster|replicate": {
+	}
+	m["cluster|replicate"] = &redisCommand{
 		info:  rarr(rb("cluster|replicate"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reconfigure a node as a replica of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
-	},
-	"cluster|reset": {
+	}
+	m["cluster|reset"] = &redisCommand{
 		info:  rarr(rb("cluster|reset"), ri(-2), rset(rs("admin"), rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reset a Redis Cluster node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."), rb("arguments"), rarr(rmap(rb("name"), rb("hard_soft"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("hard"), rb("type"), rb("pure-token"), rb("token"), rb("HARD")), rmap(rb("name"), rb("soft"), rb("type"), rb("pure-token"), rb("token"), rb("SOFT")))))),
-	},
-	"cluster|saveconfig": {
+	}
+	m["cluster|saveconfig"] = &redisCommand{
 		info:  rarr(rb("cluster|saveconfig"), ri(2), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Forces the node to save cluster state on disk"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"cluster|set-config-epoch": {
+	}
+	m["cluster|set-config-epoch"] = &redisCommand{
 		info:  rarr(rb("cluster|set-config-epoch"), ri(3), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set the configuration epoch in a new node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("config-epoch"), rb("type"), rb("integer")))),
-	},
-	"cluster|setslot": {
+	}
+	m["cluster|setslot"] = &redisCommand{
 		info:  rarr(rb("cluster|setslot"), ri(-4), rset(rs("admin"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Bind a hash slot to a specific node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("slot"), rb("type"), rb("integer")), rmap(rb("name"), rb("subcommand"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string"), rb("token"), rb("IMPORTING")), rmap(rb("name"), rb("node-id"), rb("type"), rb("string"), rb("token"), rb("MIGRATING")), rmap(rb("name"), rb("node-id"), rb("type"), rb("string"), rb("token"), rb("NODE")), rmap(rb("name"), rb("stable"), rb("type"), rb("pure-token"), rb("token"), rb("STABLE")))))),
-	},
-	"cluster|shards": {
+	}
+	m["cluster|shards"] = &redisCommand{
 		info:  rarr(rb("cluster|shards"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of cluster slots to node mappings"), rb("since"), rb("7.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of cluster nodes")),
-	},
-	"cluster|slaves": {
+	}
+	m["cluster|slaves"] = &redisCommand{
 		info:  rarr(rb("cluster|slaves"), ri(3), rset(rs("admin"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List replica nodes of the specified master node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("5.0.0"), rb("replaced_by"), rb("`CLUSTER REPLICAS`"), rb("arguments"), rarr(rmap(rb("name"), rb("node-id"), rb("type"), rb("string")))),
-	},
-	"cluster|slots": {
+	}
+	m["cluster|slots"] = &redisCommand{
 		info:  rarr(rb("cluster|slots"), ri(2), rset(rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of Cluster slot to node mappings"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(N) where N is the total number of Cluster nodes"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("7.0.0"), rb("replaced_by"), rb("`CLUSTER SHARDS`"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added node IDs.")), rarr(rb("7.0.0"), rb("Added additional networking metadata field.")))),
-	},
-	"command": {
+	}
+	m["command"] = &redisCommand{
 		info:  rarr(rb("command"), ri(-1), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of Redis command details"), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the total number of Redis commands")),
-	},
-	"command|count": {
+	}
+	m["command|count"] = &redisCommand{
 		info:  rarr(rb("command|count"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get total number of Redis commands"), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"command|docs": {
+	}
+	m["command|docs"] = &redisCommand{
 		info:  rarr(rb("command|docs"), ri(-2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of specific Redis command documentation"), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of commands to look up"), rb("arguments"), rarr(rmap(rb("name"), rb("command-name"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"command|getkeys": {
+	}
+	m["command|getkeys"] = &redisCommand{
 		info:  rarr(rb("command|getkeys"), ri(-4), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Extract keys given a full Redis command"), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of arguments to the command")),
-	},
-	"command|getkeysandflags": {
+	}
+}
+
+func redisCommands5(m map[string]*redisCommand) {
+	m["command|getkeysandflags"] = &redisCommand{
 		info:  rarr(rb("command|getkeysandflags"), ri(-4), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Extract keys and access flags given a full Redis command"), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of arguments to the command")),
-	},
-	"command|help": {
+	}
+	m["command|help"] = &redisCommand{
 		info:  rarr(rb("command|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("5.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"command|info": {
+	}
+	m["command|info"] = &redisCommand{
 		info:  rarr(rb("command|info"), ri(-2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get array of specific Redis command details, or all when no argument is given."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of commands to look up"), rb("history"), rset(rarr(rb("7.0.0"), rb("Allowed to be called with no argument to get info on all commands."))), rb("arguments"), rarr(rmap(rb("name"), rb("command-name"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"command|list": {
+	}
+	m["command|list"] = &redisCommand{
 		info:  rarr(rb("command|list"), ri(-2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get an array of Redis command names"), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the total number of Redis commands"), rb("arguments"), rarr(rmap(rb("name"), rb("filterby"), rb("type"), rb("oneof"), rb("token"), rb("FILTERBY"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("module-name"), rb("type"), rb("string"), rb("token"), rb("MODULE")), rmap(rb("name"), rb("category"), rb("type"), rb("string"), rb("token"), rb("ACLCAT")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("PATTERN")))))),
-	},
-	"config": {
+	}
+	m["config"] = &redisCommand{
 		info:  rarr(rb("config"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for server configuration commands"), rb("since"), rb("2.0.0"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"config|get": {
+	}
+	m["config|get"] = &redisCommand{
 		info:  rarr(rb("config|get"), ri(-3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the values of configuration parameters"), rb("since"), rb("2.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) when N is the number of configuration parameters provided"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the ability to pass multiple pattern parameters in one call"))), rb("arguments"), rarr(rmap(rb("name"), rb("parameter"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("parameter"), rb("type"), rb("string")))))),
-	},
-	"config|help": {
+	}
+	m["config|help"] = &redisCommand{
 		info:  rarr(rb("config|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("5.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"config|resetstat": {
+	}
+	m["config|resetstat"] = &redisCommand{
 		info:  rarr(rb("config|resetstat"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reset the stats returned by INFO"), rb("since"), rb("2.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"config|rewrite": {
+	}
+	m["config|rewrite"] = &redisCommand{
 		info:  rarr(rb("config|rewrite"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Rewrite the configuration file with the in memory configuration"), rb("since"), rb("2.8.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"config|set": {
+	}
+	m["config|set"] = &redisCommand{
 		info:  rarr(rb("config|set"), ri(-4), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_nodes"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set configuration parameters to the given values"), rb("since"), rb("2.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) when N is the number of configuration parameters provided"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the ability to set multiple parameters in one call."))), rb("arguments"), rarr(rmap(rb("name"), rb("parameter_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("parameter"), rb("type"), rb("string")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
-	},
-	"copy": {
+	}
+	m["copy"] = &redisCommand{
 		info:  rarr(rb("copy"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(2), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyOW | KeyUpdate, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Copy a key"), rb("since"), rb("6.2.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) worst case for collections, where N is the number of nested items. O(1) for string values."), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("destination-db"), rb("type"), rb("integer"), rb("token"), rb("DB"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("flags"), rset(rs("optional"))))),
-	},
-	"dbsize": {
+	}
+	m["dbsize"] = &redisCommand{
 		info:  rarr(rb("dbsize"), ri(1), rset(rs("readonly"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("request_policy:all_shards"), rb("response_policy:agg_sum")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:agg_sum"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the number of keys in the selected database"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"decr": {
+	}
+	m["decr"] = &redisCommand{
 		info:  rarr(rb("decr"), ri(2), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Decrement the integer value of a key by one"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"decrby": {
+	}
+	m["decrby"] = &redisCommand{
 		info:  rarr(rb("decrby"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Decrement the integer value of a key by the given number"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("decrement"), rb("type"), rb("integer")))),
-	},
-	"del": {
+	}
+	m["del"] = &redisCommand{
 		info:  rarr(rb("del"), ri(-2), rset(rs("write")), ri(1), ri(-1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_sum")), rset(rmap(rb("flags"), rset(rs("RM"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:agg_sum"},
 		specs: []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Delete a key"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"discard": {
+	}
+	m["discard"] = &redisCommand{
 		info:  rarr(rb("discard"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@transaction")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Discard all commands issued after MULTI"), rb("since"), rb("2.0.0"), rb("group"), rb("transactions"), rb("complexity"), rb("O(N), when N is the number of queued commands")),
-	},
-	"dump": {
+	}
+}
+
+func redisCommands6(m map[string]*redisCommand) {
+	m["dump"] = &redisCommand{
 		info:  rarr(rb("dump"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a serialized version of the value stored at the specified key."), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"echo": {
+	}
+	m["echo"] = &redisCommand{
 		info:  rarr(rb("echo"), ri(2), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Echo the given string"), rb("since"), rb("1.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("message"), rb("type"), rb("string")))),
-	},
-	"eval": {
+	}
+	m["eval"] = &redisCommand{
 		info:  rarr(rb("eval"), ri(-3), rset(rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Execute a Lua script server side"), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the script that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("script"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"eval_ro": {
+	}
+	m["eval_ro"] = &redisCommand{
 		info:  rarr(rb("eval_ro"), ri(-3), rset(rs("readonly"), rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Execute a read-only Lua script server side"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the script that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("script"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"evalsha": {
+	}
+	m["evalsha"] = &redisCommand{
 		info:  rarr(rb("evalsha"), ri(-3), rset(rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Execute a Lua script server side"), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the script that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("sha1"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"evalsha_ro": {
+	}
+	m["evalsha_ro"] = &redisCommand{
 		info:  rarr(rb("evalsha_ro"), ri(-3), rset(rs("readonly"), rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Execute a read-only Lua script server side"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the script that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("sha1"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"exec": {
+	}
+	m["exec"] = &redisCommand{
 		info:  rarr(rb("exec"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("skip_slowlog")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@transaction")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Execute all commands issued after MULTI"), rb("since"), rb("1.2.0"), rb("group"), rb("transactions"), rb("complexity"), rb("Depends on commands in the transaction")),
-	},
-	"exists": {
+	}
+	m["exists"] = &redisCommand{
 		info:  rarr(rb("exists"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(-1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_sum")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:agg_sum"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine if a key exists"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) where N is the number of keys to check."), rb("history"), rset(rarr(rb("3.0.3"), rb("Accepts multiple `key` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"expire": {
+	}
+	m["expire"] = &redisCommand{
 		info:  rarr(rb("expire"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set a key's time to live in seconds"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added options: `NX`, `XX`, `GT` and `LT`."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("seconds"), rb("type"), rb("integer")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")), rmap(rb("name"), rb("gt"), rb("type"), rb("pure-token"), rb("token"), rb("GT")), rmap(rb("name"), rb("lt"), rb("type"), rb("pure-token"), rb("token"), rb("LT")))))),
-	},
-	"expireat": {
+	}
+	m["expireat"] = &redisCommand{
 		info:  rarr(rb("expireat"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the expiration for a key as a UNIX timestamp"), rb("since"), rb("1.2.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added options: `NX`, `XX`, `GT` and `LT`."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("unix-time-seconds"), rb("type"), rb("unix-time")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")), rmap(rb("name"), rb("gt"), rb("type"), rb("pure-token"), rb("token"), rb("GT")), rmap(rb("name"), rb("lt"), rb("type"), rb("pure-token"), rb("token"), rb("LT")))))),
-	},
-	"expiretime": {
+	}
+	m["expiretime"] = &redisCommand{
 		info:  rarr(rb("expiretime"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the expiration Unix timestamp for a key"), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"failover": {
+	}
+	m["failover"] = &redisCommand{
 		info:  rarr(rb("failover"), ri(-1), rset(rs("admin"), rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Start a coordinated failover between this server and one of its replicas."), rb("since"), rb("6.2.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("target"), rb("type"), rb("block"), rb("token"), rb("TO"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE"), rb("flags"), rset(rs("optional"))))), rmap(rb("name"), rb("abort"), rb("type"), rb("pure-token"), rb("token"), rb("ABORT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer"), rb("token"), rb("TIMEOUT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"fcall": {
+	}
+	m["fcall"] = &redisCommand{
 		info:  rarr(rb("fcall"), ri(-3), rset(rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"), rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Invoke a function"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the function that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("function"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"fcall_ro": {
+	}
+	m["fcall_ro"] = &redisCommand{
 		info:  rarr(rb("fcall_ro"), ri(-3), rset(rs("readonly"), rs("noscript"), rs("stale"), rs("skip_monitor"), rs("no_mandatory_keys"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset(rmap(rb("notes"), rb("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Invoke a read-only function"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on the function that is executed."), rb("arguments"), rarr(rmap(rb("name"), rb("function"), rb("type"), rb("string")), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("arg"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"flushall": {
+	}
+	m["flushall"] = &redisCommand{
 		info:  rarr(rb("flushall"), ri(-1), rset(rs("write")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Remove all keys from all databases"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the total number of keys in all databases"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added the `ASYNC` flushing mode modifier.")), rarr(rb("6.2.0"), rb("Added the `SYNC` flushing mode modifier."))), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("pure-token"), rb("token"), rb("ASYNC"), rb("since"), rb("4.0.0")), rmap(rb("name"), rb("sync"), rb("type"), rb("pure-token"), rb("token"), rb("SYNC"), rb("since"), rb("6.2.0")))))),
-	},
-	"flushdb": {
+	}
+	m["flushdb"] = &redisCommand{
 		info:  rarr(rb("flushdb"), ri(-1), rset(rs("write")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Remove all keys from the current database"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of keys in the selected database"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added the `ASYNC` flushing mode modifier.")), rarr(rb("6.2.0"), rb("Added the `SYNC` flushing mode modifier."))), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("pure-token"), rb("token"), rb("ASYNC"), rb("since"), rb("4.0.0")), rmap(rb("name"), rb("sync"), rb("type"), rb("pure-token"), rb("token"), rb("SYNC"), rb("since"), rb("6.2.0")))))),
-	},
-	"function": {
+	}
+}
+
+func redisCommands7(m map[string]*redisCommand) {
+	m["function"] = &redisCommand{
 		info:  rarr(rb("function"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for function commands"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"function|delete": {
+	}
+	m["function|delete"] = &redisCommand{
 		info:  rarr(rb("function|delete"), ri(3), rset(rs("write"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Delete a function by name"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("library-name"), rb("type"), rb("string")))),
-	},
-	"function|dump": {
+	}
+	m["function|dump"] = &redisCommand{
 		info:  rarr(rb("function|dump"), ri(2), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Dump all functions into a serialized binary payload"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions")),
-	},
-	"function|flush": {
+	}
+	m["function|flush"] = &redisCommand{
 		info:  rarr(rb("function|flush"), ri(-2), rset(rs("write"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Deleting all functions"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions deleted"), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("pure-token"), rb("token"), rb("ASYNC")), rmap(rb("name"), rb("sync"), rb("type"), rb("pure-token"), rb("token"), rb("SYNC")))))),
-	},
-	"function|help": {
+	}
+	m["function|help"] = &redisCommand{
 		info:  rarr(rb("function|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)")),
-	},
-	"function|kill": {
+	}
+	m["function|kill"] = &redisCommand{
 		info:  rarr(rb("function|kill"), ri(2), rset(rs("noscript"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:one_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:one_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Kill the function currently in execution."), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)")),
-	},
-	"function|list": {
+	}
+	m["function|list"] = &redisCommand{
 		info:  rarr(rb("function|list"), ri(-2), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List information about all the functions"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions"), rb("arguments"), rarr(rmap(rb("name"), rb("library-name-pattern"), rb("type"), rb("string"), rb("token"), rb("LIBRARYNAME"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("withcode"), rb("type"), rb("pure-token"), rb("token"), rb("WITHCODE"), rb("flags"), rset(rs("optional"))))),
-	},
-	"function|load": {
+	}
+	m["function|load"] = &redisCommand{
 		info:  rarr(rb("function|load"), ri(-3), rset(rs("write"), rs("denyoom"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Create a function with the given arguments (name, code, description)"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1) (considering compilation time is redundant)"), rb("arguments"), rarr(rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("function-code"), rb("type"), rb("string")))),
-	},
-	"function|restore": {
+	}
+	m["function|restore"] = &redisCommand{
 		info:  rarr(rb("function|restore"), ri(-3), rset(rs("write"), rs("denyoom"), rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Restore all the functions on the given payload"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) where N is the number of functions on the payload"), rb("arguments"), rarr(rmap(rb("name"), rb("serialized-value"), rb("type"), rb("string")), rmap(rb("name"), rb("policy"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("flush"), rb("type"), rb("pure-token"), rb("token"), rb("FLUSH")), rmap(rb("name"), rb("append"), rb("type"), rb("pure-token"), rb("token"), rb("APPEND")), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE")))))),
-	},
-	"function|stats": {
+	}
+	m["function|stats"] = &redisCommand{
 		info:  rarr(rb("function|stats"), ri(2), rset(rs("noscript"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("nondeterministic_output"), rb("request_policy:all_shards"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return information about the function currently running (name, description, duration)"), rb("since"), rb("7.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)")),
-	},
-	"get": {
+	}
+	m["get"] = &redisCommand{
 		info:  rarr(rb("get"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the value of a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"getbit": {
+	}
+	m["getbit"] = &redisCommand{
 		info:  rarr(rb("getbit"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@bitmap"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Returns the bit value at offset in the string value stored at key"), rb("since"), rb("2.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))),
-	},
-	"getdel": {
+	}
+	m["getdel"] = &redisCommand{
 		info:  rarr(rb("getdel"), ri(2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the value of a key and delete the key"), rb("since"), rb("6.2.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"getex": {
+	}
+	m["getex"] = &redisCommand{
 		info:  rarr(rb("getex"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("notes"), rb("RW and UPDATE because it changes the TTL"), rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the value of a key and optionally set its expiration"), rb("since"), rb("6.2.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("expiration"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("EX")), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer"), rb("token"), rb("PX")), rmap(rb("name"), rb("unix-time-seconds"), rb("type"), rb("unix-time"), rb("token"), rb("EXAT")), rmap(rb("name"), rb("unix-time-milliseconds"), rb("type"), rb("unix-time"), rb("token"), rb("PXAT")), rmap(rb("name"), rb("persist"), rb("type"), rb("pure-token"), rb("token"), rb("PERSIST")))))),
-	},
-	"getrange": {
+	}
+	m["getrange"] = &redisCommand{
 		info:  rarr(rb("getrange"), ri(4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get a substring of the string stored at a key"), rb("since"), rb("2.4.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end"), rb("type"), rb("integer")))),
-	},
-	"getset": {
+	}
+	m["getset"] = &redisCommand{
 		info:  rarr(rb("getset"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the string value of a key and return its old value"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`SET` with the `!GET` argument"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"hdel": {
+	}
+}
+
+func redisCommands8(m map[string]*redisCommand) {
+	m["hdel"] = &redisCommand{
 		info:  rarr(rb("hdel"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Delete one or more hash fields"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the number of fields to be removed."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `field` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"hello": {
+	}
+	m["hello"] = &redisCommand{
 		info:  rarr(rb("hello"), ri(-1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("no_auth"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Handshake with Redis"), rb("since"), rb("6.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("6.2.0"), rb("`protover` made optional; when called without arguments the command reports the current connection's context."))), rb("arguments"), rarr(rmap(rb("name"), rb("arguments"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("protover"), rb("type"), rb("integer")), rmap(rb("name"), rb("username_password"), rb("type"), rb("block"), rb("token"), rb("AUTH"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("password"), rb("type"), rb("string")))), rmap(rb("name"), rb("clientname"), rb("type"), rb("string"), rb("token"), rb("SETNAME"), rb("flags"), rset(rs("optional"))))))),
-	},
-	"hexists": {
+	}
+	m["hexists"] = &redisCommand{
 		info:  rarr(rb("hexists"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine if a hash field exists"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")))),
-	},
-	"hget": {
+	}
+	m["hget"] = &redisCommand{
 		info:  rarr(rb("hget"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the value of a hash field"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")))),
-	},
-	"hgetall": {
+	}
+	m["hgetall"] = &redisCommand{
 		info:  rarr(rb("hgetall"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get all the fields and values in a hash"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the size of the hash."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"hincrby": {
+	}
+	m["hincrby"] = &redisCommand{
 		info:  rarr(rb("hincrby"), ri(4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the integer value of a hash field by the given number"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")), rmap(rb("name"), rb("increment"), rb("type"), rb("integer")))),
-	},
-	"hincrbyfloat": {
+	}
+	m["hincrbyfloat"] = &redisCommand{
 		info:  rarr(rb("hincrbyfloat"), ri(4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the float value of a hash field by the given amount"), rb("since"), rb("2.6.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")), rmap(rb("name"), rb("increment"), rb("type"), rb("double")))),
-	},
-	"hkeys": {
+	}
+	m["hkeys"] = &redisCommand{
 		info:  rarr(rb("hkeys"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get all the fields in a hash"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the size of the hash."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"hlen": {
+	}
+	m["hlen"] = &redisCommand{
 		info:  rarr(rb("hlen"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the number of fields in a hash"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"hmget": {
+	}
+	m["hmget"] = &redisCommand{
 		info:  rarr(rb("hmget"), ri(-3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the values of all the given hash fields"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the number of fields being requested."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"hmset": {
+	}
+	m["hmset"] = &redisCommand{
 		info:  rarr(rb("hmset"), ri(-4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set multiple hash fields to multiple values"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the number of fields being set."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("4.0.0"), rb("replaced_by"), rb("`HSET` with multiple field-value pairs"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("field"), rb("type"), rb("string")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
-	},
-	"hrandfield": {
+	}
+	m["hrandfield"] = &redisCommand{
 		info:  rarr(rb("hrandfield"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get one or multiple random fields from a hash"), rb("since"), rb("6.2.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the number of fields returned"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("options"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("withvalues"), rb("type"), rb("pure-token"), rb("token"), rb("WITHVALUES"), rb("flags"), rset(rs("optional"))))))),
-	},
-	"hscan": {
+	}
+	m["hscan"] = &redisCommand{
 		info:  rarr(rb("hscan"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Incrementally iterate hash fields and associated values"), rb("since"), rb("2.8.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"hset": {
+	}
+	m["hset"] = &redisCommand{
 		info:  rarr(rb("hset"), ri(-4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the string value of a hash field"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."), rb("history"), rset(rarr(rb("4.0.0"), rb("Accepts multiple `field` and `value` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("field"), rb("type"), rb("string")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
-	},
-	"hsetnx": {
+	}
+	m["hsetnx"] = &redisCommand{
 		info:  rarr(rb("hsetnx"), ri(4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the value of a hash field, only if the field does not exist"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"hstrlen": {
+	}
+	m["hstrlen"] = &redisCommand{
 		info:  rarr(rb("hstrlen"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the length of the value of a hash field"), rb("since"), rb("3.2.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("field"), rb("type"), rb("string")))),
-	},
-	"hvals": {
+	}
+}
+
+func redisCommands9(m map[string]*redisCommand) {
+	m["hvals"] = &redisCommand{
 		info:  rarr(rb("hvals"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@hash"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get all the values in a hash"), rb("since"), rb("2.0.0"), rb("group"), rb("hash"), rb("complexity"), rb("O(N) where N is the size of the hash."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"incr": {
+	}
+	m["incr"] = &redisCommand{
 		info:  rarr(rb("incr"), ri(2), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the integer value of a key by one"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"incrby": {
+	}
+	m["incrby"] = &redisCommand{
 		info:  rarr(rb("incrby"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the integer value of a key by the given amount"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("increment"), rb("type"), rb("integer")))),
-	},
-	"incrbyfloat": {
+	}
+	m["incrbyfloat"] = &redisCommand{
 		info:  rarr(rb("incrbyfloat"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the float value of a key by the given amount"), rb("since"), rb("2.6.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("increment"), rb("type"), rb("double")))),
-	},
-	"info": {
+	}
+	m["info"] = &redisCommand{
 		info:  rarr(rb("info"), ri(-1), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_shards"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get information and statistics about the server"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added support for taking multiple section arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("section"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"keys": {
+	}
+	m["keys"] = &redisCommand{
 		info:  rarr(rb("keys"), ri(2), rset(rs("readonly")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@read"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_shards"), rb("nondeterministic_output_order")), rset()),
 		tips:  []string{"request_policy:all_shards", "nondeterministic_output_order"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Find all keys matching the given pattern"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length."), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern")))),
-	},
-	"lastsave": {
+	}
+	m["lastsave"] = &redisCommand{
 		info:  rarr(rb("lastsave"), ri(1), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@fast"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the UNIX time stamp of the last successful save to disk"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"latency": {
+	}
+	m["latency"] = &redisCommand{
 		info:  rarr(rb("latency"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for latency diagnostics commands"), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"latency|doctor": {
+	}
+	m["latency|doctor"] = &redisCommand{
 		info:  rarr(rb("latency|doctor"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_nodes"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return a human readable latency analysis report."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"latency|graph": {
+	}
+	m["latency|graph"] = &redisCommand{
 		info:  rarr(rb("latency|graph"), ri(3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_nodes"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return a latency graph for the event."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("event"), rb("type"), rb("string")))),
-	},
-	"latency|help": {
+	}
+	m["latency|help"] = &redisCommand{
 		info:  rarr(rb("latency|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"latency|histogram": {
+	}
+	m["latency|histogram"] = &redisCommand{
 		info:  rarr(rb("latency|histogram"), ri(-2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_nodes"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the cumulative distribution of latencies of a subset of commands or all."), rb("since"), rb("7.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of commands with latency information being retrieved."), rb("arguments"), rarr(rmap(rb("name"), rb("command"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"latency|history": {
+	}
+	m["latency|history"] = &redisCommand{
 		info:  rarr(rb("latency|history"), ri(3), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_nodes"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return timestamp-latency samples for the event."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("event"), rb("type"), rb("string")))),
-	},
-	"latency|latest": {
+	}
+	m["latency|latest"] = &redisCommand{
 		info:  rarr(rb("latency|latest"), ri(2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output"), rb("request_policy:all_nodes"), rb("response_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the latest latency samples for all events."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"latency|reset": {
+	}
+	m["latency|reset"] = &redisCommand{
 		info:  rarr(rb("latency|reset"), ri(-2), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_nodes"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reset latency data for one or more events."), rb("since"), rb("2.8.13"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("event"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"lcs": {
+	}
+	m["lcs"] = &redisCommand{
 		info:  rarr(rb("lcs"), ri(-3), rset(rs("readonly")), ri(1), ri(2), ri(1), rset(rs("@read"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Find longest common substring"), rb("since"), rb("7.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N*M) where N and M are the lengths of s1 and s2, respectively"), rb("arguments"), rarr(rmap(rb("name"), rb("key1"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key2"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("len"), rb("type"), rb("pure-token"), rb("token"), rb("LEN"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("idx"), rb("type"), rb("pure-token"), rb("token"), rb("IDX"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("len"), rb("type"), rb("integer"), rb("token"), rb("MINMATCHLEN"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("withmatchlen"), rb("type"), rb("pure-token"), rb("token"), rb("WITHMATCHLEN"), rb("flags"), rset(rs("optional"))))),
-	},
-	"lindex": {
+	}
+}
+
+func redisCommands10(m map[string]*redisCommand) {
+	m["lindex"] = &redisCommand{
 		info:  rarr(rb("lindex"), ri(3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get an element from a list by its index"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("index"), rb("type"), rb("integer")))),
-	},
-	"linsert": {
+	}
+	m["linsert"] = &redisCommand{
 		info:  rarr(rb("linsert"), ri(5), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Insert an element before or after another element in a list"), rb("since"), rb("2.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("where"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("before"), rb("type"), rb("pure-token"), rb("token"), rb("BEFORE")), rmap(rb("name"), rb("after"), rb("type"), rb("pure-token"), rb("token"), rb("AFTER")))), rmap(rb("name"), rb("pivot"), rb("type"), rb("string")), rmap(rb("name"), rb("element"), rb("type"), rb("string")))),
-	},
-	"llen": {
+	}
+	m["llen"] = &redisCommand{
 		info:  rarr(rb("llen"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the length of a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"lmove": {
+	}
+	m["lmove"] = &redisCommand{
 		info:  rarr(rb("lmove"), ri(5), rset(rs("write"), rs("denyoom")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Pop an element from a list, push it to another list and return it"), rb("since"), rb("6.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("wherefrom"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))), rmap(rb("name"), rb("whereto"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))))),
-	},
-	"lmpop": {
+	}
+	m["lmpop"] = &redisCommand{
 		info:  rarr(rb("lmpop"), ri(-4), rset(rs("write"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Pop elements from a list"), rb("since"), rb("7.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N+M) where N is the number of provided keys and M is the number of elements returned."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("where"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("left"), rb("type"), rb("pure-token"), rb("token"), rb("LEFT")), rmap(rb("name"), rb("right"), rb("type"), rb("pure-token"), rb("token"), rb("RIGHT")))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"lpop": {
+	}
+	m["lpop"] = &redisCommand{
 		info:  rarr(rb("lpop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and get the first elements in a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements returned"), rb("history"), rset(rarr(rb("6.2.0"), rb("Added the `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"lpos": {
+	}
+	m["lpos"] = &redisCommand{
 		info:  rarr(rb("lpos"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return the index of matching elements on a list"), rb("since"), rb("6.0.6"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string")), rmap(rb("name"), rb("rank"), rb("type"), rb("integer"), rb("token"), rb("RANK"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("num-matches"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("len"), rb("type"), rb("integer"), rb("token"), rb("MAXLEN"), rb("flags"), rset(rs("optional"))))),
-	},
-	"lpush": {
+	}
+	m["lpush"] = &redisCommand{
 		info:  rarr(rb("lpush"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Prepend one or multiple elements to a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `element` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"lpushx": {
+	}
+	m["lpushx"] = &redisCommand{
 		info:  rarr(rb("lpushx"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Prepend an element to a list, only if the list exists"), rb("since"), rb("2.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("4.0.0"), rb("Accepts multiple `element` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"lrange": {
+	}
+	m["lrange"] = &redisCommand{
 		info:  rarr(rb("lrange"), ri(4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get a range of elements from a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("stop"), rb("type"), rb("integer")))),
-	},
-	"lrem": {
+	}
+	m["lrem"] = &redisCommand{
 		info:  rarr(rb("lrem"), ri(4), rset(rs("write")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove elements from a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N+M) where N is the length of the list and M is the number of elements removed."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("element"), rb("type"), rb("string")))),
-	},
-	"lset": {
+	}
+	m["lset"] = &redisCommand{
 		info:  rarr(rb("lset"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the value of an element in a list by its index"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("index"), rb("type"), rb("integer")), rmap(rb("name"), rb("element"), rb("type"), rb("string")))),
-	},
-	"ltrim": {
+	}
+	m["ltrim"] = &redisCommand{
 		info:  rarr(rb("ltrim"), ri(4), rset(rs("write")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Trim a list to the specified range"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements to be removed by the operation."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("stop"), rb("type"), rb("integer")))),
-	},
-	"memory": {
+	}
+	m["memory"] = &redisCommand{
 		info:  rarr(rb("memory"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for memory diagnostics commands"), rb("since"), rb("4.0.0"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"memory|help": {
+	}
+	m["memory|help"] = &redisCommand{
 		info:  rarr(rb("memory|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("4.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"memory|purge": {
+	}
+	m["memory|purge"] = &redisCommand{
 		info:  rarr(rb("memory|purge"), ri(2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Ask the allocator to release memory"), rb("since"), rb("4.0.0"), rb("group"), rb("server"), rb("complexity"), rb("Depends on how much memory is allocated, could be slow")),
-	},
-	"memory|usage": {
+	}
+}
+
+func redisCommands11(m map[string]*redisCommand) {
+	m["memory|usage"] = &redisCommand{
 		info:  rarr(rb("memory|usage"), ri(-3), rset(rs("readonly")), ri(2), ri(2), ri(1), rset(rs("@read"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Estimate the memory usage of a key"), rb("since"), rb("4.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of samples."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("SAMPLES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"mget": {
+	}
+	m["mget"] = &redisCommand{
 		info:  rarr(rb("mget"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@string"), rs("@fast")), rset(rb("request_policy:multi_shard")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the values of all the given keys"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the number of keys to retrieve."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"migrate": {
+	}
+	m["migrate"] = &redisCommand{
 		info:  rarr(rb("migrate"), ri(-6), rset(rs("write"), rs("movablekeys")), ri(3), ri(3), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(3))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete"), rs("incomplete")), rb("begin_search"), rmap(rb("type"), rb("keyword"), rb("spec"), rmap(rb("keyword"), rb("KEYS"), rb("startfrom"), ri(-2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 3, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyAccess | KeyDelete | KeyIncomplete, Keyword: "KEYS", StartFrom: -2, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Atomically transfer a key from a Redis instance to another one."), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."), rb("history"), rset(rarr(rb("3.0.0"), rb("Added the `COPY` and `REPLACE` options.")), rarr(rb("3.0.6"), rb("Added the `KEYS` option.")), rarr(rb("4.0.7"), rb("Added the `AUTH` option.")), rarr(rb("6.0.0"), rb("Added the `AUTH2` option."))), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")), rmap(rb("name"), rb("key_or_empty_string"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("empty_string"), rb("type"), rb("pure-token"), rb("token"), rb("")))), rmap(rb("name"), rb("destination-db"), rb("type"), rb("integer")), rmap(rb("name"), rb("timeout"), rb("type"), rb("integer")), rmap(rb("name"), rb("copy"), rb("type"), rb("pure-token"), rb("token"), rb("COPY"), rb("since"), rb("3.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("since"), rb("3.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("authentication"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("password"), rb("type"), rb("string"), rb("token"), rb("AUTH"), rb("since"), rb("4.0.7"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("username_password"), rb("type"), rb("block"), rb("token"), rb("AUTH2"), rb("since"), rb("6.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("username"), rb("type"), rb("string")), rmap(rb("name"), rb("password"), rb("type"), rb("string")))))), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("token"), rb("KEYS"), rb("since"), rb("3.0.6"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"monitor": {
+	}
+	m["monitor"] = &redisCommand{
 		info:  rarr(rb("monitor"), ri(1), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Listen for all requests received by the server in real time"), rb("since"), rb("1.0.0"), rb("group"), rb("server")),
-	},
-	"move": {
+	}
+	m["move"] = &redisCommand{
 		info:  rarr(rb("move"), ri(3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Move a key to another database"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("db"), rb("type"), rb("integer")))),
-	},
-	"mset": {
+	}
+	m["mset"] = &redisCommand{
 		info:  rarr(rb("mset"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(2), rset(rs("@write"), rs("@string"), rs("@slow")), rset(rb("request_policy:multi_shard"), rb("response_policy:all_succeeded")), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(2), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:all_succeeded"},
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: -1, KeyStep: 2, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set multiple keys to multiple values"), rb("since"), rb("1.0.1"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the number of keys to set."), rb("arguments"), rarr(rmap(rb("name"), rb("key_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
-	},
-	"msetnx": {
+	}
+	m["msetnx"] = &redisCommand{
 		info:  rarr(rb("msetnx"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(2), rset(rs("@write"), rs("@string"), rs("@slow")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_min")), rset(rmap(rb("flags"), rset(rs("OW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(2), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:agg_min"},
 		specs: []KeySpec{{Flags: KeyOW | KeyInsert, BeginIndex: 1, LastKey: -1, KeyStep: 2, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set multiple keys to multiple values, only if none of the keys exist"), rb("since"), rb("1.0.1"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the number of keys to set."), rb("arguments"), rarr(rmap(rb("name"), rb("key_value"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")))))),
-	},
-	"multi": {
+	}
+	m["multi"] = &redisCommand{
 		info:  rarr(rb("multi"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@transaction")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Mark the start of a transaction block"), rb("since"), rb("1.2.0"), rb("group"), rb("transactions"), rb("complexity"), rb("O(1)")),
-	},
-	"object": {
+	}
+	m["object"] = &redisCommand{
 		info:  rarr(rb("object"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for object introspection commands"), rb("since"), rb("2.2.3"), rb("group"), rb("generic"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"object|encoding": {
+	}
+	m["object|encoding"] = &redisCommand{
 		info:  rarr(rb("object|encoding"), ri(3), rset(rs("readonly")), ri(2), ri(2), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Inspect the internal encoding of a Redis object"), rb("since"), rb("2.2.3"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"object|freq": {
+	}
+	m["object|freq"] = &redisCommand{
 		info:  rarr(rb("object|freq"), ri(3), rset(rs("readonly")), ri(2), ri(2), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the logarithmic access frequency counter of a Redis object"), rb("since"), rb("4.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"object|help": {
+	}
+	m["object|help"] = &redisCommand{
 		info:  rarr(rb("object|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("6.2.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)")),
-	},
-	"object|idletime": {
+	}
+	m["object|idletime"] = &redisCommand{
 		info:  rarr(rb("object|idletime"), ri(3), rset(rs("readonly")), ri(2), ri(2), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the time since a Redis object was last accessed"), rb("since"), rb("2.2.3"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"object|refcount": {
+	}
+	m["object|refcount"] = &redisCommand{
 		info:  rarr(rb("object|refcount"), ri(3), rset(rs("readonly")), ri(2), ri(2), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the number of references to the value of the key"), rb("since"), rb("2.2.3"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"persist": {
+	}
+	m["persist"] = &redisCommand{
 		info:  rarr(rb("persist"), ri(2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove the expiration from a key"), rb("since"), rb("2.2.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"pexpire": {
+	}
+	m["pexpire"] = &redisCommand{
 		info:  rarr(rb("pexpire"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set a key's time to live in milliseconds"), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added options: `NX`, `XX`, `GT` and `LT`."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")), rmap(rb("name"), rb("gt"), rb("type"), rb("pure-token"), rb("token"), rb("GT")), rmap(rb("name"), rb("lt"), rb("type"), rb("pure-token"), rb("token"), rb("LT")))))),
-	},
-	"pexpireat": {
+	}
+}
+
+func redisCommands12(m map[string]*redisCommand) {
+	m["pexpireat"] = &redisCommand{
 		info:  rarr(rb("pexpireat"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the expiration for a key as a UNIX timestamp specified in milliseconds"), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added options: `NX`, `XX`, `GT` and `LT`."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("unix-time-milliseconds"), rb("type"), rb("unix-time")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")), rmap(rb("name"), rb("gt"), rb("type"), rb("pure-token"), rb("token"), rb("GT")), rmap(rb("name"), rb("lt"), rb("type"), rb("pure-token"), rb("token"), rb("LT")))))),
-	},
-	"pexpiretime": {
+	}
+	m["pexpiretime"] = &redisCommand{
 		info:  rarr(rb("pexpiretime"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the expiration Unix timestamp for a key in milliseconds"), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"ping": {
+	}
+	m["ping"] = &redisCommand{
 		info:  rarr(rb("ping"), ri(-1), rset(rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(rb("request_policy:all_shards"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Ping the server"), rb("since"), rb("1.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("message"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"))))),
-	},
-	"psetex": {
+	}
+	m["psetex"] = &redisCommand{
 		info:  rarr(rb("psetex"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the value and expiration in milliseconds of a key"), rb("since"), rb("2.6.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"psubscribe": {
+	}
+	m["psubscribe"] = &redisCommand{
 		info:  rarr(rb("psubscribe"), ri(-2), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Listen for messages published to channels matching the given patterns"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of patterns the client is already subscribed to."), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern")))))),
-	},
-	"psync": {
+	}
+	m["psync"] = &redisCommand{
 		info:  rarr(rb("psync"), ri(-3), rset(rs("admin"), rs("noscript"), rs("no_async_loading"), rs("no_multi")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Internal command used for replication"), rb("since"), rb("2.8.0"), rb("group"), rb("server"), rb("arguments"), rarr(rmap(rb("name"), rb("replicationid"), rb("type"), rb("string")), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")))),
-	},
-	"pttl": {
+	}
+	m["pttl"] = &redisCommand{
 		info:  rarr(rb("pttl"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the time to live for a key in milliseconds"), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("2.8.0"), rb("Added the -2 reply."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"publish": {
+	}
+	m["publish"] = &redisCommand{
 		info:  rarr(rb("publish"), ri(3), rset(rs("pubsub"), rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@fast")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Post a message to a channel"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client)."), rb("arguments"), rarr(rmap(rb("name"), rb("channel"), rb("type"), rb("string")), rmap(rb("name"), rb("message"), rb("type"), rb("string")))),
-	},
-	"pubsub": {
+	}
+	m["pubsub"] = &redisCommand{
 		info:  rarr(rb("pubsub"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for Pub/Sub commands"), rb("since"), rb("2.8.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"pubsub|channels": {
+	}
+	m["pubsub|channels"] = &redisCommand{
 		info:  rarr(rb("pubsub|channels"), ri(-2), rset(rs("pubsub"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List active channels"), rb("since"), rb("2.8.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)"), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("flags"), rset(rs("optional"))))),
-	},
-	"pubsub|help": {
+	}
+	m["pubsub|help"] = &redisCommand{
 		info:  rarr(rb("pubsub|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("6.2.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(1)")),
-	},
-	"pubsub|numpat": {
+	}
+	m["pubsub|numpat"] = &redisCommand{
 		info:  rarr(rb("pubsub|numpat"), ri(2), rset(rs("pubsub"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the count of unique patterns pattern subscriptions"), rb("since"), rb("2.8.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(1)")),
-	},
-	"pubsub|numsub": {
+	}
+	m["pubsub|numsub"] = &redisCommand{
 		info:  rarr(rb("pubsub|numsub"), ri(-2), rset(rs("pubsub"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the count of subscribers for channels"), rb("since"), rb("2.8.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) for the NUMSUB subcommand, where N is the number of requested channels"), rb("arguments"), rarr(rmap(rb("name"), rb("channel"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"pubsub|shardchannels": {
+	}
+	m["pubsub|shardchannels"] = &redisCommand{
 		info:  rarr(rb("pubsub|shardchannels"), ri(-2), rset(rs("pubsub"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("List active shard channels"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels)."), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("flags"), rset(rs("optional"))))),
-	},
-	"pubsub|shardnumsub": {
+	}
+	m["pubsub|shardnumsub"] = &redisCommand{
 		info:  rarr(rb("pubsub|shardnumsub"), ri(-2), rset(rs("pubsub"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the count of subscribers for shard channels"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"), rb("arguments"), rarr(rmap(rb("name"), rb("shardchannel"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"punsubscribe": {
+	}
+	m["punsubscribe"] = &redisCommand{
 		info:  rarr(rb("punsubscribe"), ri(-1), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Stop listening for messages posted to channels matching the given patterns"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client)."), rb("arguments"), rarr(rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"quit": {
+	}
+}
+
+func redisCommands13(m map[string]*redisCommand) {
+	m["quit"] = &redisCommand{
 		info:  rarr(rb("quit"), ri(-1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("no_auth"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Close the connection"), rb("since"), rb("1.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"randomkey": {
+	}
+	m["randomkey"] = &redisCommand{
 		info:  rarr(rb("randomkey"), ri(1), rset(rs("readonly")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("request_policy:all_shards"), rb("nondeterministic_output")), rset()),
 		tips:  []string{"request_policy:all_shards", "nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return a random key from the keyspace"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)")),
-	},
-	"readonly": {
+	}
+	m["readonly"] = &redisCommand{
 		info:  rarr(rb("readonly"), ri(1), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Enables read queries for a connection to a cluster replica node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"readwrite": {
+	}
+	m["readwrite"] = &redisCommand{
 		info:  rarr(rb("readwrite"), ri(1), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Disables read queries for a connection to a cluster replica node"), rb("since"), rb("3.0.0"), rb("group"), rb("cluster"), rb("complexity"), rb("O(1)")),
-	},
-	"rename": {
+	}
+	m["rename"] = &redisCommand{
 		info:  rarr(rb("rename"), ri(3), rset(rs("write")), ri(1), ri(2), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyOW | KeyUpdate, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Rename a key"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("newkey"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)))),
-	},
-	"renamenx": {
+	}
+	m["renamenx"] = &redisCommand{
 		info:  rarr(rb("renamenx"), ri(3), rset(rs("write"), rs("fast")), ri(1), ri(2), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("OW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyOW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Rename a key, only if the new key does not exist"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("3.2.0"), rb("The command no longer returns an error when source and destination names are the same."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("newkey"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)))),
-	},
-	"replconf": {
+	}
+	m["replconf"] = &redisCommand{
 		info:  rarr(rb("replconf"), ri(-1), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("An internal command for configuring the replication stream"), rb("since"), rb("3.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("syscmd"))),
-	},
-	"replicaof": {
+	}
+	m["replicaof"] = &redisCommand{
 		info:  rarr(rb("replicaof"), ri(3), rset(rs("admin"), rs("noscript"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Make the server a replica of another instance, or promote it as master."), rb("since"), rb("5.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("args"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("host-port"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")))), rmap(rb("name"), rb("no-one"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")), rmap(rb("name"), rb("one"), rb("type"), rb("pure-token"), rb("token"), rb("ONE")))))))),
-	},
-	"reset": {
+	}
+	m["reset"] = &redisCommand{
 		info:  rarr(rb("reset"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("no_auth"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Reset the connection"), rb("since"), rb("6.2.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)")),
-	},
-	"restore": {
+	}
+	m["restore"] = &redisCommand{
 		info:  rarr(rb("restore"), ri(-4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Create a key using the provided serialized value, previously obtained using DUMP."), rb("since"), rb("2.6.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."), rb("history"), rset(rarr(rb("3.0.0"), rb("Added the `REPLACE` modifier.")), rarr(rb("5.0.0"), rb("Added the `ABSTTL` modifier.")), rarr(rb("5.0.0"), rb("Added the `IDLETIME` and `FREQ` options."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("ttl"), rb("type"), rb("integer")), rmap(rb("name"), rb("serialized-value"), rb("type"), rb("string")), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("since"), rb("3.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("absttl"), rb("type"), rb("pure-token"), rb("token"), rb("ABSTTL"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("IDLETIME"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("frequency"), rb("type"), rb("integer"), rb("token"), rb("FREQ"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"restore-asking": {
+	}
+	m["restore-asking"] = &redisCommand{
 		info:  rarr(rb("restore-asking"), ri(-4), rset(rs("write"), rs("denyoom"), rs("asking")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("An internal command for migrating keys in a cluster"), rb("since"), rb("3.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."), rb("doc_flags"), rset(rs("syscmd")), rb("history"), rset(rarr(rb("3.0.0"), rb("Added the `REPLACE` modifier.")), rarr(rb("5.0.0"), rb("Added the `ABSTTL` modifier.")), rarr(rb("5.0.0"), rb("Added the `IDLETIME` and `FREQ` options."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("ttl"), rb("type"), rb("integer")), rmap(rb("name"), rb("serialized-value"), rb("type"), rb("string")), rmap(rb("name"), rb("replace"), rb("type"), rb("pure-token"), rb("token"), rb("REPLACE"), rb("since"), rb("3.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("absttl"), rb("type"), rb("pure-token"), rb("token"), rb("ABSTTL"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("IDLETIME"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("frequency"), rb("type"), rb("integer"), rb("token"), rb("FREQ"), rb("since"), rb("5.0.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"role": {
+	}
+	m["role"] = &redisCommand{
 		info:  rarr(rb("role"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@fast"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the role of the instance in the context of replication"), rb("since"), rb("2.8.12"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"rpop": {
+	}
+	m["rpop"] = &redisCommand{
 		info:  rarr(rb("rpop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and get the last elements in a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(N) where N is the number of elements returned"), rb("history"), rset(rarr(rb("6.2.0"), rb("Added the `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"rpoplpush": {
+	}
+	m["rpoplpush"] = &redisCommand{
 		info:  rarr(rb("rpoplpush"), ri(3), rset(rs("write"), rs("denyoom")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@list"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove the last element in a list, prepend it to another list and return it"), rb("since"), rb("1.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`LMOVE` with the `RIGHT` and `LEFT` arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)))),
-	},
-	"rpush": {
+	}
+	m["rpush"] = &redisCommand{
 		info:  rarr(rb("rpush"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Append one or multiple elements to a list"), rb("since"), rb("1.0.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `element` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"rpushx": {
+	}
+	m["rpushx"] = &redisCommand{
 		info:  rarr(rb("rpushx"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@list"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Append an element to a list, only if the list exists"), rb("since"), rb("2.2.0"), rb("group"), rb("list"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("4.0.0"), rb("Accepts multiple `element` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("element"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sadd": {
+	}
+}
+
+func redisCommands14(m map[string]*redisCommand) {
+	m["sadd"] = &redisCommand{
 		info:  rarr(rb("sadd"), ri(-3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Add one or more members to a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `member` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"save": {
+	}
+	m["save"] = &redisCommand{
 		info:  rarr(rb("save"), ri(1), rset(rs("admin"), rs("noscript"), rs("no_async_loading"), rs("no_multi")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Synchronously save the dataset to disk"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the total number of keys in all databases")),
-	},
-	"scan": {
+	}
+	m["scan"] = &redisCommand{
 		info:  rarr(rb("scan"), ri(-2), rset(rs("readonly")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@read"), rs("@slow")), rset(rb("nondeterministic_output"), rb("request_policy:special")), rset()),
 		tips:  []string{"nondeterministic_output", "request_policy:special"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Incrementally iterate the keys space"), rb("since"), rb("2.8.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."), rb("history"), rset(rarr(rb("6.0.0"), rb("Added the `TYPE` subcommand."))), rb("arguments"), rarr(rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("type"), rb("type"), rb("string"), rb("token"), rb("TYPE"), rb("since"), rb("6.0.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"scard": {
+	}
+	m["scard"] = &redisCommand{
 		info:  rarr(rb("scard"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the number of members in a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"script": {
+	}
+	m["script"] = &redisCommand{
 		info:  rarr(rb("script"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for Lua scripts management commands"), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"script|debug": {
+	}
+	m["script|debug"] = &redisCommand{
 		info:  rarr(rb("script|debug"), ri(3), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Set the debug mode for executed scripts."), rb("since"), rb("3.2.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("mode"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("yes"), rb("type"), rb("pure-token"), rb("token"), rb("YES")), rmap(rb("name"), rb("sync"), rb("type"), rb("pure-token"), rb("token"), rb("SYNC")), rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")))))),
-	},
-	"script|exists": {
+	}
+	m["script|exists"] = &redisCommand{
 		info:  rarr(rb("script|exists"), ri(-3), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:agg_logical_and")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:agg_logical_and"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Check existence of scripts in the script cache."), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation)."), rb("arguments"), rarr(rmap(rb("name"), rb("sha1"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"script|flush": {
+	}
+	m["script|flush"] = &redisCommand{
 		info:  rarr(rb("script|flush"), ri(-2), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_nodes"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Remove all the scripts from the script cache."), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) with N being the number of scripts in cache"), rb("history"), rset(rarr(rb("6.2.0"), rb("Added the `ASYNC` and `SYNC` flushing mode modifiers."))), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("oneof"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("async"), rb("type"), rb("pure-token"), rb("token"), rb("ASYNC")), rmap(rb("name"), rb("sync"), rb("type"), rb("pure-token"), rb("token"), rb("SYNC")))))),
-	},
-	"script|help": {
+	}
+	m["script|help"] = &redisCommand{
 		info:  rarr(rb("script|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("5.0.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)")),
-	},
-	"script|kill": {
+	}
+	m["script|kill"] = &redisCommand{
 		info:  rarr(rb("script|kill"), ri(2), rset(rs("noscript"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_shards"), rb("response_policy:one_succeeded")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:one_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Kill the script currently in execution."), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(1)")),
-	},
-	"script|load": {
+	}
+	m["script|load"] = &redisCommand{
 		info:  rarr(rb("script|load"), ri(3), rset(rs("noscript"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@scripting")), rset(rb("request_policy:all_nodes"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Load the specified Lua script into the script cache."), rb("since"), rb("2.6.0"), rb("group"), rb("scripting"), rb("complexity"), rb("O(N) with N being the length in bytes of the script body."), rb("arguments"), rarr(rmap(rb("name"), rb("script"), rb("type"), rb("string")))),
-	},
-	"sdiff": {
+	}
+	m["sdiff"] = &redisCommand{
 		info:  rarr(rb("sdiff"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Subtract multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sdiffstore": {
+	}
+	m["sdiffstore"] = &redisCommand{
 		info:  rarr(rb("sdiffstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Subtract multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
-	},
-	"select": {
+	}
+	m["select"] = &redisCommand{
 		info:  rarr(rb("select"), ri(2), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@connection")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Change the selected database for the current connection"), rb("since"), rb("1.0.0"), rb("group"), rb("connection"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("index"), rb("type"), rb("integer")))),
-	},
-	"set": {
+	}
+	m["set"] = &redisCommand{
 		info:  rarr(rb("set"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("notes"), rb("RW and ACCESS due to the optional `GET` argument"), rb("flags"), rset(rs("RW"), rs("access"), rs("update"), rs("variable_flags")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Notes: "RW and ACCESS due to the optional `GET` argument", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the string value of a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("2.6.12"), rb("Added the `EX`, `PX`, `NX` and `XX` options.")), rarr(rb("6.0.0"), rb("Added the `KEEPTTL` option.")), rarr(rb("6.2.0"), rb("Added the `GET`, `EXAT` and `PXAT` option.")), rarr(rb("7.0.0"), rb("Allowed the `NX` and `GET` options to be used together."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("2.6.12"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")))), rmap(rb("name"), rb("get"), rb("type"), rb("pure-token"), rb("token"), rb("GET"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("expiration"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("seconds"), rb("type"), rb("integer"), rb("token"), rb("EX"), rb("since"), rb("2.6.12")), rmap(rb("name"), rb("milliseconds"), rb("type"), rb("integer"), rb("token"), rb("PX"), rb("since"), rb("2.6.12")), rmap(rb("name"), rb("unix-time-seconds"), rb("type"), rb("unix-time"), rb("token"), rb("EXAT"), rb("since"), rb("6.2.0")), rmap(rb("name"), rb("unix-time-milliseconds"), rb("type"), rb("unix-time"), rb("token"), rb("PXAT"), rb("since"), rb("6.2.0")), rmap(rb("name"), rb("keepttl"), rb("type"), rb("pure-token"), rb("token"), rb("KEEPTTL"), rb("since"), rb("6.0.0")))))),
-	},
-	"setbit": {
+	}
+	m["setbit"] = &redisCommand{
 		info:  rarr(rb("setbit"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@bitmap"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Sets or clears the bit at offset in the string value stored at key"), rb("since"), rb("2.2.0"), rb("group"), rb("bitmap"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("integer")))),
-	},
-	"setex": {
+	}
+}
+
+func redisCommands15(m map[string]*redisCommand) {
+	m["setex"] = &redisCommand{
 		info:  rarr(rb("setex"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the value and expiration of a key"), rb("since"), rb("2.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("seconds"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"setnx": {
+	}
+	m["setnx"] = &redisCommand{
 		info:  rarr(rb("setnx"), ri(3), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyInsert, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Set the value of a key, only if the key does not exist"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"setrange": {
+	}
+	m["setrange"] = &redisCommand{
 		info:  rarr(rb("setrange"), ri(4), rset(rs("write"), rs("denyoom")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Overwrite part of a string at key starting at the specified offset"), rb("since"), rb("2.2.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("value"), rb("type"), rb("string")))),
-	},
-	"shutdown": {
+	}
+	m["shutdown"] = &redisCommand{
 		info:  rarr(rb("shutdown"), ri(-1), rset(rs("admin"), rs("noscript"), rs("loading"), rs("stale"), rs("no_multi"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Synchronously save the dataset to disk and then shut down the server"), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"), rb("history"), rset(rarr(rb("7.0.0"), rb("Added the `NOW`, `FORCE` and `ABORT` modifiers."))), rb("arguments"), rarr(rmap(rb("name"), rb("nosave_save"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nosave"), rb("type"), rb("pure-token"), rb("token"), rb("NOSAVE")), rmap(rb("name"), rb("save"), rb("type"), rb("pure-token"), rb("token"), rb("SAVE")))), rmap(rb("name"), rb("now"), rb("type"), rb("pure-token"), rb("token"), rb("NOW"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("force"), rb("type"), rb("pure-token"), rb("token"), rb("FORCE"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("abort"), rb("type"), rb("pure-token"), rb("token"), rb("ABORT"), rb("since"), rb("7.0.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"sinter": {
+	}
+	m["sinter"] = &redisCommand{
 		info:  rarr(rb("sinter"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sintercard": {
+	}
+	m["sintercard"] = &redisCommand{
 		info:  rarr(rb("sintercard"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sets and return the cardinality of the result"), rb("since"), rb("7.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("limit"), rb("type"), rb("integer"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"sinterstore": {
+	}
+	m["sinterstore"] = &redisCommand{
 		info:  rarr(rb("sinterstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sismember": {
+	}
+	m["sismember"] = &redisCommand{
 		info:  rarr(rb("sismember"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine if a given value is a member of a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"slaveof": {
+	}
+	m["slaveof"] = &redisCommand{
 		info:  rarr(rb("slaveof"), ri(3), rset(rs("admin"), rs("noscript"), rs("stale"), rs("no_async_loading")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Make the server a replica of another instance, or promote it as master."), rb("since"), rb("1.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)"), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("5.0.0"), rb("replaced_by"), rb("`REPLICAOF`"), rb("arguments"), rarr(rmap(rb("name"), rb("args"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("host-port"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("host"), rb("type"), rb("string")), rmap(rb("name"), rb("port"), rb("type"), rb("integer")))), rmap(rb("name"), rb("no-one"), rb("type"), rb("block"), rb("arguments"), rarr(rmap(rb("name"), rb("no"), rb("type"), rb("pure-token"), rb("token"), rb("NO")), rmap(rb("name"), rb("one"), rb("type"), rb("pure-token"), rb("token"), rb("ONE")))))))),
-	},
-	"slowlog": {
+	}
+	m["slowlog"] = &redisCommand{
 		info:  rarr(rb("slowlog"), ri(-2), rset(), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("A container for slow log commands"), rb("since"), rb("2.2.12"), rb("group"), rb("server"), rb("complexity"), rb("Depends on subcommand.")),
-	},
-	"slowlog|get": {
+	}
+	m["slowlog|get"] = &redisCommand{
 		info:  rarr(rb("slowlog|get"), ri(-2), rset(rs("admin"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_nodes"), rb("nondeterministic_output")), rset()),
 		tips:  []string{"request_policy:all_nodes", "nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the slow log's entries"), rb("since"), rb("2.2.12"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of entries returned"), rb("history"), rset(rarr(rb("4.0.0"), rb("Added client IP address, port and name to the reply."))), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("flags"), rset(rs("optional"))))),
-	},
-	"slowlog|help": {
+	}
+	m["slowlog|help"] = &redisCommand{
 		info:  rarr(rb("slowlog|help"), ri(2), rset(rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Show helpful text about the different subcommands"), rb("since"), rb("6.2.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"slowlog|len": {
+	}
+	m["slowlog|len"] = &redisCommand{
 		info:  rarr(rb("slowlog|len"), ri(2), rset(rs("admin"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_nodes"), rb("response_policy:agg_sum"), rb("nondeterministic_output")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Get the slow log's length"), rb("since"), rb("2.2.12"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"slowlog|reset": {
+	}
+	m["slowlog|reset"] = &redisCommand{
 		info:  rarr(rb("slowlog|reset"), ri(2), rset(rs("admin"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(rb("request_policy:all_nodes"), rb("response_policy:all_succeeded")), rset()),
 		tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Clear all entries from the slow log"), rb("since"), rb("2.2.12"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the number of entries in the slowlog")),
-	},
-	"smembers": {
+	}
+	m["smembers"] = &redisCommand{
 		info:  rarr(rb("smembers"), ri(2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get all the members in a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the set cardinality."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"smismember": {
+	}
+	m["smismember"] = &redisCommand{
 		info:  rarr(rb("smismember"), ri(-3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Returns the membership associated with the given elements for a set"), rb("since"), rb("6.2.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the number of elements being checked for membership"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"smove": {
+	}
+}
+
+func redisCommands16(m map[string]*redisCommand) {
+	m["smove"] = &redisCommand{
 		info:  rarr(rb("smove"), ri(4), rset(rs("write"), rs("fast")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RW"), rs("insert")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Move a member from one set to another"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("source"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"sort": {
+	}
+	m["sort"] = &redisCommand{
 		info:  rarr(rb("sort"), ri(-2), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())), rmap(rb("notes"), rb("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"), rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}, {Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", Flags: KeyOW | KeyUpdate, BeginUnknown: true, FindUnknown: true}},
 		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(2), rb("token"), rb("STORE"), rb("flags"), rset(rs("optional"))))),
-	},
-	"sort_ro": {
+	}
+	m["sort_ro"] = &redisCommand{
 		info:  rarr(rb("sort_ro"), ri(-2), rset(rs("readonly"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@sortedset"), rs("@list"), rs("@slow"), rs("@dangerous")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("notes"), rb("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap()), rb("find_keys"), rmap(rb("type"), rb("unknown"), rb("spec"), rmap())))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", Flags: KeyRO | KeyAccess, BeginUnknown: true, FindUnknown: true}},
 		docs:  rmap(rb("summary"), rb("Sort the elements in a list, set or sorted set. Read-only variant of SORT."), rb("since"), rb("7.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("BY"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("key_spec_index"), ri(1), rb("token"), rb("GET"), rb("flags"), rset(rs("optional"), rs("multiple"), rs("multiple_token"))), rmap(rb("name"), rb("order"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("asc"), rb("type"), rb("pure-token"), rb("token"), rb("ASC")), rmap(rb("name"), rb("desc"), rb("type"), rb("pure-token"), rb("token"), rb("DESC")))), rmap(rb("name"), rb("sorting"), rb("type"), rb("pure-token"), rb("token"), rb("ALPHA"), rb("flags"), rset(rs("optional"))))),
-	},
-	"spop": {
+	}
+	m["spop"] = &redisCommand{
 		info:  rarr(rb("spop"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and return one or multiple random members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("Without the count argument O(1), otherwise O(N) where N is the value of the passed count."), rb("history"), rset(rarr(rb("3.2.0"), rb("Added the `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("3.2.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"spublish": {
+	}
+	m["spublish"] = &redisCommand{
 		info:  rarr(rb("spublish"), ri(3), rset(rs("pubsub"), rs("loading"), rs("stale"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@pubsub"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyNotKey, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Post a message to a shard channel"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of clients subscribed to the receiving shard channel."), rb("arguments"), rarr(rmap(rb("name"), rb("shardchannel"), rb("type"), rb("string")), rmap(rb("name"), rb("message"), rb("type"), rb("string")))),
-	},
-	"srandmember": {
+	}
+	m["srandmember"] = &redisCommand{
 		info:  rarr(rb("srandmember"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get one or multiple random members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count."), rb("history"), rset(rarr(rb("2.6.0"), rb("Added the optional `count` argument."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("since"), rb("2.6.0"), rb("flags"), rset(rs("optional"))))),
-	},
-	"srem": {
+	}
+	m["srem"] = &redisCommand{
 		info:  rarr(rb("srem"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@set"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove one or more members from a set"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the number of members to be removed."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple `member` arguments."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sscan": {
+	}
+	m["sscan"] = &redisCommand{
 		info:  rarr(rb("sscan"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Incrementally iterate Set elements"), rb("since"), rb("2.8.0"), rb("group"), rb("set"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"ssubscribe": {
+	}
+	m["ssubscribe"] = &redisCommand{
 		info:  rarr(rb("ssubscribe"), ri(-2), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(1), ri(-1), ri(1), rset(rs("@pubsub"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyNotKey, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Listen for messages published to the given shard channels"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of shard channels to subscribe to."), rb("arguments"), rarr(rmap(rb("name"), rb("shardchannel"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"strlen": {
+	}
+	m["strlen"] = &redisCommand{
 		info:  rarr(rb("strlen"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@string"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the length of the value stored in a key"), rb("since"), rb("2.2.0"), rb("group"), rb("string"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"subscribe": {
+	}
+	m["subscribe"] = &redisCommand{
 		info:  rarr(rb("subscribe"), ri(-2), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Listen for messages published to the given channels"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of channels to subscribe to."), rb("arguments"), rarr(rmap(rb("name"), rb("channel"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"substr": {
+	}
+	m["substr"] = &redisCommand{
 		info:  rarr(rb("substr"), ri(4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@string"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get a substring of the string stored at a key"), rb("since"), rb("1.0.0"), rb("group"), rb("string"), rb("complexity"), rb("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("2.0.0"), rb("replaced_by"), rb("`GETRANGE`"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("end"), rb("type"), rb("integer")))),
-	},
-	"sunion": {
+	}
+	m["sunion"] = &redisCommand{
 		info:  rarr(rb("sunion"), ri(-2), rset(rs("readonly")), ri(1), ri(-1), ri(1), rset(rs("@read"), rs("@set"), rs("@slow")), rset(rb("nondeterministic_output_order")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output_order"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Add multiple sets"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sunionstore": {
+	}
+	m["sunionstore"] = &redisCommand{
 		info:  rarr(rb("sunionstore"), ri(-3), rset(rs("write"), rs("denyoom")), ri(1), ri(-1), ri(1), rset(rs("@write"), rs("@set"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Add multiple sets and store the resulting set in a key"), rb("since"), rb("1.0.0"), rb("group"), rb("set"), rb("complexity"), rb("O(N) where N is the total number of elements in all given sets."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
-	},
-	"sunsubscribe": {
+	}
+	m["sunsubscribe"] = &redisCommand{
 		info:  rarr(rb("sunsubscribe"), ri(-1), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(1), ri(-1), ri(1), rset(rs("@pubsub"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("not_key")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyNotKey, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Stop listening for messages posted to the given shard channels"), rb("since"), rb("7.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of clients already subscribed to a shard channel."), rb("arguments"), rarr(rmap(rb("name"), rb("shardchannel"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"swapdb": {
+	}
+	m["swapdb"] = &redisCommand{
 		info:  rarr(rb("swapdb"), ri(3), rset(rs("write"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@keyspace"), rs("@write"), rs("@fast"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Swaps two Redis databases"), rb("since"), rb("4.0.0"), rb("group"), rb("server"), rb("complexity"), rb("O(N) where N is the count of clients watching or blocking on keys from both databases."), rb("arguments"), rarr(rmap(rb("name"), rb("index1"), rb("type"), rb("integer")), rmap(rb("name"), rb("index2"), rb("type"), rb("integer")))),
-	},
-	"sync": {
+	}
+}
+
+func redisCommands17(m map[string]*redisCommand) {
+	m["sync"] = &redisCommand{
 		info:  rarr(rb("sync"), ri(1), rset(rs("admin"), rs("noscript"), rs("no_async_loading"), rs("no_multi")), ri(0), ri(0), ri(0), rset(rs("@admin"), rs("@slow"), rs("@dangerous")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Internal command used for replication"), rb("since"), rb("1.0.0"), rb("group"), rb("server")),
-	},
-	"time": {
+	}
+	m["time"] = &redisCommand{
 		info:  rarr(rb("time"), ri(1), rset(rs("loading"), rs("stale"), rs("fast")), ri(0), ri(0), ri(0), rset(rs("@fast")), rset(rb("nondeterministic_output")), rset()),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Return the current server time"), rb("since"), rb("2.6.0"), rb("group"), rb("server"), rb("complexity"), rb("O(1)")),
-	},
-	"touch": {
+	}
+	m["touch"] = &redisCommand{
 		info:  rarr(rb("touch"), ri(-2), rset(rs("readonly"), rs("fast")), ri(1), ri(-1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_sum")), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:agg_sum"},
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Alters the last access time of a key(s). Returns the number of existing keys specified."), rb("since"), rb("3.2.1"), rb("group"), rb("generic"), rb("complexity"), rb("O(N) where N is the number of keys that will be touched."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"ttl": {
+	}
+	m["ttl"] = &redisCommand{
 		info:  rarr(rb("ttl"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the time to live for a key in seconds"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("history"), rset(rarr(rb("2.8.0"), rb("Added the -2 reply."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"type": {
+	}
+	m["type"] = &redisCommand{
 		info:  rarr(rb("type"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@keyspace"), rs("@read"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine the type stored at key"), rb("since"), rb("1.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"unlink": {
+	}
+	m["unlink"] = &redisCommand{
 		info:  rarr(rb("unlink"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(-1), ri(1), rset(rs("@keyspace"), rs("@write"), rs("@fast")), rset(rb("request_policy:multi_shard"), rb("response_policy:agg_sum")), rset(rmap(rb("flags"), rset(rs("RM"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"request_policy:multi_shard", "response_policy:agg_sum"},
 		specs: []KeySpec{{Flags: KeyRM | KeyDelete, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."), rb("since"), rb("4.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"unsubscribe": {
+	}
+	m["unsubscribe"] = &redisCommand{
 		info:  rarr(rb("unsubscribe"), ri(-1), rset(rs("pubsub"), rs("noscript"), rs("loading"), rs("stale")), ri(0), ri(0), ri(0), rset(rs("@pubsub"), rs("@slow")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Stop listening for messages posted to the given channels"), rb("since"), rb("2.0.0"), rb("group"), rb("pubsub"), rb("complexity"), rb("O(N) where N is the number of clients already subscribed to a channel."), rb("arguments"), rarr(rmap(rb("name"), rb("channel"), rb("type"), rb("string"), rb("flags"), rset(rs("optional"), rs("multiple"))))),
-	},
-	"unwatch": {
+	}
+	m["unwatch"] = &redisCommand{
 		info:  rarr(rb("unwatch"), ri(1), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(0), ri(0), ri(0), rset(rs("@fast"), rs("@transaction")), rset(), rset()),
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Forget about all watched keys"), rb("since"), rb("2.2.0"), rb("group"), rb("transactions"), rb("complexity"), rb("O(1)")),
-	},
-	"wait": {
+	}
+	m["wait"] = &redisCommand{
 		info:  rarr(rb("wait"), ri(3), rset(rs("noscript")), ri(0), ri(0), ri(0), rset(rs("@slow"), rs("@connection")), rset(rb("request_policy:all_shards"), rb("response_policy:agg_min")), rset()),
 		tips:  []string{"request_policy:all_shards", "response_policy:agg_min"},
 		specs: []KeySpec{},
 		docs:  rmap(rb("summary"), rb("Wait for the synchronous replication of all the write commands sent in the context of the current connection"), rb("since"), rb("3.0.0"), rb("group"), rb("generic"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("numreplicas"), rb("type"), rb("integer")), rmap(rb("name"), rb("timeout"), rb("type"), rb("integer")))),
-	},
-	"watch": {
+	}
+	m["watch"] = &redisCommand{
 		info:  rarr(rb("watch"), ri(-2), rset(rs("noscript"), rs("loading"), rs("stale"), rs("fast"), rs("allow_busy")), ri(1), ri(-1), ri(1), rset(rs("@fast"), rs("@transaction")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(-1), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Watch the given keys to determine execution of the MULTI/EXEC block"), rb("since"), rb("2.2.0"), rb("group"), rb("transactions"), rb("complexity"), rb("O(1) for every key."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))))),
-	},
-	"zadd": {
+	}
+	m["zadd"] = &redisCommand{
 		info:  rarr(rb("zadd"), ri(-4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Add one or more members to a sorted set, or update its score if it already exists"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) for each item added, where N is the number of elements in the sorted set."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple elements.")), rarr(rb("3.0.2"), rb("Added the `XX`, `NX`, `CH` and `INCR` options.")), rarr(rb("6.2.0"), rb("Added the `GT` and `LT` options."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("condition"), rb("type"), rb("oneof"), rb("since"), rb("3.0.2"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("nx"), rb("type"), rb("pure-token"), rb("token"), rb("NX")), rmap(rb("name"), rb("xx"), rb("type"), rb("pure-token"), rb("token"), rb("XX")))), rmap(rb("name"), rb("comparison"), rb("type"), rb("oneof"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("gt"), rb("type"), rb("pure-token"), rb("token"), rb("GT")), rmap(rb("name"), rb("lt"), rb("type"), rb("pure-token"), rb("token"), rb("LT")))), rmap(rb("name"), rb("change"), rb("type"), rb("pure-token"), rb("token"), rb("CH"), rb("since"), rb("3.0.2"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("increment"), rb("type"), rb("pure-token"), rb("token"), rb("INCR"), rb("since"), rb("3.0.2"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("score_member"), rb("type"), rb("block"), rb("flags"), rset(rs("multiple")), rb("arguments"), rarr(rmap(rb("name"), rb("score"), rb("type"), rb("double")), rmap(rb("name"), rb("member"), rb("type"), rb("string")))))),
-	},
-	"zcard": {
+	}
+	m["zcard"] = &redisCommand{
 		info:  rarr(rb("zcard"), ri(2), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the number of members in a sorted set"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)))),
-	},
-	"zcount": {
+	}
+	m["zcount"] = &redisCommand{
 		info:  rarr(rb("zcount"), ri(4), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Count the members in a sorted set with scores within the given values"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) with N being the number of elements in the sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("double")), rmap(rb("name"), rb("max"), rb("type"), rb("double")))),
-	},
-	"zdiff": {
+	}
+	m["zdiff"] = &redisCommand{
 		info:  rarr(rb("zdiff"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Subtract multiple sorted sets"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zdiffstore": {
+	}
+	m["zdiffstore"] = &redisCommand{
 		info:  rarr(rb("zdiffstore"), ri(-4), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Subtract multiple sorted sets and store the resulting sorted set in a new key"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))))),
-	},
-	"zincrby": {
+	}
+	m["zincrby"] = &redisCommand{
 		info:  rarr(rb("zincrby"), ri(4), rset(rs("write"), rs("denyoom"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Increment the score of a member in a sorted set"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) where N is the number of elements in the sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("increment"), rb("type"), rb("integer")), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"zinter": {
+	}
+}
+
+func redisCommands18(m map[string]*redisCommand) {
+	m["zinter"] = &redisCommand{
 		info:  rarr(rb("zinter"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sorted sets"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("weight"), rb("type"), rb("integer"), rb("token"), rb("WEIGHTS"), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("aggregate"), rb("type"), rb("oneof"), rb("token"), rb("AGGREGATE"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("sum"), rb("type"), rb("pure-token"), rb("token"), rb("SUM")), rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zintercard": {
+	}
+	m["zintercard"] = &redisCommand{
 		info:  rarr(rb("zintercard"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sorted sets and return the cardinality of the result"), rb("since"), rb("7.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("limit"), rb("type"), rb("integer"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zinterstore": {
+	}
+	m["zinterstore"] = &redisCommand{
 		info:  rarr(rb("zinterstore"), ri(-4), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Intersect multiple sorted sets and store the resulting sorted set in a new key"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("weight"), rb("type"), rb("integer"), rb("token"), rb("WEIGHTS"), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("aggregate"), rb("type"), rb("oneof"), rb("token"), rb("AGGREGATE"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("sum"), rb("type"), rb("pure-token"), rb("token"), rb("SUM")), rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))))),
-	},
-	"zlexcount": {
+	}
+	m["zlexcount"] = &redisCommand{
 		info:  rarr(rb("zlexcount"), ri(4), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Count the number of members in a sorted set between a given lexicographical range"), rb("since"), rb("2.8.9"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)) with N being the number of elements in the sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("string")), rmap(rb("name"), rb("max"), rb("type"), rb("string")))),
-	},
-	"zmpop": {
+	}
+	m["zmpop"] = &redisCommand{
 		info:  rarr(rb("zmpop"), ri(-4), rset(rs("write"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Remove and return members with scores in a sorted set"), rb("since"), rb("7.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("where"), rb("type"), rb("oneof"), rb("arguments"), rarr(rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zmscore": {
+	}
+	m["zmscore"] = &redisCommand{
 		info:  rarr(rb("zmscore"), ri(-3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the score associated with the given members in a sorted set"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N) where N is the number of members being requested."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"zpopmax": {
+	}
+	m["zpopmax"] = &redisCommand{
 		info:  rarr(rb("zpopmax"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and return members with the highest scores in a sorted set"), rb("since"), rb("5.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zpopmin": {
+	}
+	m["zpopmin"] = &redisCommand{
 		info:  rarr(rb("zpopmin"), ri(-2), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("access"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove and return members with the lowest scores in a sorted set"), rb("since"), rb("5.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zrandmember": {
+	}
+	m["zrandmember"] = &redisCommand{
 		info:  rarr(rb("zrandmember"), ri(-2), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get one or multiple random elements from a sorted set"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N) where N is the number of elements returned"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("options"), rb("type"), rb("block"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("count"), rb("type"), rb("integer")), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))))),
-	},
-	"zrange": {
+	}
+	m["zrange"] = &redisCommand{
 		info:  rarr(rb("zrange"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."), rb("history"), rset(rarr(rb("6.2.0"), rb("Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("string")), rmap(rb("name"), rb("stop"), rb("type"), rb("string")), rmap(rb("name"), rb("sortby"), rb("type"), rb("oneof"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byscore"), rb("type"), rb("pure-token"), rb("token"), rb("BYSCORE")), rmap(rb("name"), rb("bylex"), rb("type"), rb("pure-token"), rb("token"), rb("BYLEX")))), rmap(rb("name"), rb("rev"), rb("type"), rb("pure-token"), rb("token"), rb("REV"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("since"), rb("6.2.0"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zrangebylex": {
+	}
+	m["zrangebylex"] = &redisCommand{
 		info:  rarr(rb("zrangebylex"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set, by lexicographical range"), rb("since"), rb("2.8.9"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`ZRANGE` with the `BYLEX` argument"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("string")), rmap(rb("name"), rb("max"), rb("type"), rb("string")), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))))),
-	},
-	"zrangebyscore": {
+	}
+	m["zrangebyscore"] = &redisCommand{
 		info:  rarr(rb("zrangebyscore"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set, by score"), rb("since"), rb("1.0.5"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`ZRANGE` with the `BYSCORE` argument"), rb("history"), rset(rarr(rb("2.0.0"), rb("Added the `WITHSCORES` modifier."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("double")), rmap(rb("name"), rb("max"), rb("type"), rb("double")), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("since"), rb("2.0.0"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))))),
-	},
-	"zrangestore": {
+	}
+	m["zrangestore"] = &redisCommand{
 		info:  rarr(rb("zrangestore"), ri(-5), rset(rs("write"), rs("denyoom")), ri(1), ri(2), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Store a range of members from sorted set into another key"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key."), rb("arguments"), rarr(rmap(rb("name"), rb("dst"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("src"), rb("type"), rb("key"), rb("key_spec_index"), ri(1)), rmap(rb("name"), rb("min"), rb("type"), rb("string")), rmap(rb("name"), rb("max"), rb("type"), rb("string")), rmap(rb("name"), rb("sortby"), rb("type"), rb("oneof"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("byscore"), rb("type"), rb("pure-token"), rb("token"), rb("BYSCORE")), rmap(rb("name"), rb("bylex"), rb("type"), rb("pure-token"), rb("token"), rb("BYLEX")))), rmap(rb("name"), rb("rev"), rb("type"), rb("pure-token"), rb("token"), rb("REV"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))))),
-	},
-	"zrank": {
+	}
+	m["zrank"] = &redisCommand{
 		info:  rarr(rb("zrank"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine the index of a member in a sorted set"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N))"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"zrem": {
+	}
+	m["zrem"] = &redisCommand{
 		info:  rarr(rb("zrem"), ri(-3), rset(rs("write"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove one or more members from a sorted set"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed."), rb("history"), rset(rarr(rb("2.4.0"), rb("Accepts multiple elements."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string"), rb("flags"), rset(rs("multiple"))))),
-	},
-	"zremrangebylex": {
+	}
+	m["zremrangebylex"] = &redisCommand{
 		info:  rarr(rb("zremrangebylex"), ri(4), rset(rs("write")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove all members in a sorted set between the given lexicographical range"), rb("since"), rb("2.8.9"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("string")), rmap(rb("name"), rb("max"), rb("type"), rb("string")))),
-	},
-	"zremrangebyrank": {
+	}
+}
+
+func redisCommands19(m map[string]*redisCommand) {
+	m["zremrangebyrank"] = &redisCommand{
 		info:  rarr(rb("zremrangebyrank"), ri(4), rset(rs("write")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove all members in a sorted set within the given indexes"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("stop"), rb("type"), rb("integer")))),
-	},
-	"zremrangebyscore": {
+	}
+	m["zremrangebyscore"] = &redisCommand{
 		info:  rarr(rb("zremrangebyscore"), ri(4), rset(rs("write")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RW"), rs("delete")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRW | KeyDelete, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Remove all members in a sorted set within the given scores"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("min"), rb("type"), rb("double")), rmap(rb("name"), rb("max"), rb("type"), rb("double")))),
-	},
-	"zrevrange": {
+	}
+	m["zrevrange"] = &redisCommand{
 		info:  rarr(rb("zrevrange"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set, by index, with scores ordered from high to low"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`ZRANGE` with the `REV` argument"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("start"), rb("type"), rb("integer")), rmap(rb("name"), rb("stop"), rb("type"), rb("integer")), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zrevrangebylex": {
+	}
+	m["zrevrangebylex"] = &redisCommand{
 		info:  rarr(rb("zrevrangebylex"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."), rb("since"), rb("2.8.9"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`ZRANGE` with the `REV` and `BYLEX` arguments"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("max"), rb("type"), rb("string")), rmap(rb("name"), rb("min"), rb("type"), rb("string")), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))))),
-	},
-	"zrevrangebyscore": {
+	}
+	m["zrevrangebyscore"] = &redisCommand{
 		info:  rarr(rb("zrevrangebyscore"), ri(-4), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Return a range of members in a sorted set, by score, with scores ordered from high to low"), rb("since"), rb("2.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."), rb("doc_flags"), rset(rs("deprecated")), rb("deprecated_since"), rb("6.2.0"), rb("replaced_by"), rb("`ZRANGE` with the `REV` and `BYSCORE` arguments"), rb("history"), rset(rarr(rb("2.1.6"), rb("`min` and `max` can be exclusive."))), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("max"), rb("type"), rb("double")), rmap(rb("name"), rb("min"), rb("type"), rb("double")), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("offset_count"), rb("type"), rb("block"), rb("token"), rb("LIMIT"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("offset"), rb("type"), rb("integer")), rmap(rb("name"), rb("count"), rb("type"), rb("integer")))))),
-	},
-	"zrevrank": {
+	}
+	m["zrevrank"] = &redisCommand{
 		info:  rarr(rb("zrevrank"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Determine the index of a member in a sorted set, with scores ordered from high to low"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(log(N))"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"zscan": {
+	}
+	m["zscan"] = &redisCommand{
 		info:  rarr(rb("zscan"), ri(-3), rset(rs("readonly")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(rb("nondeterministic_output")), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		tips:  []string{"nondeterministic_output"},
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Incrementally iterate sorted sets elements and associated scores"), rb("since"), rb("2.8.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("cursor"), rb("type"), rb("integer")), rmap(rb("name"), rb("pattern"), rb("type"), rb("pattern"), rb("token"), rb("MATCH"), rb("flags"), rset(rs("optional"))), rmap(rb("name"), rb("count"), rb("type"), rb("integer"), rb("token"), rb("COUNT"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zscore": {
+	}
+	m["zscore"] = &redisCommand{
 		info:  rarr(rb("zscore"), ri(3), rset(rs("readonly"), rs("fast")), ri(1), ri(1), ri(1), rset(rs("@read"), rs("@sortedset"), rs("@fast")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		docs:  rmap(rb("summary"), rb("Get the score associated with the given member in a sorted set"), rb("since"), rb("1.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(1)"), rb("arguments"), rarr(rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("member"), rb("type"), rb("string")))),
-	},
-	"zunion": {
+	}
+	m["zunion"] = &redisCommand{
 		info:  rarr(rb("zunion"), ri(-3), rset(rs("readonly"), rs("movablekeys")), ri(0), ri(0), ri(0), rset(rs("@read"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyRO | KeyAccess, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Add multiple sorted sets"), rb("since"), rb("6.2.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(0), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("weight"), rb("type"), rb("integer"), rb("token"), rb("WEIGHTS"), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("aggregate"), rb("type"), rb("oneof"), rb("token"), rb("AGGREGATE"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("sum"), rb("type"), rb("pure-token"), rb("token"), rb("SUM")), rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))), rmap(rb("name"), rb("withscores"), rb("type"), rb("pure-token"), rb("token"), rb("WITHSCORES"), rb("flags"), rset(rs("optional"))))),
-	},
-	"zunionstore": {
+	}
+	m["zunionstore"] = &redisCommand{
 		info:  rarr(rb("zunionstore"), ri(-4), rset(rs("write"), rs("denyoom"), rs("movablekeys")), ri(1), ri(1), ri(1), rset(rs("@write"), rs("@sortedset"), rs("@slow")), rset(), rset(rmap(rb("flags"), rset(rs("OW"), rs("update")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(1))), rb("find_keys"), rmap(rb("type"), rb("range"), rb("spec"), rmap(rb("lastkey"), ri(0), rb("keystep"), ri(1), rb("limit"), ri(0)))), rmap(rb("flags"), rset(rs("RO"), rs("access")), rb("begin_search"), rmap(rb("type"), rb("index"), rb("spec"), rmap(rb("index"), ri(2))), rb("find_keys"), rmap(rb("type"), rb("keynum"), rb("spec"), rmap(rb("keynumidx"), ri(0), rb("firstkey"), ri(1), rb("keystep"), ri(1)))))),
 		specs: []KeySpec{{Flags: KeyOW | KeyUpdate, BeginIndex: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, BeginIndex: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, NumStep: 1}},
 		docs:  rmap(rb("summary"), rb("Add multiple sorted sets and store the resulting sorted set in a new key"), rb("since"), rb("2.0.0"), rb("group"), rb("sorted-set"), rb("complexity"), rb("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."), rb("arguments"), rarr(rmap(rb("name"), rb("destination"), rb("type"), rb("key"), rb("key_spec_index"), ri(0)), rmap(rb("name"), rb("numkeys"), rb("type"), rb("integer")), rmap(rb("name"), rb("key"), rb("type"), rb("key"), rb("key_spec_index"), ri(1), rb("flags"), rset(rs("multiple"))), rmap(rb("name"), rb("weight"), rb("type"), rb("integer"), rb("token"), rb("WEIGHTS"), rb("flags"), rset(rs("optional"), rs("multiple"))), rmap(rb("name"), rb("aggregate"), rb("type"), rb("oneof"), rb("token"), rb("AGGREGATE"), rb("flags"), rset(rs("optional")), rb("arguments"), rarr(rmap(rb("name"), rb("sum"), rb("type"), rb("pure-token"), rb("token"), rb("SUM")), rmap(rb("name"), rb("min"), rb("type"), rb("pure-token"), rb("token"), rb("MIN")), rmap(rb("name"), rb("max"), rb("type"), rb("pure-token"), rb("token"), rb("MAX")))))),
-	},
+	}
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// poller's read callback (--serve-in-poller no, pollserve.go): every
 	// read then goes through the ordinary loop.
 	NoServeInPoller bool
+	// EventLoop has connections in their plain state wait for input in
+	// one of a few shared loops (--event-loop yes, evloop.go) instead of
+	// each in its own goroutine.
+	EventLoop bool
 
 	// Observability (logging.go, metrics.go).
 	LogLevel    *slog.LevelVar // the Logger's level, for CONFIG GET/SET loglevel; nil: notice

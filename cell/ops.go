@@ -202,7 +202,7 @@ func (s *Server) closeIdle(cutoff int64) {
 	for _, c := range s.clients {
 		if c.lastActive.Load() < cutoff && !c.running.Load() {
 			s.log.Info("closing idle client", "id", c.id, "addr", c.addr)
-			c.nc.Close()
+			c.closeConn()
 		}
 	}
 }

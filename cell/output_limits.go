@@ -183,7 +183,17 @@ func (c *Client) flushOps() bool {
 		return c.writeLimited(c.w.Bytes(), l)
 	}
 	var err error
-	if c.sock != nil {
+	if c.sock != nil && c.sock.inside {
+		// Inside a read callback (pollserve.go, evloop.go) nothing waits
+		// for the socket: what it does not take now, fill sends outside.
+		b := c.w.Bytes()
+		n, werr := c.sock.WriteNow(b)
+		if werr == errWouldBlock {
+			c.unsent = append([]byte(nil), b[n:]...)
+			werr = nil
+		}
+		err = werr
+	} else if c.sock != nil {
 		_, err = c.sock.Write(c.w.Bytes())
 	} else {
 		_, err = c.nc.Write(c.w.Bytes())

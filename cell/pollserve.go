@@ -52,6 +52,9 @@ func (c *Client) polledCommand(args [][]byte) bool {
 // serving what may be served there, when c allows it; with the reader's
 // Fill otherwise. A command that must run outside is left in pending.
 func (c *Client) fill() error {
+	if c.loopReady() && c.parkInLoop() { // evloop.go
+		return c.sendUnsent()
+	}
 	if c.sock == nil || c.srv.cfg.NoServeInPoller || !c.polledReady() {
 		err := c.rd.Fill()
 		if err == nil {
@@ -62,6 +65,19 @@ func (c *Client) fill() error {
 	c.fillErr = nil
 	if err := c.sock.Serve(c.pollBody); err != nil {
 		return err
+	}
+	return c.sendUnsent()
+}
+
+// sendUnsent sends, waiting as long as it takes, the replies the socket
+// did not take inside a callback, and returns fill's error.
+func (c *Client) sendUnsent() error {
+	if c.unsent != nil {
+		_, err := c.sock.Write(c.unsent)
+		c.unsent = nil
+		if err != nil {
+			return err
+		}
 	}
 	return c.fillErr
 }
@@ -107,9 +123,15 @@ func (c *Client) servePolled() bool {
 				c.fillErr = errFlushFailed
 				return true
 			}
+			if c.unsent != nil {
+				return true // the socket is full: wait outside
+			}
 		}
 		if !c.endBatch() {
 			c.fillErr = errFlushFailed
+			return true
+		}
+		if c.unsent != nil {
 			return true
 		}
 		if c.srv.closing.Load() {

@@ -66,11 +66,12 @@ func (s *Server) loadRDBAtStart() error {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var base *rdbBase
 	if s.store != nil {
-		w, err := s.store.BeginRewrite()
+		t, err := s.store.BeginBaseTables()
 		if err != nil {
 			return fmt.Errorf("RDB file %s: starting the store's base: %w", path, err)
 		}
-		base = &rdbBase{w: w, b: s.store.NewBatch(), store: s.store}
+		defer t.Abort()
+		base = &rdbBase{t: t}
 	}
 	st, err := loadRDBFile(s, f, path, base)
 	if err != nil {
@@ -96,8 +97,11 @@ func (s *Server) loadRDBAtStart() error {
 	}
 	if base != nil && (total > 0 || st.functions > 0) {
 		err := base.flush()
+		if err == nil && rdbCrashBeforeCheckpoint {
+			err = errors.New("a crash, for the test, after the base's last ingest")
+		}
 		if err == nil {
-			err = s.checkpointWith(&writtenBase{w: base.w, keys: total})
+			err = s.checkpointWith(&writtenBase{w: base.t.Writer(), keys: total})
 		}
 		if err != nil {
 			return fmt.Errorf("RDB file %s: loaded, but making it durable failed: %w", path, err)
@@ -111,39 +115,43 @@ func (s *Server) loadRDBAtStart() error {
 // rdbBase writes the keys a load puts into the store's new base as they
 // come (keyspace.PutBase): a rewrite after the load would go over every
 // key again, a cache miss each, which made a durable load of a million
-// keys cost a third more CPU than the load alone. The base is in force
-// only once the checkpoint after the load ends (persist.EndCheckpoint):
-// a crash before leaves a store without a base, which the next start
-// finds empty, so it loads the file again, and its next rewrite drops the
-// chunks written.
-type rdbBase struct {
-	w     *persist.BaseWriter
-	b     *persist.Batch
-	store *persist.Store
-}
+// keys cost a third more CPU than the load alone. The chunks go into
+// sstables that Pebble ingests (persist.BaseTables), rather than through
+// its memtables. The base is in force only once the checkpoint after the
+// load ends (persist.EndCheckpoint): a crash before leaves a store
+// without a base, which the next start finds empty, so it loads the file
+// again, and its rewrite drops the chunks ingested.
+type rdbBase struct{ t *persist.BaseTables }
 
-// rdbBaseBatch is how much of the base a load gathers before writing it
-// to the snapshot (keyspace's snapshotBatchBytes).
-const rdbBaseBatch = 4 << 20
+// rdbBaseTable is how much of the base a load writes into one table
+// before Pebble ingests it: a few ingests per load, each a few fsyncs,
+// and the files waiting for it stay small. A var for the tests, which
+// make a small load ingest part of its base before it fails.
+var rdbBaseTable int64 = 16 << 20
+
+// rdbCrashBeforeCheckpoint, set by tests, fails a durable load as a
+// crash would between the base's last ingest and the checkpoint that puts
+// it in force.
+var rdbCrashBeforeCheckpoint bool
 
 // put writes db's key, e, to the base.
 func (r *rdbBase) put(db int, key []byte, e *keyspace.Entry) error {
-	keyspace.PutBase(r.w, db, key, e)
-	if !r.w.Full() {
+	w := r.t.Writer()
+	keyspace.PutBase(w, db, key, e)
+	if !w.Full() {
 		return nil
 	}
-	r.w.Seal(r.b)
-	if r.b.Size() < rdbBaseBatch {
+	if err := r.t.Seal(); err != nil {
+		return err
+	}
+	if r.t.Pending() < rdbBaseTable {
 		return nil
 	}
-	return r.store.WriteSnapshot(r.b)
+	return r.t.Ingest()
 }
 
-// flush writes what is left of the base to the snapshot.
-func (r *rdbBase) flush() error {
-	r.w.Seal(r.b)
-	return r.store.WriteSnapshot(r.b)
-}
+// flush ingests what is left of the base.
+func (r *rdbBase) flush() error { return r.t.Ingest() }
 
 // loadRDBFile puts every key of the file in the keyspace, and with base
 // into the store's new base too.

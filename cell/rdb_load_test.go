@@ -150,10 +150,77 @@ func TestLoadRDBDurable(t *testing.T) {
 	sameKeys(t, dumpKeyspace(srv), want)
 }
 
+// tableBytes is the size of the store's tables in dir.
+func tableBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	ssts, _ := filepath.Glob(filepath.Join(dir, "cellserver.db", "*.sst"))
+	var n int64
+	for _, p := range ssts {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += fi.Size()
+	}
+	return n
+}
+
+// TestLoadRDBCrashBeforeCheckpoint: a load that stops after Pebble
+// ingested its whole base, before the checkpoint that puts it in force,
+// leaves a store the next start finds empty: it loads the file again, and
+// the base ingested first is dropped rather than kept beside the new one.
+func TestLoadRDBCrashBeforeCheckpoint(t *testing.T) {
+	defer func(n int64) { rdbBaseTable = n }(rdbBaseTable)
+	rdbBaseTable = 64 << 10
+	file := bigRDBFile(t)
+	clean := t.TempDir()
+	os.WriteFile(filepath.Join(clean, "dump.rdb"), file, 0o644)
+	srv, stop := openServer(t, clean, manualCheckpoints)
+	want := dumpKeyspace(srv)
+	crashStop(srv, stop)
+	cleanBytes := tableBytes(t, clean)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	os.WriteFile(path, file, 0o644)
+	cfg := DefaultConfig()
+	cfg.Port, cfg.Shards, cfg.Dir = 0, 8, dir
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	manualCheckpoints(&cfg)
+	rdbCrashBeforeCheckpoint = true
+	_, err := Open(cfg)
+	rdbCrashBeforeCheckpoint = false
+	if err == nil {
+		t.Fatal("Open with the crash hook set succeeded")
+	}
+	if n := tableBytes(t, dir); n < cleanBytes*3/4 {
+		t.Fatalf("the stopped load left %d bytes of tables, a whole load %d: the test does not cover an ingested base", n, cleanBytes)
+	}
+	srv, stop = openServer(t, dir, manualCheckpoints)
+	if srv.loadedKeys != 0 {
+		t.Errorf("the store gave %d keys after a load cut before its checkpoint, want none (the file again)", srv.loadedKeys)
+	}
+	sameKeys(t, dumpKeyspace(srv), want)
+	crashStop(srv, stop)
+	// The store holds one base, the second load's, with every key.
+	os.Remove(path)
+	srv, stop = openServer(t, dir, manualCheckpoints)
+	defer stop()
+	if srv.loadedKeys != int64(len(want)) {
+		t.Errorf("restart loaded %d keys from the store, want %d", srv.loadedKeys, len(want))
+	}
+	sameKeys(t, dumpKeyspace(srv), want)
+	if n := tableBytes(t, dir); n > cleanBytes*3/2 {
+		t.Errorf("the store holds %d bytes of tables, a single load %d: the first load's base was kept", n, cleanBytes)
+	}
+}
+
 // TestLoadRDBFailedHalfway: a load that fails part way, after Pebble
 // flushed some of what it wrote, leaves a store the next start finds
 // empty: it loads the file again rather than serving a part of one.
 func TestLoadRDBFailedHalfway(t *testing.T) {
+	defer func(n int64) { rdbBaseTable = n }(rdbBaseTable)
+	rdbBaseTable = 64 << 10 // several tables ingested before the cut
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dump.rdb")
 	full := bigRDBFile(t)
@@ -165,8 +232,8 @@ func TestLoadRDBFailedHalfway(t *testing.T) {
 	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Open over a truncated file: %v, want an error naming it", err)
 	}
-	if ssts, _ := filepath.Glob(filepath.Join(dir, "cellserver.db", "*.sst")); len(ssts) == 0 {
-		t.Fatal("the failed load left no table: the test does not cover a flushed part")
+	if n := tableBytes(t, dir); n < int64(len(full))/2 {
+		t.Fatalf("the failed load left %d bytes of tables for a file of %d: the test does not cover an ingested part", n, len(full))
 	}
 	// The next start loads the good file whole.
 	os.WriteFile(path, rdbFile(t, "a", "1", "b", "two"), 0o644)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,7 @@ type Server struct {
 
 	paused atomic.Pointer[pauseState] // the pause in effect, or nil (pause.go)
 	pauses pauses                     // each purpose's pause (pause.go)
+	loops  []*evLoop                  // the event loops, one per core (evloop.go)
 	idOnce sync.Once                  // run_id and master_replid for INFO (cmd_info.go)
 	ident  *serverIdentity
 
@@ -323,6 +325,9 @@ func (s *Server) Serve() error {
 	lns := append([]net.Listener(nil), s.listeners...)
 	s.mu.Unlock()
 	errc := make(chan error, len(lns))
+	if s.cfg.EventLoop && !s.cfg.NoServeInPoller && s.loops == nil {
+		s.startLoops(runtime.GOMAXPROCS(0))
+	}
 	for _, ln := range lns {
 		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
 	}
@@ -421,8 +426,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// it, flushes and sees closing before it reads again.
 	for _, c := range s.clients {
 		c.nc.SetReadDeadline(time.Now())
+		c.kickLoop()
 	}
 	s.mu.Unlock()
+	s.stopLoops()
 	idle := make(chan struct{})
 	go func() { s.conns.Wait(); close(idle) }()
 	var err error
@@ -431,7 +438,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.clients {
-			c.nc.Close()
+			c.closeConn()
 		}
 		s.mu.Unlock()
 		err = ctx.Err()

@@ -45,6 +45,8 @@ type sockIO struct {
 	fd     uintptr
 	body   func() bool
 	sfn    func(fd uintptr) bool
+	ofn    func(fd uintptr) bool // ServeOnce's callback, and body's answer
+	left   bool
 }
 
 // errWouldBlock is Read's answer inside Serve when the socket holds
@@ -71,6 +73,7 @@ func newSockIO(nc net.Conn) *sockIO {
 	s.rfn = s.readFd
 	s.wfn = s.writeFd
 	s.sfn = s.serveFd
+	s.ofn = s.serveOnceFd
 	return s
 }
 
@@ -176,6 +179,36 @@ func (s *sockIO) Serve(body func() bool) error {
 	err := s.rc.Read(s.sfn)
 	s.body = nil
 	return err
+}
+
+// ServeOnce runs body once inside the read callback, for a caller that
+// waits for the socket by other means (the event loop, evloop.go): leave
+// is body's answer, err the poller's (Close).
+func (s *sockIO) ServeOnce(body func() bool) (leave bool, err error) {
+	s.body = body
+	err = s.rc.Read(s.ofn)
+	s.body = nil
+	return s.left, err
+}
+
+func (s *sockIO) serveOnceFd(fd uintptr) bool {
+	s.inside, s.fd = true, fd
+	s.left = s.body()
+	s.inside = false
+	return true
+}
+
+// WriteNow writes p without waiting: what went, and errWouldBlock when
+// the socket took less than all of it. Only inside a read callback.
+func (s *sockIO) WriteNow(p []byte) (int, error) {
+	s.wp, s.werr = p, nil
+	done := s.writeFd(s.fd)
+	n, werr := len(p)-len(s.wp), s.werr
+	s.wp = nil
+	if !done {
+		return n, errWouldBlock
+	}
+	return n, werr
 }
 
 func (s *sockIO) serveFd(fd uintptr) bool {

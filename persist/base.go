@@ -110,12 +110,24 @@ func (w *BaseWriter) Full() bool { return len(w.chunk) >= baseChunkBytes }
 
 // Seal adds the chunk, if it holds anything, to b as one record.
 func (w *BaseWriter) Seal(b *Batch) {
+	w.seal(func(k, chunk []byte) error {
+		b.add(opSet, k, chunk)
+		return nil
+	})
+}
+
+// seal hands the chunk, if it holds anything, to put as one record, and
+// starts the next one if put succeeds.
+func (w *BaseWriter) seal(put func(k, chunk []byte) error) error {
 	if len(w.chunk) == 0 {
-		return
+		return nil
 	}
-	b.add(opSet, baseKey(w.gen, w.seq), w.chunk)
+	if err := put(baseKey(w.gen, w.seq), w.chunk); err != nil {
+		return err
+	}
 	w.seq++
 	w.chunk = w.chunk[:0]
+	return nil
 }
 
 // eachBaseEntry calls fn with each entry of a chunk; the slices alias it.

@@ -68,11 +68,14 @@ type Options struct {
 // to, and a snapshot in Pebble that checkpoints fold the log into. All
 // methods are safe for concurrent use.
 type Store struct {
-	db   *pebble.DB
-	elog *effectlog.Log
-	lock *pebble.Lock
-	log  *slog.Logger
-	path string
+	db *pebble.DB
+	// popts are db's options, with Pebble's defaults filled in, for the
+	// tables of BaseTables.
+	popts *pebble.Options
+	elog  *effectlog.Log
+	lock  *pebble.Lock
+	log   *slog.Logger
+	path  string
 	// failed is read by every write (Err, for MISCONF): here, in the
 	// line of fields set once at Open, and not beside the checkpoint's,
 	// whose writes would take the line from the cores serving clients.
@@ -184,6 +187,12 @@ func Open(dir string, o Options) (*Store, error) {
 		s.closeDB()
 		return nil, err
 	}
+	if s.readOnly == nil {
+		// Tables a load was writing when it crashed (base_tables.go).
+		if err := s.removeIngestDir(); err != nil {
+			s.log.Warn("persistence: deleting unfinished tables", "err", err)
+		}
+	}
 	s.elog, err = effectlog.Open(o.FS.PathJoin(s.path, LogDirName), effectlog.Options{
 		Logger: s.log, SegmentSize: o.LogSegmentSize, Fault: o.LogFault,
 		From: s.ckpt.Load(), SkipDamaged: o.SkipDamagedLog,
@@ -199,7 +208,7 @@ func Open(dir string, o Options) (*Store, error) {
 // openPebble opens the snapshot, read-only while s.readOnly is set.
 func (s *Store) openPebble() (*pebble.DB, error) {
 	opts := &pebble.Options{
-		FS:       stallFS{s.fs, s},
+		FS:       s.pebbleFS(),
 		Lock:     s.lock,
 		Logger:   pebbleLogger{s.log},
 		ReadOnly: s.readOnly != nil,
@@ -241,8 +250,11 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 		if oerr := checkOptionsFile(s.fs, s.path, opts); oerr != nil {
 			return nil, oerr
 		}
+		return nil, err
 	}
-	return db, err
+	s.popts = opts.Clone()
+	s.popts.EnsureDefaults()
+	return db, nil
 }
 
 // checkVersion refuses a store of another layout and upgrades an older

@@ -46,6 +46,8 @@ func parseFlags(args []string, out io.Writer) (cfg cell.Config, err error) {
 		"yes: scripts may touch keys not listed in KEYS and whole-keyspace commands, as on Redis;\nno: refuse them with an error")
 	fs.Var(notFlag{&cfg.NoServeInPoller}, "serve-in-poller",
 		"yes: serve plain key commands inside the network poller's callback, one system call fewer per request;\nno: always through the connection's ordinary loop")
+	fs.BoolVar(&cfg.EventLoop, "event-loop", false,
+		"yes: connections between requests wait in one event loop per core, which serves each as its input comes;\nno: each connection waits in its own goroutine")
 	// Observability.
 	loglevel := fs.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
 	fs.StringVar(&cfg.LogFile, "logfile", "", "file to append the log to (empty: stderr)")

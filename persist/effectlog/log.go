@@ -327,8 +327,9 @@ func (l *Log) Rotate() (uint64, error) {
 		return 0, ErrClosed
 	}
 	if l.pos == headerSize {
+		end := l.endLocked() // the current segment holds no record yet
 		l.mu.Unlock()
-		return l.endLocked(), nil // the current segment holds no record yet
+		return end, nil
 	}
 	if l.prep == nil {
 		l.startPrepareLocked()
