@@ -31,6 +31,7 @@ const (
 type loadStats struct {
 	hist     histogram
 	ops      uint64
+	all      uint64 // ops of every batch, warm-up included
 	errors   uint64
 	firstErr string
 	ioErr    error
@@ -39,6 +40,7 @@ type loadStats struct {
 // measurement is the outcome of driving one server with one workload.
 type measurement struct {
 	ops          uint64
+	allOps       uint64 // ops completed, the warm-up's included
 	elapsed      time.Duration
 	hist         histogram
 	errors       uint64
@@ -125,6 +127,7 @@ func runLoad(targets []target, pids []int, w *workload, cfg loadConfig) (measure
 	for _, st := range stats {
 		m.hist.merge(&st.hist)
 		m.ops += st.ops
+		m.allOps += st.all
 		m.errors += st.errors
 		if m.firstErr == "" {
 			m.firstErr = st.firstErr
@@ -173,6 +176,7 @@ func worker(c net.Conn, w *workload, gen generator, depth int, phase *atomic.Int
 			}
 		}
 		lat := time.Since(t0)
+		st.all += uint64(depth)
 		// A batch counts if it was sent during the measured window.
 		if p == phaseMeasure {
 			st.hist.record(uint64(lat))

@@ -95,8 +95,17 @@ func (b *bench) replThroughput(k serverKind, w *workload) ([]row, error) {
 				}
 				fmt.Fprintf(b.log, "bench: repl: %s depth %d on %s (round %d/%d)\n", w.name, d, pair[i].Server, round+1, b.o.rounds)
 				got := pair[i]
+				cpu0, err := readCPU(r.Pid())
+				if err != nil {
+					return nil, err
+				}
 				if err := b.measure(m, w, gen, d, &got); err != nil {
 					return nil, err
+				}
+				if i == 1 {
+					if err := replicaCost(r, m, cpu0, &got); err != nil {
+						return nil, err
+					}
 				}
 				if round == 0 || got.OpsPerSec > pair[i].OpsPerSec {
 					pair[i] = got
@@ -114,6 +123,58 @@ func (b *bench) replThroughput(k serverKind, w *workload) ([]row, error) {
 		rows = append(rows, pair[:]...)
 	}
 	return rows, nil
+}
+
+// replicaCost waits for replica r to reach its master m's offset, and
+// sets row's replica CPU per operation: r's CPU since cpu0 (read before
+// the warm-up) over every operation sent since.
+func replicaCost(r, m *server, cpu0 procCPU, row *row) error {
+	start := time.Now()
+	for {
+		mo, err := infoInt(m, "replication", "master_repl_offset")
+		if err != nil {
+			return err
+		}
+		ro, err := infoInt(r, "replication", "slave_repl_offset")
+		if err != nil {
+			return err
+		}
+		if ro >= mo {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("the replica is still %d bytes behind after %v", mo-ro, time.Since(start))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	row.CatchUp = time.Since(start).Seconds()
+	cpu1, err := readCPU(r.Pid())
+	if err != nil {
+		return err
+	}
+	if row.AllOps > 0 {
+		row.ReplicaCPUus = float64(cpu1.ticks()-cpu0.ticks()) * 1e6 / float64(clockTicks()) / float64(row.AllOps)
+	}
+	return nil
+}
+
+// infoInt reads one integer field of an INFO section of s.
+func infoInt(s *server, section, field string) (int64, error) {
+	c, err := dial(s.addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	rep, err := c.do("INFO", section)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(rep.bulk), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO %s has no %s", section, field)
 }
 
 // follow attaches replica r to master m (on) and waits for its link, or

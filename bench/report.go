@@ -38,6 +38,7 @@ func (rep *report) writeMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "%d connections, %s measured after %s warm-up per row, best of %d alternating round(s); load average at start %s.\n\n",
 			e.Conns, e.Duration, e.Warmup, e.Rounds, e.LoadAvg)
 		writeThroughputTable(w, rep.Rows, "vs no replica")
+		writeReplicaCostTable(w, rep.Rows)
 		writeRestartTable(w, rep.Restart)
 	case "scan":
 		fmt.Fprintf(w, "Load average at start %s.\n\n", e.LoadAvg)
@@ -70,6 +71,21 @@ func (rep *report) writeMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "    %s\n", b)
 		}
 	}
+}
+
+// writeReplicaCostTable prints what the replica of each "+1 replica" row
+// spent.
+func writeReplicaCostTable(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "The replica's CPU per operation sent to its master (its process's utime+stime from before the warm-up until it caught up with the master's offset after the run, over every operation of warm-up and run), and how long it took to catch up after the run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | depth | server | replica CPU µs/op | catch-up s |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|")
+	for _, r := range rows {
+		if r.ReplicaCPUus > 0 {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f |\n", r.Workload, r.Depth, r.Server, num2(r.ReplicaCPUus), r.CatchUp)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // writeThroughputTable prints rows; last names the ratio column.

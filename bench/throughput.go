@@ -17,7 +17,9 @@ type row struct {
 	Server   string `json:"server"`
 	Skipped  string `json:"skipped,omitempty"`
 
-	Ops       uint64  `json:"ops"`
+	Ops uint64 `json:"ops"`
+	// AllOps also counts the warm-up's operations.
+	AllOps    uint64  `json:"ops_incl_warmup,omitempty"`
 	Seconds   float64 `json:"seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	// Latency of one pipeline round trip (depth operations), microseconds.
@@ -31,9 +33,15 @@ type row struct {
 	RSSBytes    int64   `json:"rss_bytes"`
 	// OtherCPU is the CPU other processes on the machine used during the
 	// window, in percent of one core: noise when it is more than a few.
-	OtherCPU   float64 `json:"other_cpu_pct_of_core"`
-	Errors     uint64  `json:"error_replies"`
-	FirstError string  `json:"first_error,omitempty"`
+	OtherCPU float64 `json:"other_cpu_pct_of_core"`
+	// ReplicaCPUus is, in replication mode, the replica's CPU per
+	// operation sent to its master: the replica process's over the
+	// warm-up, the run and its catching up after, over AllOps; CatchUp is
+	// how long it took to reach the master's offset after the run.
+	ReplicaCPUus float64 `json:"replica_cpu_us_per_op,omitempty"`
+	CatchUp      float64 `json:"replica_catch_up_s,omitempty"`
+	Errors       uint64  `json:"error_replies"`
+	FirstError   string  `json:"first_error,omitempty"`
 	// Against the reference row (redis+module for CL.THROTTLE, redis
 	// otherwise): ops/s ratio and server CPU per op ratio; 0 when there is
 	// no reference.
@@ -274,6 +282,7 @@ func (r *row) record(m measurement, d time.Duration) error {
 	}
 	tick := 1e6 / float64(clockTicks())
 	r.Ops = m.ops
+	r.AllOps = m.allOps
 	r.Seconds = m.elapsed.Seconds()
 	r.OpsPerSec = float64(m.ops) / r.Seconds
 	r.P50us = float64(m.hist.percentile(0.50)) / 1e3

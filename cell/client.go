@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/resp"
 )
 
@@ -68,6 +69,10 @@ type Client struct {
 	// The command names looked up last, as the client sent them
 	// (cmd_cache.go).
 	cmds cmdCache
+	// The last script EVALSHA found, and the script cache's generation
+	// then (scriptBySHA).
+	lastScript    *script.Script
+	lastScriptGen int64
 
 	// fx collects the running execution's effects, for the store
 	// (persist.go); its Tx's point at it while there is a store.

@@ -267,7 +267,9 @@ var configParams = []*configParam{
 	}},
 	{name: "io-threads", kind: kindInt, def: "1", immutable: true},
 	{name: "replica-read-only", alias: "slave-read-only", kind: kindBool, def: "yes"},
-	{name: "repl-backlog-size", kind: kindMemory, def: "1048576", min: 1, max: math.MaxInt64},
+	{name: "repl-backlog-size", kind: kindMemory, def: "1048576", min: 1, max: math.MaxInt64,
+		get:   func(s *Server) string { return itoa(s.repl.backlogConf()) },
+		apply: func(s *Server, v string) string { n, _ := ParseMemory(v); s.repl.backlogMax.Store(n); return "" }},
 	{name: "repl-diskless-sync", kind: kindBool, def: "yes"}, // repl_master.go
 	{name: "repl-diskless-sync-delay", kind: kindInt, def: "5", min: 0, max: intMax},
 	{name: "repl-diskless-sync-max-replicas", kind: kindInt, def: "0", min: 0, max: intMax},

@@ -119,7 +119,7 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	}
 	var s *script.Script
 	if bySHA {
-		if s = x.srv.scripts.Lookup(x.Args[1]); s == nil {
+		if s = x.cl.scriptBySHA(x.Args[1]); s == nil {
 			x.Error(ErrNoScript)
 			return
 		}
@@ -133,7 +133,27 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	if !scriptPrepare(x, s.Flags, ro) { // script_flags.go
 		return
 	}
-	runCallable(x, callable{script: s, notes: &s.Notes}, ro || s.Flags&script.FlagNoWrites != 0, x.Args[3:3+n], x.Args[3+n:])
+	readOnly := ro || s.Flags&script.FlagNoWrites != 0
+	if x.srv.runNative(x, s, readOnly, x.Args[3:3+n], x.Args[3+n:]) { // native_scripts.go
+		return
+	}
+	runCallable(x, callable{script: s, notes: &s.Notes}, readOnly, x.Args[3:3+n], x.Args[3+n:])
+}
+
+// scriptBySHA is the cached script with SHA1 sha, as scripts.Lookup,
+// remembering the client's last answer: a client sends the same few
+// scripts again and again, and a script leaves the cache only when SCRIPT
+// FLUSH changes its generation.
+func (c *Client) scriptBySHA(sha []byte) *script.Script {
+	gen := c.srv.scripts.Generation()
+	if s := c.lastScript; s != nil && c.lastScriptGen == gen && string(sha) == s.SHA {
+		return s
+	}
+	s := c.srv.scripts.Lookup(sha)
+	if s != nil {
+		c.lastScript, c.lastScriptGen = s, gen
+	}
+	return s
 }
 
 // callable is what EVAL or FCALL runs: a script or a function, and the
@@ -156,6 +176,7 @@ func (c callable) flags() script.Flags {
 // it is known to stay within them, else holding every shard, and again
 // holding every shard when a run was abandoned.
 func runCallable(x *Ctx, c callable, readOnly bool, keys, argv [][]byte) {
+	x.cl.tally.flush(x.cl) // the script may read the stats (readsStats)
 	strict := x.srv.cfg.LuaStrictKeys
 	inExec := x != &x.cl.ctx // EXEC holds every shard for a script
 	r := &scriptRun{
@@ -257,7 +278,7 @@ func (srv *Server) runScript(r *scriptRun, c callable, keys, argv [][]byte) (aba
 	if c.fn != nil {
 		out = srv.scripts.RunFunction(r, c.fn, keys, argv, r, x.W)
 	} else {
-		out = srv.runBody(r, c.script, keys, argv) // native_scripts.go
+		out = srv.scripts.Run(r, c.script, keys, argv, r, x.W)
 	}
 	if r.abandoned {
 		x.W.Truncate(mark)
@@ -305,82 +326,17 @@ func (e scriptError) Error() string { return string(e) }
 // the shards the EVAL holds, with its frozen clock.
 func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	x := r.x
-	// A refusal counts in the error statistics here, as in Redis; the
-	// script package does not count it again when the script fails with it.
-	refuse := func(cmd *Command, msg string) {
-		w.Error(msg)
-		x.srv.stats.countError(msg)
-		if cmd != nil {
-			x.srv.statsOf(cmd).rejected.Add(1)
+	cmd, msg := scriptCommand(args)
+	if msg == "" {
+		var holds func(*keyspace.Shard) bool // nil: every shard
+		if x.srv.clusterOn && !r.allowAll {
+			holds = r.holds // only then: the method value escapes, an allocation
 		}
+		msg = x.scriptCallRefusal(cmd, args, r.readOnly, r.scriptOOMDenied, holds)
 	}
-	cmd := lookupCommand(commands, args[0])
-	if cmd == nil {
-		refuse(nil, ErrScriptUnknownCmd)
+	if msg != "" {
+		x.refuseScriptCall(cmd, msg, w)
 		return
-	}
-	if cmd.Sub != nil && len(args) >= 2 {
-		sub := lookupCommand(cmd.Sub, args[1])
-		if sub == nil {
-			refuse(cmd, errUnknownSubcommand(args[0], args[1]))
-			return
-		}
-		cmd = sub
-	}
-	if !cmd.arityOK(len(args)) {
-		refuse(cmd, ErrScriptArity)
-		return
-	}
-	if cmd.Flags&FlagNoScript != 0 {
-		refuse(cmd, ErrScriptNotAllowed)
-		return
-	}
-	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
-		refuse(cmd, ErrStaleScriptCall)
-		return
-	}
-	if u := x.cl.user; !u.open.Load() {
-		// The script runs with its caller's permissions (acl_check.go).
-		if res, at := u.rules.Load().checkCommand(cmd, args); res != aclOK {
-			x.cl.aclLogDenial(x.cmd, res, aclCtxLua, aclObject(cmd, args, res, at), u.name)
-			refuse(cmd, errScriptNoPerm(res))
-			return
-		}
-	}
-	write := cmd.Flags&FlagWrite != 0
-	if write && r.readOnly {
-		refuse(cmd, ErrScriptReadOnly)
-		return
-	}
-	if write {
-		// A read-only replica, a failing disk, too few good replicas:
-		// refused in the order of Redis's scriptVerifyWriteCommandAllow.
-		if x.cl.readOnlyReplica() {
-			refuse(cmd, ErrReadOnlyReplica)
-			return
-		}
-		if msg := x.srv.writesDenied(); msg != "" {
-			refuse(cmd, msg)
-			return
-		}
-		if x.srv.tooFewReplicas() {
-			refuse(cmd, ErrNoReplicas)
-			return
-		}
-	}
-	if r.scriptOOMDenied(cmd) { // script_flags.go
-		refuse(cmd, ErrOOM)
-		return
-	}
-	if x.srv.clusterOn {
-		holds := r.holds
-		if r.allowAll {
-			holds = nil // every shard
-		}
-		if msg := x.scriptClusterCheck(cmd, args, holds); msg != "" {
-			refuse(cmd, msg) // Redis's scriptVerifyClusterState (cluster_route.go)
-			return
-		}
 	}
 	if r.probing && !r.outside && cmd.Flags&flagChannelKeys == 0 {
 		if cmd.allDBs(args) || cmd.wholeDB(args) {
@@ -400,7 +356,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		quiet := func(msg string) { w.Error(msg) } // not counted: the run is dropped or the text is ours
 		if all := cmd.allDBs(args); all || cmd.wholeDB(args) {
 			if r.strict {
-				refuse(cmd, errUndeclaredWholeDB(cmd.Name))
+				x.refuseScriptCall(cmd, errUndeclaredWholeDB(cmd.Name), w)
 				return
 			}
 			if !r.reachDB(r.db, all, quiet) {
@@ -414,7 +370,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 		for _, i := range c.keyIdx {
 			if sh := x.srv.ks.ShardOf(r.db, args[i]); !r.holds(sh) {
 				if r.strict {
-					refuse(cmd, errUndeclaredKey(args[i]))
+					x.refuseScriptCall(cmd, errUndeclaredKey(args[i]), w)
 					return
 				}
 				if !r.reach(sh, quiet) {
@@ -431,22 +387,18 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	}
 	if r.killed {
 		r.mu.Unlock()
-		refuse(cmd, ErrScriptKilled)
+		x.refuseScriptCall(cmd, ErrScriptKilled, w)
 		return
 	}
-	if write {
+	if cmd.Flags&FlagWrite != 0 {
 		r.wrote = true
 	}
 	r.mu.Unlock()
 	// Timed against the script's start: a monotonic reading is half the
 	// cost of time.Now's wall and monotonic pair.
 	began := time.Since(r.start)
-	r.sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
-	r.sub.Begin(x.srv.ks, x.Effects(), r.db, x.Now())
-	r.sub.SetReady(x.Ready())
-	sub := &r.sub
-	cmd.Handler(sub)
-	r.db = sub.DB()
+	var failed bool
+	r.db, failed = x.runScriptCmd(&r.sub, cmd, args, w, r.db)
 	// Fed after the command, as Redis's call() does: a SELECT shows the
 	// database it selected.
 	monitor := x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0
@@ -458,7 +410,7 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	cs.calls.Add(1)
 	cs.usec.Add(int64(d / time.Microsecond))
 	cs.recordLatency(d)
-	if sub.failed {
+	if failed {
 		cs.failed.Add(1)
 	}
 	observe := int64(d) >= x.srv.obs.gate.Load()
@@ -467,6 +419,101 @@ func (r *scriptRun) Call(args [][]byte, w *resp.Writer) {
 	} else if observe {
 		x.srv.obs.observe(nil, cmd, args, d) // MONITOR was fed above
 	}
+}
+
+// scriptCommand is the command a redis.call names, after the checks Redis
+// makes first: a known command and subcommand, its arity, allowed in
+// scripts. A refusal's text comes with the command it found, if any.
+func scriptCommand(args [][]byte) (*Command, string) {
+	cmd := lookupCommand(commands, args[0])
+	if cmd == nil {
+		return nil, ErrScriptUnknownCmd
+	}
+	return scriptCommandOf(cmd, args)
+}
+
+// scriptCommandOf is scriptCommand past the lookup of the name: cmd is
+// the command args[0] names.
+func scriptCommandOf(cmd *Command, args [][]byte) (*Command, string) {
+	if cmd.Sub != nil && len(args) >= 2 {
+		sub := lookupCommand(cmd.Sub, args[1])
+		if sub == nil {
+			return cmd, errUnknownSubcommand(args[0], args[1])
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		return cmd, ErrScriptArity
+	}
+	if cmd.Flags&FlagNoScript != 0 {
+		return cmd, ErrScriptNotAllowed
+	}
+	return cmd, ""
+}
+
+// scriptCallRefusal is the rest of the script layer's checks on a
+// redis.call of cmd before the keys it may touch, in Redis's order: stale
+// data, the caller's permissions, writes from a read-only script, writes
+// this server refuses (a read-only replica, a failing disk, too few good
+// replicas: scriptVerifyWriteCommandAllow's order), deny-oom commands over
+// maxmemory (oomDenied), the cluster's state (holds: the shards the run
+// holds, nil for every one). "" lets it run.
+func (x *Ctx) scriptCallRefusal(cmd *Command, args [][]byte, readOnly bool, oomDenied func(*Command) bool, holds func(*keyspace.Shard) bool) string {
+	if cmd.Flags&FlagStale == 0 && x.cl.staleReplica() {
+		return ErrStaleScriptCall
+	}
+	if u := x.cl.user; !u.open.Load() {
+		// The script runs with its caller's permissions (acl_check.go).
+		if res, at := u.rules.Load().checkCommand(cmd, args); res != aclOK {
+			x.cl.aclLogDenial(x.cmd, res, aclCtxLua, aclObject(cmd, args, res, at), u.name)
+			return errScriptNoPerm(res)
+		}
+	}
+	if write := cmd.Flags&FlagWrite != 0; write {
+		switch {
+		case readOnly:
+			return ErrScriptReadOnly
+		case x.cl.readOnlyReplica():
+			return ErrReadOnlyReplica
+		}
+		if msg := x.srv.writesDenied(); msg != "" {
+			return msg
+		}
+		if x.srv.tooFewReplicas() {
+			return ErrNoReplicas
+		}
+	}
+	if oomDenied(cmd) { // script_flags.go
+		return ErrOOM
+	}
+	if x.srv.clusterOn {
+		// Redis's scriptVerifyClusterState (cluster_route.go).
+		return x.scriptClusterCheck(cmd, args, holds)
+	}
+	return ""
+}
+
+// refuseScriptCall answers a redis.call the checks refused. It counts in
+// the error statistics here, as in Redis; the script package does not
+// count it again when the script fails with it.
+func (x *Ctx) refuseScriptCall(cmd *Command, msg string, w *resp.Writer) {
+	w.Error(msg)
+	x.srv.stats.countError(msg)
+	if cmd != nil {
+		x.srv.statsOf(cmd).rejected.Add(1)
+	}
+}
+
+// runScriptCmd runs cmd as a script's redis.call, in sub (the run's
+// reused Ctx): in database db, on x's effects, blocked-client notes and
+// frozen clock, its reply into w. It returns the database the command
+// left selected, and whether it failed.
+func (x *Ctx) runScriptCmd(sub *Ctx, cmd *Command, args [][]byte, w *resp.Writer, db int) (int, bool) {
+	*sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
+	sub.Begin(x.srv.ks, x.Effects(), db, x.Now())
+	sub.SetReady(x.Ready())
+	cmd.Handler(sub)
+	return sub.DB(), sub.failed
 }
 
 func (r *scriptRun) holds(s *keyspace.Shard) bool {

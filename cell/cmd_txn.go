@@ -202,7 +202,7 @@ func exec(x *Ctx) {
 		// copied, and the copy's wide loads of its narrow stores stall
 		// (store forwarding), a cost W1's profile showed here.
 		*sub = Ctx{}
-		sub.srv, sub.cl, sub.cmd, sub.Args, sub.W, sub.wallNs = x.srv, c, q.cmd, q.args, x.W, wall
+		sub.srv, sub.cl, sub.cmd, sub.Args, sub.W, sub.wallNs, sub.monoNs = x.srv, c, q.cmd, q.args, x.W, wall, mono
 		sub.Begin(x.srv.ks, x.Effects(), c.db, x.Now())
 		sub.SetReady(x.Ready())
 		q.cmd.Handler(sub)

@@ -29,6 +29,9 @@ type Ctx struct {
 	// by dispatch or EXEC for each command; 0 in scripts, whose commands
 	// read the clock themselves (wallNow).
 	wallNs int64
+	// monoNs is monoNow when the command started, beside wallNs (0
+	// where wallNs is).
+	monoNs int64
 }
 
 // wallNow is the wall clock in Unix ns for a command that reads it per

@@ -24,6 +24,10 @@ import (
 //
 // A failed check inside MULTI poisons the transaction (EXECABORT).
 //
+// The master's stream on a replica skips these checks while none of them
+// applies (streamChecksIdle, repl_apply.go), which must know of any new
+// one that could refuse or hold the master client's commands.
+//
 // The clock is read once here (cmdClock: at most one monotonic read, none
 // for a command MULTI queues after another), for lastActive and as the
 // start of call; it is read again only after a check that may have waited
@@ -191,7 +195,8 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		c.tally.flush(c)
 	}
 	x := &c.ctx
-	if c.srv.repl.on.Load() && c.fx.Journal() == nil {
+	if c.srv.repl.on.Load() && c.fx.Journal() == nil && !c.srv.isReplica() {
+		// A replica's stream is its master's: nothing to note for it.
 		c.startJournal() // repl_master.go
 	}
 	x.cmd, x.Args, x.failed = cmd, args, false
@@ -200,7 +205,7 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		wall = t // a test's clock: keys expire by it too
 	}
 	x.SetNow(wall / int64(time.Millisecond))
-	x.wallNs = wall
+	x.wallNs, x.monoNs = wall, mono
 	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
 	if !x.stepping {
 		c.lockFor(&c.locks, cmd, args, c.db)

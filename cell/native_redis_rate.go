@@ -21,9 +21,9 @@ func init() {
 const redisRateEpoch = 1483228800
 
 var (
-	argTIME = []byte("TIME")
-	argGET  = []byte("GET")
-	argSET  = []byte("SET")
+	cmdTIME = nativeCommand("TIME")
+	cmdGET  = nativeCommand("GET")
+	cmdSET  = nativeCommand("SET")
 	argEX   = []byte("EX")
 )
 
@@ -50,10 +50,11 @@ func nativeRedisRate(atMost bool) nativeImpl {
 			return false
 		}
 		key := n.keys[0]
-		if _, ok := n.peekNumber(key); !ok {
+		stored, present, ok := n.peekNumber(key)
+		if !ok {
 			return false
 		}
-		n.cmd(argTIME)
+		n.cmd(cmdTIME)
 		b := n.call(0)
 		if b == nil {
 			return true
@@ -64,19 +65,17 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		}
 		// (now[1] - jan_1_2017) + (now[2] / 1000000)
 		now := float64(float64(sec)-redisRateEpoch) + float64(usec)/1000000
-		n.cmd(argGET, key)
+		n.cmd(cmdGET, key)
 		if b = n.call(1); b == nil {
 			return true
 		}
-		v, _, ok := replyBulk(b)
+		stored, found, ok := getPeeked(b, stored, present)
 		if !ok {
 			return n.internal()
 		}
 		tat := now
-		if v != nil {
-			if tat, ok = plainNumber(v); !ok {
-				return n.internal() // peekNumber saw it
-			}
+		if found {
+			tat = stored
 		}
 		if now > tat { // math.max(tat, now)
 			tat = now
@@ -116,7 +115,7 @@ func nativeRedisRate(atMost bool) nativeImpl {
 		n.w.Int(script.ToInteger(cost))
 		n.w.Int(script.ToInteger(remaining))
 		n.w.BulkString("-1")
-		n.w.BulkString(script.FormatNumber(resetAfter))
+		n.w.Bulk(n.text(resetAfter))
 		return true
 	}
 }
@@ -126,14 +125,14 @@ func (n *nativeRun) redisRateDenied(retryAfter, resetAfter float64) {
 	n.w.Array(4)
 	n.w.Int(0)
 	n.w.Int(0)
-	n.w.BulkString(script.FormatNumber(retryAfter))
-	n.w.BulkString(script.FormatNumber(resetAfter))
+	n.w.Bulk(n.text(retryAfter))
+	n.w.Bulk(n.text(resetAfter))
 }
 
 // redisRateSet is SET key new_tat EX math.ceil(reset_after). false: it
 // failed, and the script's error is the reply.
 func (n *nativeRun) redisRateSet(key []byte, newTat, resetAfter float64) bool {
-	n.cmd(argSET, key)
+	n.cmd(cmdSET, key)
 	n.num(newTat)
 	n.arg(argEX)
 	n.num(math.Ceil(resetAfter))

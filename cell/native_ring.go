@@ -16,8 +16,8 @@ func init() {
 }
 
 var (
-	argLINDEX = []byte("LINDEX")
-	argLSET   = []byte("LSET")
+	cmdLINDEX = nativeCommand("LINDEX")
+	cmdLSET   = nativeCommand("LSET")
 	argZero   = []byte("0")
 )
 
@@ -48,7 +48,7 @@ func nativeRing(n *nativeRun) bool {
 		if !n.peekListNumber(list, int(current)) {
 			return false
 		}
-		n.cmd(argLINDEX, list)
+		n.cmd(cmdLINDEX, list)
 		n.num(current)
 		b := n.call(0)
 		if b == nil {
@@ -66,7 +66,7 @@ func nativeRing(n *nativeRun) bool {
 	} else {
 		count = 1
 		for slot := int64(last+1) % int64(size); slot != int64(current); slot = (slot + 1) % int64(size) {
-			n.cmd(argLSET, list)
+			n.cmd(cmdLSET, list)
 			n.num(float64(slot))
 			n.arg(argZero)
 			if n.call(1) == nil {
@@ -75,13 +75,13 @@ func nativeRing(n *nativeRun) bool {
 		}
 	}
 	text := script.FormatNumber(count)
-	n.cmd(argLSET, list)
+	n.cmd(cmdLSET, list)
 	n.num(current)
 	n.arg([]byte(text))
 	if n.call(2) == nil {
 		return true
 	}
-	n.cmd(argSET, n.keys[1])
+	n.cmd(cmdSET, n.keys[1])
 	n.num(current)
 	if n.call(3) == nil {
 		return true
@@ -96,8 +96,8 @@ func ringSlot(f, size float64) bool { return f >= 0 && f < size && f == float64(
 // peekListNumber: key is a list whose element i is a number plainNumber
 // reads. It changes nothing.
 func (n *nativeRun) peekListNumber(key []byte, i int) bool {
-	x := n.r.x
-	e := x.srv.ks.PeekLocked(n.r.db, key)
+	x := n.x
+	e := x.srv.ks.PeekLocked(n.db, key)
 	if e == nil || e.Expired(x.Now()) || e.IsString() {
 		return false
 	}

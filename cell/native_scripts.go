@@ -5,7 +5,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/cell/script"
 	"github.com/cellserver/cellserver/resp"
 )
@@ -14,12 +17,14 @@ import (
 // as Go instead of Lua.
 //
 // A script is known by the SHA1 of its exact body (one byte different is
-// another script, and runs in Lua). Its Go version makes the same
-// redis.calls in the same order, through the same Host (scriptRun.Call),
-// so the keys it changes, the effect log and replication records, the
-// command statistics, MONITOR and the slow log are those of the Lua run by
-// construction; what it saves is the Lua machine: filling KEYS and ARGV,
-// running the bytecode, turning replies into Lua values and back.
+// another script, and runs in Lua), looked up once, when the body is
+// cached (Script.Known). Its Go version makes the same redis.calls in the
+// same order, each through the checks a script's call passes and the
+// command's own handler, so the keys it changes, the effect log and
+// replication records, the command statistics, MONITOR and the slow log
+// are those of the Lua run by construction; what it saves is the Lua
+// machine (filling KEYS and ARGV, the bytecode, turning replies into Lua
+// values and back) and the run's bookkeeping around it.
 //
 // Each version reproduces only what it is sure of: before its first call
 // it checks its arguments and the keys it reads, and any it does not
@@ -27,14 +32,21 @@ import (
 // another type) leave it to Lua, having done nothing. From its first call
 // on it finishes as the Lua would, including the script error a failing
 // redis.call raises, which names the line of the call in the body.
-// Everything around the body (SCRIPT LOAD/EXISTS/FLUSH, EVALSHA's
-// NOSCRIPT, the shards a script holds, SCRIPT KILL and BUSY) is the Lua
-// path's: only runScript's call of the Lua engine is replaced.
+//
+// A native run is an ordinary command (runNative): it runs on the shards
+// dispatch locked for the EVALSHA's declared keys, which are the only
+// keys it touches, with no scriptRun. Lua's bookkeeping has nothing to
+// watch in it: it makes a few calls and ends, as one command does, so it
+// never reaches busy-reply-threshold between them (Redis's own hook looks
+// only every 100,000 Lua instructions); SCRIPT KILL finds no script to
+// stop (NOTBUSY), and a client waiting for its keys waits as for any
+// command. Everything before the run (SCRIPT LOAD/EXISTS/FLUSH, EVALSHA's
+// NOSCRIPT, the script's flags) is the Lua path's.
 
 // nativeState is the switch and the count of native runs.
 type nativeState struct {
 	off   atomic.Bool  // --lua-native-scripts no
-	calls atomic.Int64 // INFO limiters' lua_native_calls
+	calls atomic.Int64 // INFO limiters' lua_native_calls (and the clients' tallies)
 }
 
 func init() {
@@ -65,49 +77,106 @@ func registerNative(sha, name string, run nativeImpl, lines ...int) {
 	nativeScripts[sha] = &nativeScript{name: name, run: run, lines: lines}
 }
 
+// knownNative is the script engine's Known hook: the native version of
+// the body with SHA1 sha, as an untyped nil when there is none.
+func knownNative(sha string) any {
+	if ns := nativeScripts[sha]; ns != nil {
+		return ns
+	}
+	return nil
+}
+
+// nativeCmd is a command a native script calls, by the name the script
+// spells it with, looked up on its first call.
+type nativeCmd struct {
+	name []byte
+	once sync.Once
+	cmd  *Command // nil: no such command
+}
+
+func nativeCommand(name string) *nativeCmd { return &nativeCmd{name: []byte(name)} }
+
+// resolve is scriptCommand's answer for a call of c with args.
+func (c *nativeCmd) resolve(args [][]byte) (*Command, string) {
+	c.once.Do(func() { c.cmd = lookupCommand(commands, c.name) })
+	if c.cmd == nil {
+		return nil, ErrScriptUnknownCmd
+	}
+	return scriptCommandOf(c.cmd, args)
+}
+
 // nativeRun is one native call: the script's KEYS and ARGV, where its
 // reply goes, and the scratch its redis.calls use.
 type nativeRun struct {
-	r          *scriptRun
+	x          *Ctx
 	ns         *nativeScript
 	sha        string
 	keys, argv [][]byte
+	db         int
+	readOnly   bool         // EVALSHA_RO, or a no-writes script
+	allowOOM   bool         // the script declared allow-oom
+	wrote      bool         // a write command ran
 	w          *resp.Writer // the script's reply
 	sw         *resp.Writer // the reply of the call running
+	c          *nativeCmd   // the call's command
 	args       [][]byte     // the call's arguments
 	buf        []byte       // number arguments' text
 	out        script.Outcome
+	sub        Ctx   // the Ctx of the command a call runs, reused
+	mark       int64 // monoNow at the end of the last call, or the EVALSHA's start
 }
 
 var nativeRuns = sync.Pool{New: func() any { return &nativeRun{sw: resp.NewWriter()} }}
 
-// runBody runs the body of s for r: natively when it is a known script
-// and the setting allows, else in Lua.
-func (srv *Server) runBody(r *scriptRun, s *script.Script, keys, argv [][]byte) script.Outcome {
-	if ns := nativeScripts[s.SHA]; ns != nil && !srv.native.off.Load() {
-		n := nativeRuns.Get().(*nativeRun)
-		n.r, n.ns, n.sha, n.keys, n.argv, n.w = r, ns, s.SHA, keys, argv, r.x.W
-		n.out = script.Outcome{}
-		ok := ns.run(n)
-		out := n.out
-		n.r, n.ns, n.keys, n.argv, n.w = nil, nil, nil, nil, nil
-		nativeRuns.Put(n)
-		if ok {
-			srv.native.calls.Add(1)
-			return out
-		}
+// runNative runs s for x's EVAL or EVALSHA natively, when it is a known
+// script and the setting allows: false leaves it to Lua, nothing done.
+// readOnly: the script may not write (EVAL_RO, EVALSHA_RO, no-writes).
+func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv [][]byte) bool {
+	ns, _ := s.Known.(*nativeScript)
+	if ns == nil || srv.native.off.Load() {
+		return false
 	}
-	return srv.scripts.Run(r, s, keys, argv, r, r.x.W)
+	n := nativeRuns.Get().(*nativeRun)
+	n.x, n.ns, n.sha, n.keys, n.argv, n.w = x, ns, s.SHA, keys, argv, x.W
+	n.db, n.readOnly, n.wrote = x.DB(), readOnly, false
+	n.allowOOM = s.Flags&(script.FlagAllowOOM|script.FlagCompat) == script.FlagAllowOOM
+	n.out = script.Outcome{}
+	if n.mark = x.monoNs; n.mark == 0 {
+		n.mark = monoNow()
+	}
+	ok := ns.run(n)
+	out := n.out
+	n.x, n.ns, n.keys, n.argv, n.w, n.c = nil, nil, nil, nil, nil, nil
+	n.sub = Ctx{}
+	nativeRuns.Put(n)
+	if !ok {
+		return false
+	}
+	x.failed = out.Failed
+	for _, e := range out.Errors {
+		srv.stats.countError(e)
+	}
+	x.cl.tally.native++
+	return true
 }
 
-// cmd starts the arguments of a call.
-func (n *nativeRun) cmd(args ...[]byte) {
-	n.args = append(n.args[:0], args...)
+// cmd starts the arguments of a call of c.
+func (n *nativeRun) cmd(c *nativeCmd, args ...[]byte) {
+	n.c = c
+	n.args = append(append(n.args[:0], c.name), args...)
 	n.buf = n.buf[:0]
 }
 
 // arg adds an argument as the script passes a string.
 func (n *nativeRun) arg(b []byte) { n.args = append(n.args, b) }
+
+// text is tostring of the Lua number f ("%.14g"), in the run's scratch:
+// valid until the next call's arguments are started.
+func (n *nativeRun) text(f float64) []byte {
+	start := len(n.buf)
+	n.buf = script.AppendNumber(n.buf, f)
+	return n.buf[start:len(n.buf):len(n.buf)]
+}
 
 // num adds an argument as the script passes a Lua number ("%.17g"). The
 // text of earlier numbers stays where it was when buf grows.
@@ -117,24 +186,73 @@ func (n *nativeRun) num(f float64) {
 	n.args = append(n.args, n.buf[start:len(n.buf):len(n.buf)])
 }
 
-// call runs the arguments as the script's call number i (redis.call) and
-// returns its reply. nil: the call failed, which raises the script's error,
-// now written as the reply; the run must end.
+// call runs the arguments as the script's call number i (redis.call), as
+// scriptRun.Call runs a Lua script's, and returns its reply. nil: the call
+// failed, which raises the script's error, now written as the reply; the
+// run must end.
+//
+// Its keys are the script's declared ones, whose shards the EVALSHA holds,
+// so only the checks that do not depend on the keys are made. Its counts
+// go to the client's tally with the EVALSHA's (stats_tally.go), and its
+// duration runs from the end of the call before (the first's, from the
+// EVALSHA's start): one clock reading per call.
 func (n *nativeRun) call(i int) []byte {
-	if n.r.Err() != nil {
-		// Stopped from outside: the error redis.call raises then.
-		n.fail([]byte("-"+script.StopText(n.r)), i, false)
-		return nil
-	}
+	x := n.x
 	n.sw.Reset()
 	n.sw.SetProto(2)
-	n.r.Call(n.args, n.sw)
+	cmd, msg := n.c.resolve(n.args)
+	if msg == "" {
+		var holds func(*keyspace.Shard) bool
+		if x.srv.clusterOn {
+			holds = n.holds
+		}
+		msg = x.scriptCallRefusal(cmd, n.args, n.readOnly, n.oomDenied, holds)
+	}
+	if msg != "" {
+		x.refuseScriptCall(cmd, msg, n.sw)
+		n.fail(n.sw.Bytes(), i, true)
+		return nil
+	}
+	if cmd.Flags&FlagWrite != 0 {
+		n.wrote = true
+	}
+	var failed bool
+	n.db, failed = x.runScriptCmd(&n.sub, cmd, n.args, n.sw, n.db)
+	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+		x.cl.feedMonitorsAs(cmd, n.args, n.db, "lua")
+	}
+	end := monoNow()
+	d := time.Duration(end - n.mark)
+	n.mark = end
+	x.cl.tally.addInScript(x.cl, cmd, failed, d)
+	if int64(d) >= x.srv.obs.gate.Load() {
+		x.srv.obs.observe(nil, cmd, n.args, d) // MONITOR was fed above
+	}
 	b := n.sw.Bytes()
 	if len(b) == 0 || b[0] == '-' {
 		n.fail(b, i, true)
 		return nil
 	}
 	return b
+}
+
+// oomDenied is scriptOOMDenied for a native run.
+func (n *nativeRun) oomDenied(cmd *Command) bool {
+	return scriptOOMRefused(n.x, cmd, n.allowOOM) && !n.wrote
+}
+
+// holds reports whether s is the shard of one of the run's declared keys
+// (or, under EXEC, any shard): those are what the run holds.
+func (n *nativeRun) holds(s *keyspace.Shard) bool {
+	if n.x != &n.x.cl.ctx {
+		return true // EXEC holds every shard
+	}
+	for _, k := range n.keys {
+		if n.x.srv.ks.ShardOf(n.x.DB(), k) == s {
+			return true
+		}
+	}
+	return false
 }
 
 // fail writes the error the script raises when its call number i gets the
@@ -222,32 +340,45 @@ func plainNumber(b []byte) (float64, bool) {
 			return 0, false
 		}
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	f, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64) // not kept: no copy
 	if err != nil || f == 0 && neg {
 		return 0, false
 	}
 	return f, true
 }
 
-// peekNumber reads key as the script's GET will see it: missing (nil,
-// true), or a string that plainNumber reads. false: something else (a
-// wrong type, a value Lua may read differently), which is Lua's to handle.
-// It changes nothing: an expired key is left for the GET to delete.
-func (n *nativeRun) peekNumber(key []byte) (val []byte, ok bool) {
-	x := n.r.x
-	e := x.srv.ks.PeekLocked(n.r.db, key)
+// peekNumber reads key as the script's GET will see it: missing
+// (present false), or a string that plainNumber reads as f. ok false:
+// something else (a wrong type, a value Lua may read differently), which
+// is Lua's to handle. It changes nothing: an expired key is left for the
+// GET to delete. The GET, on the same locked shard at the same frozen
+// clock, then finds what it found (getPeeked).
+func (n *nativeRun) peekNumber(key []byte) (f float64, present, ok bool) {
+	x := n.x
+	e := x.srv.ks.PeekLocked(n.db, key)
 	if e == nil || e.Expired(x.Now()) {
-		return nil, true
+		return 0, false, true
 	}
 	if !e.IsString() {
-		return nil, false
+		return 0, false, false
 	}
 	var buf [20]byte
-	v := e.StrTo(&buf)
-	if _, ok := plainNumber(v); !ok {
-		return nil, false
+	if f, ok = plainNumber(e.StrTo(&buf)); !ok {
+		return 0, false, false
 	}
-	return v, true
+	return f, true, true
+}
+
+// getPeeked reads the reply b of the GET of a key peekNumber found
+// present (f) or not: the number, or false for a nil reply. ok false:
+// the reply is not what the peek saw, which the caller answers as an
+// internal error.
+func getPeeked(b []byte, f float64, present bool) (v float64, found, ok bool) {
+	val, _, ok := replyBulk(b)
+	if !ok || (val != nil) != present {
+		return 0, false, false
+	}
+	return f, present, true
 }
 
 // replyTime reads TIME's reply: seconds and microseconds.

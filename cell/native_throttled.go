@@ -10,8 +10,8 @@ func init() {
 }
 
 var (
-	argLowerGet   = []byte("get")
-	argLowerSetex = []byte("setex")
+	cmdLowerGet   = nativeCommand("get")
+	cmdLowerSetex = nativeCommand("setex")
 )
 
 // nativeThrottledCAS's calls: 0 get, 1 setex.
@@ -22,7 +22,7 @@ func nativeThrottledCAS(n *nativeRun) bool {
 		return false
 	}
 	key := n.keys[0]
-	n.cmd(argLowerGet, key)
+	n.cmd(cmdLowerGet, key)
 	b := n.call(0)
 	if b == nil {
 		return true
@@ -42,7 +42,7 @@ func nativeThrottledCAS(n *nativeRun) bool {
 	case string(v) != string(n.argv[0]):
 		n.w.Int(0)
 	default:
-		n.cmd(argLowerSetex, key, n.argv[2], n.argv[1])
+		n.cmd(cmdLowerSetex, key, n.argv[2], n.argv[1])
 		if n.call(1) == nil {
 			return true
 		}

@@ -12,9 +12,9 @@ func init() {
 }
 
 var (
-	argLowerIncrby  = []byte("incrby")
-	argLowerPexpire = []byte("pexpire")
-	argLowerPttl    = []byte("pttl")
+	cmdLowerIncrby  = nativeCommand("incrby")
+	cmdLowerPexpire = nativeCommand("pexpire")
+	cmdLowerPttl    = nativeCommand("pttl")
 )
 
 // nativeUluleIncr's calls: 0 incrby, 1 pexpire, 2 pttl.
@@ -28,7 +28,7 @@ func nativeUluleIncr(n *nativeRun) bool {
 		return false // tonumber's nil and what Lua does with it
 	}
 	key := n.keys[0]
-	n.cmd(argLowerIncrby, key, n.argv[0])
+	n.cmd(cmdLowerIncrby, key, n.argv[0])
 	b := n.call(0)
 	if b == nil {
 		return true
@@ -40,7 +40,7 @@ func nativeUluleIncr(n *nativeRun) bool {
 	ret := float64(r) // a Lua number
 	if ret == count {
 		if ttl > 0 {
-			n.cmd(argLowerPexpire, key, n.argv[1])
+			n.cmd(cmdLowerPexpire, key, n.argv[1])
 			if n.call(1) == nil {
 				return true
 			}
@@ -50,7 +50,7 @@ func nativeUluleIncr(n *nativeRun) bool {
 		n.w.Int(script.ToInteger(ttl))
 		return true
 	}
-	n.cmd(argLowerPttl, key)
+	n.cmd(cmdLowerPttl, key)
 	if b = n.call(2); b == nil {
 		return true
 	}
@@ -70,29 +70,26 @@ func nativeUlulePeek(n *nativeRun) bool {
 		return false
 	}
 	key := n.keys[0]
-	if _, ok := n.peekNumber(key); !ok {
+	stored, present, ok := n.peekNumber(key)
+	if !ok {
 		return false // tonumber(v) nil would leave a hole in the reply
 	}
-	n.cmd(argLowerGet, key)
+	n.cmd(cmdLowerGet, key)
 	b := n.call(0)
 	if b == nil {
 		return true
 	}
-	v, _, ok := replyBulk(b)
+	count, found, ok := getPeeked(b, stored, present)
 	if !ok {
 		return n.internal()
 	}
-	if v == nil {
+	if !found {
 		n.w.Array(2)
 		n.w.Int(0)
 		n.w.Int(0)
 		return true
 	}
-	count, ok := plainNumber(v)
-	if !ok {
-		return n.internal() // peekNumber saw it
-	}
-	n.cmd(argLowerPttl, key)
+	n.cmd(cmdLowerPttl, key)
 	if b = n.call(1); b == nil {
 		return true
 	}

@@ -12,10 +12,10 @@ func init() {
 }
 
 var (
-	argZADD             = []byte("ZADD")
-	argZCARD            = []byte("ZCARD")
-	argZREMRANGEBYSCORE = []byte("ZREMRANGEBYSCORE")
-	argEXPIRE           = []byte("EXPIRE")
+	cmdZADD             = nativeCommand("ZADD")
+	cmdZCARD            = nativeCommand("ZCARD")
+	cmdZREMRANGEBYSCORE = nativeCommand("ZREMRANGEBYSCORE")
+	cmdEXPIRE           = nativeCommand("EXPIRE")
 )
 
 // nativeWindow's calls: 0 ZADD, 1 ZCARD, 2 ZREMRANGEBYSCORE, 3 EXPIRE.
@@ -32,13 +32,13 @@ func nativeWindow(n *nativeRun) bool {
 		return false
 	}
 	key := n.keys[0]
-	n.cmd(argZADD, key)
+	n.cmd(cmdZADD, key)
 	n.num(now)
 	n.arg(n.argv[0])
 	if n.call(0) == nil {
 		return true
 	}
-	n.cmd(argZCARD, key)
+	n.cmd(cmdZCARD, key)
 	b := n.call(1)
 	if b == nil {
 		return true
@@ -47,13 +47,13 @@ func nativeWindow(n *nativeRun) bool {
 	if !ok {
 		return n.internal()
 	}
-	n.cmd(argZREMRANGEBYSCORE, key)
+	n.cmd(cmdZREMRANGEBYSCORE, key)
 	n.num(0)
 	n.num(start)
 	if n.call(2) == nil {
 		return true
 	}
-	n.cmd(argEXPIRE, key)
+	n.cmd(cmdEXPIRE, key)
 	n.num(ttl)
 	if n.call(3) == nil {
 		return true

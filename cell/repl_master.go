@@ -46,6 +46,8 @@ type replMaster struct {
 	// minToWrite and maxLag are min-replicas-to-write and -max-lag
 	// (repl_minreplicas.go); minToWrite is 0 unless both are set.
 	minToWrite, maxLag atomic.Int64
+	// backlogMax is repl-backlog-size (0: its default), see backlogSize.
+	backlogMax atomic.Int64
 }
 
 // replica is one attached replica connection.
@@ -152,8 +154,16 @@ func (r *replMaster) feed(b []byte) {
 	}
 	r.off += int64(len(b))
 	r.backlog = append(r.backlog, b...)
-	if size := r.backlogSize(); len(r.backlog) > size+size/4 {
-		r.backlog = append(r.backlog[:0:0], r.backlog[len(r.backlog)-size:]...)
+	if size := r.backlogSize(); len(r.backlog) > 2*size {
+		// Trimmed in place once it holds twice its size: a copy of size
+		// bytes per size bytes fed, where a new array per trim cost
+		// master and replica alike more in GC than their commands'
+		// allocations (a smaller size set since gets a smaller array).
+		if cap(r.backlog) > 4*size {
+			r.backlog = append(make([]byte, 0, 2*size), r.backlog[len(r.backlog)-size:]...)
+		} else {
+			r.backlog = r.backlog[:copy(r.backlog, r.backlog[len(r.backlog)-size:])]
+		}
 	}
 	for _, rp := range r.replicas {
 		switch {
@@ -172,28 +182,33 @@ func (r *replMaster) feed(b []byte) {
 	}
 }
 
-// backlogSize is repl-backlog-size, read when the backlog is trimmed.
-var backlogSizeOf func() int
-
+// backlogSize is repl-backlog-size, at least 16kb as in Redis, read each
+// time the stream is fed: an atomic the parameter's apply sets, not the
+// parameter table's lookup, which showed as a quarter of a replica's CPU.
 func (r *replMaster) backlogSize() int {
-	if backlogSizeOf != nil {
-		return backlogSizeOf()
+	return int(max(r.backlogConf(), 16<<10))
+}
+
+// backlogConf is repl-backlog-size as set, or its default.
+func (r *replMaster) backlogConf() int64 {
+	if n := r.backlogMax.Load(); n > 0 {
+		return n
 	}
 	return 1 << 20
 }
 
 // firstByte is repl_backlog_first_byte_offset. r.mu is held.
-func (r *replMaster) firstByte() int64 { return r.off - int64(len(r.backlog)) + 1 }
+func (r *replMaster) firstByte() int64 { return r.off - r.histLen() + 1 }
+
+// histLen is repl_backlog_histlen: what the backlog serves, its last
+// repl-backlog-size bytes. r.mu is held.
+func (r *replMaster) histLen() int64 { return int64(min(len(r.backlog), r.backlogSize())) }
 
 // start turns the stream on, with the pinger, at the first replica.
 func (s *Server) startRepl() {
 	r := &s.repl
 	if r.on.Load() {
 		return
-	}
-	backlogSizeOf = func() int {
-		n, _ := strconv.Atoi(configParamByName("repl-backlog-size").value(s))
-		return max(n, 16<<10)
 	}
 	r.db = -1
 	s.ks.SetExpiredHook(func(db int, key []byte) {
@@ -447,7 +462,7 @@ func (s *Server) masterOffsets() (off, first, histlen int64) {
 	if len(r.backlog) == 0 && !r.on.Load() {
 		return r.off, 0, 0
 	}
-	return r.off, r.firstByte(), int64(len(r.backlog))
+	return r.off, r.firstByte(), r.histLen()
 }
 
 // startJournal makes c's executions note their changes for the stream,

@@ -2,14 +2,12 @@ package cell
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,7 +293,7 @@ func (l *replLink) session() error {
 	}
 	l.up.Store(true)
 	l.lastIO.Store(time.Now().Unix())
-	return l.applyStream(nc, br)
+	return l.applyStream(br)
 }
 
 // listenPort is the port a replica announces: the one it listens on.
@@ -396,47 +394,6 @@ func copyUntilMark(w io.Writer, br *bufio.Reader, mark []byte) error {
 	}
 }
 
-// applyStream runs the master's commands, counting their bytes, and
-// acknowledges the offset every second.
-func (l *replLink) applyStream(nc net.Conn, br *bufio.Reader) error {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	acks := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-tick.C:
-				l.sendAck()
-			case <-acks:
-				return
-			}
-		}
-	}()
-	defer close(acks)
-	l.sendAck()
-	var raw []byte
-	for {
-		args, err := readStreamCommand(br, &raw)
-		if err != nil {
-			return err
-		}
-		l.lastIO.Store(time.Now().Unix())
-		l.readOff.Add(int64(len(raw)))
-		getack := len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack")
-		l.applyMu.Lock()
-		if getack {
-			l.sendAck()
-		} else {
-			l.run1(args)
-		}
-		// On to our backlog and replicas as it came, PINGs and GETACKs
-		// included, so that our offsets are the master's.
-		l.srv.feedFromMaster(raw)
-		l.off.Add(int64(len(raw)))
-		l.applyMu.Unlock()
-	}
-}
-
 // holdStream stops a replica from applying its master's stream until the
 // returned function is called; on a master it does nothing.
 func (s *Server) holdStream() func() {
@@ -459,7 +416,8 @@ func (l *replLink) sendAck() {
 	l.mu.Unlock()
 }
 
-// run1 runs one command as the master client: its reply is dropped.
+// run1 runs one command as the master client, through dispatch: its
+// reply is dropped.
 func (l *replLink) run1(args [][]byte) {
 	c := l.masterClient()
 	c.dispatch(args)
@@ -489,48 +447,6 @@ func (l *replLink) masterClient() *Client {
 	l.srv.addClient(c)
 	l.master = c
 	return c
-}
-
-// readStreamCommand reads one RESP array of bulks into args, and the
-// bytes it took, as they came, into *raw (a blank keepalive line before
-// it included).
-func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, error) {
-	*raw = (*raw)[:0]
-	line, err := br.ReadSlice('\n')
-	for err == nil && len(bytes.TrimSpace(line)) == 0 {
-		*raw = append(*raw, line...)
-		line, err = br.ReadSlice('\n')
-	}
-	if err != nil {
-		return nil, err
-	}
-	*raw = append(*raw, line...)
-	if len(line) < 3 || line[0] != '*' {
-		return nil, fmt.Errorf("replication stream: unexpected %q", line)
-	}
-	count, err := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-	if err != nil || count < 1 || count > 1<<20 {
-		return nil, fmt.Errorf("replication stream: bad array %q", line)
-	}
-	args := make([][]byte, count)
-	for i := range args {
-		h, err := br.ReadSlice('\n')
-		if err != nil {
-			return nil, err
-		}
-		*raw = append(*raw, h...)
-		size, err := strconv.Atoi(string(bytes.TrimRight(h[1:], "\r\n")))
-		if h[0] != '$' || err != nil || size < 0 {
-			return nil, fmt.Errorf("replication stream: bad bulk %q", h)
-		}
-		at := len(*raw)
-		*raw = slices.Grow(*raw, size+2)[:at+size+2]
-		if _, err := io.ReadFull(br, (*raw)[at:]); err != nil {
-			return nil, err
-		}
-		args[i] = (*raw)[at : at+size : at+size]
-	}
-	return args, nil
 }
 
 // replicaRole is ROLE on a replica: slave, host, port, state, offset.

@@ -1,50 +1,56 @@
 package cell
 
-import (
-	"bufio"
-	"strings"
-	"testing"
-)
+import "testing"
 
-// TestReadStreamCommand: each command comes back with the bytes it took
-// as they came (a keepalive newline before it included), which a replica
-// feeds to its own backlog so that its offsets stay the master's.
-func TestReadStreamCommand(t *testing.T) {
+// TestParseStreamCommand: each command comes back with the bytes it took
+// (a keepalive newline before it included), which a replica feeds to its
+// own backlog so that its offsets stay the master's; a command cut short
+// takes nothing yet.
+func TestParseStreamCommand(t *testing.T) {
 	tests := []struct {
 		name, in string
 		args     []string
-		raw      string
+		n        int
 		err      bool
 	}{
-		{"one", "*1\r\n$4\r\nPING\r\n", []string{"PING"}, "*1\r\n$4\r\nPING\r\n", false},
-		{"keepalive", "\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n", []string{"DEL", "k"}, "\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n", false},
-		{"empty bulk", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n", []string{"SET", "k", ""}, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n", false},
-		{"inline", "PING\r\n", nil, "", true},
-		{"bad bulk", "*1\r\n+PING\r\n", nil, "", true},
-		{"short", "*1\r\n$4\r\nPI", nil, "", true},
+		{"one", "*1\r\n$4\r\nPING\r\n", []string{"PING"}, 14, false},
+		{"keepalive", "\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n", []string{"DEL", "k"}, 21, false},
+		{"empty bulk", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n", []string{"SET", "k", ""}, 26, false},
+		{"next command after", "*1\r\n$4\r\nPING\r\n*1", []string{"PING"}, 14, false},
+		{"binary bulk", "*2\r\n$3\r\nGET\r\n$4\r\na\r\nb\r\n", []string{"GET", "a\r\nb"}, 23, false},
+		{"short header", "*1\r", nil, 0, false},
+		{"short bulk header", "*1\r\n$4", nil, 0, false},
+		{"short bulk", "*1\r\n$4\r\nPI", nil, 0, false},
+		{"short bulk end", "*1\r\n$4\r\nPING\r", nil, 0, false},
+		{"only keepalives", "\n\r\n", nil, 0, false},
+		{"inline", "PING\r\n", nil, 0, true},
+		{"bad bulk", "*1\r\n+PING\r\n", nil, 0, true},
+		{"negative bulk", "*1\r\n$-1\r\n", nil, 0, true},
+		{"empty array", "*0\r\n", nil, 0, true},
+		{"bad count", "*x\r\n", nil, 0, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var raw []byte
-			args, err := readStreamCommand(bufio.NewReader(strings.NewReader(tc.in)), &raw)
+			argv := [][]byte{[]byte("before")}
+			argv, n, err := parseStreamCommand([]byte(tc.in), argv)
 			if tc.err {
 				if err == nil {
-					t.Fatalf("no error, args %q", args)
+					t.Fatalf("no error, args %q", argv)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(raw) != tc.raw {
-				t.Errorf("raw %q, want %q", raw, tc.raw)
+			if n != tc.n {
+				t.Errorf("took %d bytes, want %d", n, tc.n)
 			}
-			if len(args) != len(tc.args) {
-				t.Fatalf("args %q, want %q", args, tc.args)
+			if string(argv[0]) != "before" || len(argv)-1 != len(tc.args) {
+				t.Fatalf("argv %q, want \"before\" then %q", argv, tc.args)
 			}
-			for i := range args {
-				if string(args[i]) != tc.args[i] {
-					t.Errorf("arg %d %q, want %q", i, args[i], tc.args[i])
+			for i, a := range argv[1:] {
+				if string(a) != tc.args[i] {
+					t.Errorf("arg %d %q, want %q", i, a, tc.args[i])
 				}
 			}
 		})

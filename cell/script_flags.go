@@ -97,12 +97,16 @@ func scriptPrepare(x *Ctx, flags script.Flags, ro bool) bool {
 // wrote (it cannot stop halfway), or this is a replica (it must apply its
 // master's scripts).
 func (r *scriptRun) scriptOOMDenied(cmd *Command) bool {
-	x := r.x
-	if r.allowOOM || cmd.Flags&FlagDenyOOM == 0 || !x.cl.scriptOOM ||
-		x.srv.ops.mem.limit.Load() == 0 || x.srv.isReplica() {
+	if !scriptOOMRefused(r.x, cmd, r.allowOOM) {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return !r.wrote
+}
+
+// scriptOOMRefused is scriptOOMDenied for a script that has not written.
+func scriptOOMRefused(x *Ctx, cmd *Command, allowOOM bool) bool {
+	return !allowOOM && cmd.Flags&FlagDenyOOM != 0 && x.cl.scriptOOM &&
+		x.srv.ops.mem.limit.Load() != 0 && !x.srv.isReplica()
 }

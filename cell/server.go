@@ -220,6 +220,7 @@ func newServer(cfg Config) *Server {
 	}
 	s.setFsync(s.cfg.AppendFsync)
 	s.scripts = script.NewEngine(cfg.Version, scriptLogger(s))
+	s.scripts.SetKnown(knownNative) // native_scripts.go
 	s.running = map[*scriptRun]struct{}{}
 	s.obs.init()
 	s.startOps() // after setFsync: a start-up appendfsync parameter wins

@@ -25,6 +25,8 @@ type statsTally struct {
 	// hits and misses count key lookups of read commands (INFO
 	// keyspace_hits, keyspace_misses; Ctx.Lookup), published with the rest.
 	hits, misses int64
+	// native counts the scripts run natively (INFO's lua_native_calls).
+	native int64
 	// last is the last command run, for CLIENT LIST's cmd= (lastCmd):
 	// in a MULTI block every command differs from the one before, and
 	// an atomic store per command showed in W1's profile.
@@ -35,6 +37,7 @@ type statsTally struct {
 type cmdTally struct {
 	cmd               *Command
 	calls, usec, fail int64
+	inScript          int64 // of calls, those a script made
 	// lat holds latency histogram counts not yet added, by bucket; nlat
 	// of them are in use.
 	lat  [8]latencyCount
@@ -49,6 +52,20 @@ type latencyCount struct {
 // add counts one run of cmd that took d.
 func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) {
 	t.last = cmd
+	t.count(c, cmd, failed, d)
+}
+
+// addInScript counts one run of cmd that a script called (a native
+// script's call): in commandstats and latencystats, but neither in
+// total_commands_processed nor as the client's last command, as the Lua
+// path counts them (scriptRun.Call).
+func (t *statsTally) addInScript(c *Client, cmd *Command, failed bool, d time.Duration) {
+	t.count(c, cmd, failed, d).inScript++
+}
+
+// count counts one run of cmd that took d in its cmdTally, which it
+// returns.
+func (t *statsTally) count(c *Client, cmd *Command, failed bool, d time.Duration) *cmdTally {
 	var ct *cmdTally
 	for i := range t.cmds[:t.n] {
 		if t.cmds[i].cmd == cmd {
@@ -70,13 +87,13 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 		ct.fail++
 	}
 	if !latencyTracking.Load() {
-		return
+		return ct
 	}
 	b := int32(latencyBucket(int64(d)))
 	for i := range ct.lat[:ct.nlat] {
 		if ct.lat[i].bucket == b {
 			ct.lat[i].n++
-			return
+			return ct
 		}
 	}
 	if ct.nlat == len(ct.lat) {
@@ -84,6 +101,7 @@ func (t *statsTally) add(c *Client, cmd *Command, failed bool, d time.Duration) 
 	}
 	ct.lat[ct.nlat] = latencyCount{b, 1}
 	ct.nlat++
+	return ct
 }
 
 // flush adds the tally to the shared counters and empties it.
@@ -112,6 +130,10 @@ func (t *statsTally) flush(c *Client) {
 		c.misses.Add(t.misses)
 		t.misses = 0
 	}
+	if t.native != 0 {
+		c.srv.native.calls.Add(t.native)
+		t.native = 0
+	}
 	if t.n == 0 {
 		return
 	}
@@ -125,7 +147,7 @@ func (t *statsTally) flush(c *Client) {
 			cs.failed.Add(ct.fail)
 		}
 		ct.flushLatency(cs)
-		calls += ct.calls
+		calls += ct.calls - ct.inScript
 		*ct = cmdTally{}
 	}
 	t.n = 0
@@ -147,7 +169,9 @@ func (ct *cmdTally) flushLatency(cs *cmdStats) {
 // readsStats reports whether cmd may read the stats counters, so that the
 // client's tally must be flushed before it runs. The transaction commands
 // do not (EXEC flushes before each queued command that does), so that a
-// pipeline of MULTI blocks is tallied as one batch.
+// pipeline of MULTI blocks is tallied as one batch; nor do EVAL and FCALL
+// themselves: a script that runs in Lua, which may call INFO, flushes as
+// it starts (runCallable), and one run natively reads nothing.
 func readsStats(cmd *Command) bool {
-	return cmd.Flags&(FlagFast|FlagWrite|FlagReadonly|flagTxn) == 0
+	return cmd.Flags&(FlagFast|FlagWrite|FlagReadonly|flagTxn|flagScript) == 0
 }

@@ -183,7 +183,7 @@ func appendG17(b []byte, f float64) []byte {
 	if f == math.Trunc(f) && f > -1e16 && f < 1e16 && (f != 0 || !math.Signbit(f)) {
 		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return append(b, fmt17(f)...)
+	return appendG(b, f, 17)
 }
 
 // smallNumbers are boxed Lua numbers for small integers: converting an

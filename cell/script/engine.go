@@ -71,6 +71,10 @@ type Script struct {
 	assignsGlobal bool
 	// Notes: which shards its runs need, kept as long as the script.
 	Notes ShardNotes
+	// Known is the host's own version of this body, if it has one (the
+	// server's native scripts): what the engine's Known hook said for the
+	// SHA1 when the body was cached, so that a run does not look again.
+	Known any
 }
 
 // ShardNotes are the host's notes on a script or function, kept as long
@@ -133,7 +137,14 @@ type Engine struct {
 
 	idle chan *state
 	rng  rand48
+
+	known func(sha string) any // SetKnown
 }
+
+// SetKnown makes f the host's lookup of its own versions of scripts by
+// SHA1: each body cached from now on carries f(its SHA1) as Known. Set it
+// before the first Load.
+func (e *Engine) SetKnown(f func(sha string) any) { e.known = f }
 
 // NewEngine makes an engine reporting version ("7.0.15") as REDIS_VERSION.
 func NewEngine(version string, log Logger) *Engine {
@@ -177,6 +188,9 @@ func (e *Engine) Load(body []byte) (*Script, error) {
 		return nil, err
 	}
 	s := &Script{SHA: sha, Body: bytes.Clone(body), Flags: flags, proto: proto, assignsGlobal: assignsGlobal(proto)}
+	if e.known != nil {
+		s.Known = e.known(sha)
+	}
 	e.mu.Lock()
 	if old := e.scripts[sha]; old != nil {
 		s = old
@@ -215,6 +229,10 @@ func (e *Engine) Flush() {
 	e.gen.Add(1)
 	e.mu.Unlock()
 }
+
+// Generation changes when the cache is flushed: a script found in one
+// generation stays cached until it changes.
+func (e *Engine) Generation() int64 { return e.gen.Load() }
 
 // Count is number_of_cached_scripts.
 func (e *Engine) Count() int {

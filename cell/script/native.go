@@ -1,9 +1,6 @@
 package script
 
-import (
-	"context"
-	"strings"
-)
+import "strings"
 
 // What a Go implementation of a known script (the server's native
 // scripts) needs to give the same bytes as this package's Lua: how a Lua
@@ -12,6 +9,9 @@ import (
 
 // FormatNumber is tostring of a Lua number: C's "%.14g".
 func FormatNumber(f float64) string { return fmt14(f) }
+
+// AppendNumber appends FormatNumber(f) to b.
+func AppendNumber(b []byte, f float64) []byte { return appendG(b, f, 14) }
 
 // AppendCallNumber appends a Lua number as redis.call passes it to a
 // command: C's "%.17g".
@@ -32,7 +32,3 @@ func CallError(e []byte, sha string, line int) string {
 	}
 	return code + " " + strings.Trim(msg, "\r\n") + " script: " + sha + ", on @" + chunkName + ":" + itoa(line) + "."
 }
-
-// StopText is the error a script stopped from outside (SCRIPT KILL, the
-// memory limit) gets at its next redis.call.
-func StopText(ctx context.Context) string { return killText(ctx) }

@@ -22,18 +22,24 @@ func fmt17(f float64) string { return formatG(f, 17) }
 // does; only the non-finite values are spelled differently. glibc prints
 // the NaN that 0/0 produces (sign bit set) as "-nan".
 func formatG(f float64, prec int) string {
+	var buf [32]byte
+	return string(appendG(buf[:0], f, prec))
+}
+
+// appendG appends formatG(f, prec) to b.
+func appendG(b []byte, f float64, prec int) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(b, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(b, "-inf"...)
 	case math.IsNaN(f):
 		if math.Signbit(f) {
-			return "-nan"
+			return append(b, "-nan"...)
 		}
-		return "nan"
+		return append(b, "nan"...)
 	}
-	return strconv.FormatFloat(f, 'g', prec, 64)
+	return strconv.AppendFloat(b, f, 'g', prec, 64)
 }
 
 // toInteger is C's (long long) cast of a Lua number on x86-64: truncation
