@@ -18,7 +18,10 @@ import (
 //     same master alone (target for cellserver: at least 0.85x). Rounds
 //     alternate the two, detaching the replica (REPLICAOF NO ONE) between.
 //     The replica runs on the same machine, so its CPU is not the
-//     master's but it does compete for the cores.
+//     master's but it does compete for the cores. What the replica spends
+//     is reported beside: its process's CPU from before the warm-up
+//     until it has caught up with the master's offset after the run, over
+//     every operation sent to the master.
 //   - Full resync: a master loaded with restart mode's data (-restart-keys
 //     throttle keys, -restart-windows W1 windows), then an empty replica
 //     of the same kind told REPLICAOF; the time runs from REPLICAOF to

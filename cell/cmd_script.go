@@ -107,6 +107,12 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	// EVAL skips the normal MONITOR feed: it is fed here, before the
 	// commands of the script, as Redis does.
 	if x.srv.obs.monitors.count.Load() > 0 {
+		if x.cl.noWait {
+			// In the poller's callback, which hands the call to the
+			// ordinary loop if it must run in Lua: fed there, once.
+			x.cl.wouldWait = true
+			return
+		}
 		x.cl.feedMonitorsAs(x.cmd, x.Args, x.DB(), "")
 	}
 	if bySHA && len(x.Args[1]) != 40 {
@@ -135,6 +141,10 @@ func evalGeneric(x *Ctx, bySHA, ro bool) {
 	}
 	readOnly := ro || s.Flags&script.FlagNoWrites != 0
 	if x.srv.runNative(x, s, readOnly, x.Args[3:3+n], x.Args[3+n:]) { // native_scripts.go
+		return
+	}
+	if x.cl.noWait {
+		x.cl.wouldWait = true // Lua may wait: the ordinary loop runs it (polledNative)
 		return
 	}
 	runCallable(x, callable{script: s, notes: &s.Notes}, readOnly, x.Args[3:3+n], x.Args[3+n:])

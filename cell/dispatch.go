@@ -222,6 +222,12 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 		}
 	}
 	cmd.Handler(x)
+	if c.wouldWait {
+		// The handler gave up, having done nothing, rather than wait
+		// inside the poller's callback (polledNative).
+		c.locks.Unlock()
+		return
+	}
 	if x.busy {
 		c.reject(cmd, c.srv.busyError(c.locks.BusyBy()))
 		return

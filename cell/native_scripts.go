@@ -160,6 +160,20 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	return true
 }
 
+// polledNative says whether an EVALSHA may run inside the poller's
+// callback (pollserve.go): one of a known script that runs natively, as
+// an ordinary command that waits for nothing else. Its Go version may
+// still leave the call to Lua, which may wait (for every shard, for a busy
+// script): evalGeneric then gives up before anything is done, and the
+// ordinary loop runs the call.
+func (c *Client) polledNative(cmd *Command, args [][]byte) bool {
+	if cmd.Name != "evalsha" && cmd.Name != "evalsha_ro" || len(args) < 3 || c.srv.native.off.Load() {
+		return false
+	}
+	s := c.scriptBySHA(args[1])
+	return s != nil && s.Known != nil
+}
+
 // cmd starts the arguments of a call of c.
 func (n *nativeRun) cmd(c *nativeCmd, args ...[]byte) {
 	n.c = c

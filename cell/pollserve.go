@@ -23,7 +23,8 @@ var errFlushFailed = errors.New("cell: writing the replies failed")
 // pollExcluded are the flags of commands that never run inside the
 // callback: they wait by nature (blocking pops, WAIT, scripts, MULTI's
 // EXEC, pub/sub), change the connection's state (AUTH, HELLO, CLIENT,
-// MONITOR) or walk a whole database or several.
+// MONITOR) or walk a whole database or several. The exception is an
+// EVALSHA of a script run natively (polledNative).
 const pollExcluded = FlagBlocking | FlagNoScript | FlagAdmin | FlagPubSub |
 	flagWholeDB | flagShardAtATime | flagAllDBs | flagTxn | flagScript | flagChannelKeys
 
@@ -43,6 +44,9 @@ func (c *Client) polledCommand(args [][]byte) bool {
 	cmd := c.cmds.lookup(c.srv, args[0])
 	if cmd == nil {
 		return true // an error reply
+	}
+	if cmd.Flags&flagScript != 0 {
+		return c.polledNative(cmd, args) // native_scripts.go
 	}
 	return cmd.Sub == nil && cmd.Flags&pollExcluded == 0 &&
 		cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 && cmd.Name != "migrate"

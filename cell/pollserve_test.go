@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cellserver/cellserver/cell/script"
 )
 
 // TestPolledPipelines: requests served inside the poller's callback and
@@ -153,5 +155,73 @@ func testPolledKillWhileWaiting(t *testing.T, off bool) {
 	}
 	if got != ":1\r\n" {
 		t.Fatalf("CLIENT KILL of a client waiting for a script's shard: %q", got)
+	}
+}
+
+// TestPolledNativeScripts: an EVALSHA of a native script runs inside the
+// poller's callback; one its Go version leaves to Lua (a non-numeric
+// argument), and any while a MONITOR watches, is handed to the ordinary
+// loop untouched. The replies, the count of native runs and MONITOR's
+// lines are those of a server that serves nothing in the callback.
+func TestPolledNativeScripts(t *testing.T) {
+	type outcome struct {
+		replies, monitor []string
+		native           string
+	}
+	run := func(off bool) outcome {
+		srv := startServer(t, func(c *Config) { c.NoServeInPoller = off })
+		c, admin := dial(t, srv), dial(t, srv)
+		body := readBody(t, "../bench/window.lua")
+		sha := script.SHA1Hex([]byte(body))
+		c.do("SCRIPT", "LOAD", body)
+		call := func(now int, start string) []string {
+			return []string{"EVALSHA", sha, "1", "w", strconv.Itoa(now), start, "60"}
+		}
+		batch := [][]string{
+			call(1000, "0"), {"SET", "k", "1"}, call(2000, "abc"), {"GET", "k"}, call(3000, "1500"),
+			{"EVALSHA", strings.Repeat("0", 40), "1", "w"}, call(4000, "0"), {"ZRANGE", "w", "0", "-1"},
+		}
+		var o outcome
+		send := func() {
+			var b []byte
+			for _, args := range batch {
+				b = append(b, encode(args...)...)
+			}
+			c.nc.Write(b)
+			for range batch {
+				o.replies = append(o.replies, c.read())
+			}
+		}
+		send()
+		mon := dial(t, srv)
+		if got := mon.do("MONITOR"); got != "+OK\r\n" {
+			t.Fatalf("MONITOR: %q", got)
+		}
+		send()
+		// Each MONITOR line starts with a timestamp and a client address.
+		// The batch's 8 commands, 4 calls in each of 3 native runs, and
+		// the ZADD and ZCARD before the Lua run's error.
+		for range 8 + 3*4 + 2 {
+			line := mon.read()
+			_, cmd, _ := strings.Cut(line, "] ")
+			o.monitor = append(o.monitor, cmd)
+		}
+		info := admin.do("INFO", "limiters")
+		_, v, _ := strings.Cut(info, "lua_native_calls:")
+		o.native, _, _ = strings.Cut(v, "\r\n")
+		return o
+	}
+	polled, plain := run(false), run(true)
+	if strings.Join(polled.replies, "") != strings.Join(plain.replies, "") {
+		t.Errorf("replies in the poller:\n%q\nwithout:\n%q", polled.replies, plain.replies)
+	}
+	if strings.Join(polled.monitor, "") != strings.Join(plain.monitor, "") {
+		t.Errorf("MONITOR in the poller:\n%q\nwithout:\n%q", polled.monitor, plain.monitor)
+	}
+	if polled.native != plain.native || polled.native != "6" {
+		t.Errorf("lua_native_calls: %s in the poller, %s without, want 6", polled.native, plain.native)
+	}
+	if !strings.HasPrefix(polled.replies[2], "-") || polled.replies[0] != ":1\r\n" {
+		t.Errorf("the batch did not run as planned: %q", polled.replies)
 	}
 }

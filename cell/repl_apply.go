@@ -98,6 +98,7 @@ func (a *streamApplier) apply(l *replLink, buf []byte, now time.Time) (int, erro
 	defer l.applyMu.Unlock()
 	c := l.masterClient()
 	c.lastActive.Store(now.UnixMilli())
+	c.clock.idle() // the wait for this read belongs to no command
 	fed, p := 0, 0
 	var err error
 	for p < len(buf) {
@@ -134,7 +135,6 @@ func (a *streamApplier) apply(l *replLink, buf []byte, now time.Time) (int, erro
 	}
 	l.feed(buf[fed:p])
 	c.tally.flush(c) // INFO shows what was applied
-	c.clock.idle()   // the wait for the next read belongs to no command
 	c.publish()
 	return p, err
 }

@@ -18,22 +18,7 @@ import (
 func recordStream(tb testing.TB, n int, gen func(b []byte, i int) ([]byte, int)) ([]byte, *Server) {
 	tb.Helper()
 	srv := startServer(tb, nil)
-	r := dial(tb, srv)
-	if got := r.do("REPLCONF", "listening-port", "6380", "capa", "psync2"); got != "+OK\r\n" {
-		tb.Fatalf("REPLCONF: %q", got)
-	}
-	r.nc.Write(encode("PSYNC", "?", "-1"))
-	if line, _ := r.br.ReadString('\n'); !strings.HasPrefix(line, "+FULLRESYNC ") {
-		tb.Fatalf("PSYNC: %q", line)
-	}
-	size, _ := r.br.ReadString('\n')
-	sn, err := strconv.Atoi(strings.TrimSpace(size[1:]))
-	if err != nil {
-		tb.Fatalf("snapshot header %q", size)
-	}
-	if _, err := io.CopyN(io.Discard, r.br, int64(sn)); err != nil {
-		tb.Fatal(err)
-	}
+	r := fakeReplica(tb, srv)
 	c := dial(tb, srv)
 	const batch = 256
 	var buf []byte

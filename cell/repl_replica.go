@@ -420,6 +420,7 @@ func (l *replLink) sendAck() {
 // reply is dropped.
 func (l *replLink) run1(args [][]byte) {
 	c := l.masterClient()
+	c.clock.idle() // its last command ended who knows when
 	c.dispatch(args)
 	c.w.Reset()
 }

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -11,28 +12,37 @@ import (
 	"github.com/cellserver/cellserver/rdb"
 )
 
+// fakeReplica attaches a connection to srv as a replica (PSYNC from
+// scratch) and reads the snapshot: what it reads next is the stream.
+func fakeReplica(tb testing.TB, srv *Server) *testConn {
+	tb.Helper()
+	r := dial(tb, srv)
+	if got := r.do("REPLCONF", "listening-port", "6380", "capa", "psync2"); got != "+OK\r\n" {
+		tb.Fatalf("REPLCONF: %q", got)
+	}
+	r.nc.Write(encode("PSYNC", "?", "-1"))
+	off, _, _ := srv.masterOffsets()
+	line, _ := r.br.ReadString('\n')
+	if want := fmt.Sprintf("+FULLRESYNC %s %d", srv.replID(), off); !strings.HasPrefix(line, want) {
+		tb.Fatalf("PSYNC: %q, want %q", line, want)
+	}
+	size, _ := r.br.ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(size[1:]))
+	if err != nil {
+		tb.Fatalf("snapshot header %q", size)
+	}
+	if _, err := io.CopyN(io.Discard, r.br, int64(n)); err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
 // TestReplStreamEffects: each write reaches the stream as the commands
 // that reproduce its effect, not as the command sent.
 func TestReplStreamEffects(t *testing.T) {
 	srv := startServer(t, nil)
 	c := dial(t, srv)
-	r := dial(t, srv)
-	if got := r.do("REPLCONF", "listening-port", "6380", "capa", "psync2"); got != "+OK\r\n" {
-		t.Fatalf("REPLCONF: %q", got)
-	}
-	r.nc.Write(encode("PSYNC", "?", "-1"))
-	line, _ := r.br.ReadString('\n')
-	if !strings.HasPrefix(line, "+FULLRESYNC "+srv.replID()+" 0") {
-		t.Fatalf("PSYNC: %q", line)
-	}
-	size, _ := r.br.ReadString('\n')
-	n, err := strconv.Atoi(strings.TrimSpace(size[1:]))
-	if err != nil {
-		t.Fatalf("snapshot header %q", size)
-	}
-	if _, err := io.CopyN(io.Discard, r.br, int64(n)); err != nil {
-		t.Fatal(err)
-	}
+	r := fakeReplica(t, srv)
 	cmd := func(args ...string) string { return string(encode(args...)) }
 	restore := func(key string) string { return cmd("RESTORE", key, "<ttl>", "<payload>", "REPLACE", "ABSTTL") }
 	tests := []struct {
