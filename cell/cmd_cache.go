@@ -12,6 +12,7 @@ type cmdCache struct {
 	names [cmdCacheSize][cmdCacheName]byte
 	lens  [cmdCacheSize]uint8
 	cmds  [cmdCacheSize]*Command
+	last  uint8 // the entry of the last lookup
 	next  uint8 // the entry the next miss replaces
 }
 
@@ -21,20 +22,39 @@ const (
 )
 
 // lookup resolves name as s.lookupCommand does (nil: no such command),
-// from the cache when it holds name.
+// from the cache when it holds name. It tries the last entry used and the
+// one after it first: a pipeline repeats one command, or cycles through
+// the same few in the order they were entered.
 func (k *cmdCache) lookup(s *Server, name []byte) *Command {
-	n := len(name)
-	for i := range k.cmds {
-		if int(k.lens[i]) == n && k.cmds[i] != nil && string(k.names[i][:n]) == string(name) {
+	if k.holds(k.last, name) {
+		return k.cmds[k.last]
+	}
+	if i := (k.last + 1) % cmdCacheSize; k.holds(i, name) {
+		k.last = i
+		return k.cmds[i]
+	}
+	return k.miss(s, name)
+}
+
+// holds reports whether entry i is name's.
+func (k *cmdCache) holds(i uint8, name []byte) bool {
+	return int(k.lens[i]) == len(name) && k.cmds[i] != nil && string(k.names[i][:len(name)]) == string(name)
+}
+
+// miss is lookup past its first two tries.
+func (k *cmdCache) miss(s *Server, name []byte) *Command {
+	for i := range uint8(cmdCacheSize) {
+		if k.holds(i, name) {
+			k.last = i
 			return k.cmds[i]
 		}
 	}
 	cmd := s.lookupCommand(name) // rename-command applied (command_rename.go)
-	if cmd != nil && n <= cmdCacheName {
+	if cmd != nil && len(name) <= cmdCacheName {
 		i := k.next
 		k.next = (k.next + 1) % cmdCacheSize
 		copy(k.names[i][:], name)
-		k.lens[i], k.cmds[i] = uint8(n), cmd
+		k.lens[i], k.cmds[i], k.last = uint8(len(name)), cmd, i
 	}
 	return cmd
 }

@@ -28,6 +28,7 @@ func TestCmdCache(t *testing.T) {
 		order []int
 	}{
 		{"once each", nil},
+		{"one command repeated", []int{10, 10, 10, 7, 10, 10}},
 		{"W1 blocks", []int{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}},
 		{"more names than entries, twice", append(seq(len(names)), seq(len(names))...)},
 		{"misses between hits", []int{15, 0, 17, 0, 18, 1, 19, 1, 21, 2, 16, 2}},

@@ -237,7 +237,9 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	}
 	c.commitEffects(&c.locks)
 	c.locks.Unlock()
-	c.wakeServed()
+	if len(c.served) != 0 {
+		c.wakeServed() // blocking.go
+	}
 	if len(c.ready.Keys()) != 0 {
 		c.serveReady() // those it could not serve holding its shards
 	}

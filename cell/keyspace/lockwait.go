@@ -45,6 +45,16 @@ const markedRecheck = 200 * time.Microsecond
 // must stay interruptible. With lockYield it returns the script to wait
 // for once the caller has let its shards go; with lockBusy, the busy one.
 func (s *Shard) lockWait(busyOK, holding bool) (lockResult, *Busy) {
+	// A free shard, the common case, without the wait's deferred timer
+	// stop (CL.THROTTLE's profile: a sixth of its locking).
+	if s.mu.TryLock() {
+		return lockTaken, nil
+	}
+	return s.lockWaitSlow(busyOK, holding)
+}
+
+// lockWaitSlow is lockWait for a shard that was held at the first try.
+func (s *Shard) lockWaitSlow(busyOK, holding bool) (lockResult, *Busy) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
