@@ -103,15 +103,22 @@ func (s *Shard) lockWaitSlow(busyOK, holding bool) (lockResult, *Busy) {
 		}
 		select {
 		case <-busy:
-			select {
-			case <-done:
-				continue
-			default:
-				return lockBusy, r
-			}
 		case <-done:
 		case <-reach:
+		}
+		// A script that passed busy-reply-threshold while this waited
+		// answers BUSY even if it has ended since (killed, say, a moment
+		// later): Redis's event loop reads a waiting command during the
+		// busy script and answers BUSY in the same pass as the kill, and
+		// a command run after the kill instead could be that script again
+		// (go-redis retries one whose read timed out).
+		if busy != nil && r.IsBusy() {
+			return lockBusy, r
+		}
+		select {
+		case <-reach:
 			return lockYield, r
+		default:
 		}
 	}
 }
@@ -125,15 +132,9 @@ func (b *Busy) awaitEnd(busyOK bool) bool {
 	}
 	select {
 	case <-done:
-		return true
 	case <-busy:
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
 	}
+	return busyOK || !b.IsBusy() // as lockWaitSlow's waiters
 }
 
 // waitCh returns the channel closed when s is next let go or marked.

@@ -97,3 +97,42 @@ func TestTryLock(t *testing.T) {
 		}
 	}
 }
+
+// TestLockBusyAfterKill: a command that waits on a script's shard answers
+// BUSY once the script passed busy-reply-threshold, even when the script
+// has ended by the time the waiter looks (killed at once, say), rather
+// than running after it as if it had arrived later: Redis answers BUSY to
+// what it reads during the busy script, in the pass that runs the kill.
+func TestLockBusyAfterKill(t *testing.T) {
+	for _, busyOK := range []bool{false, true} {
+		ks := NewKeyspace(1, 1)
+		sh := &ks.dbs[0].shards[0]
+		var mark Busy
+		var script LockSet
+		script.Add(sh)
+		if !script.Lock(false) {
+			t.Fatal("script lock")
+		}
+		Hold(script.Shards(), &mark)
+		mark.MarkBusy()
+		mark.Finish() // ended, but not yet let go of its shard
+		got := make(chan lockResult, 1)
+		go func() {
+			r, _ := sh.lockWait(busyOK, false)
+			got <- r
+		}()
+		time.Sleep(20 * time.Millisecond)
+		Hold(script.Shards(), nil)
+		script.Unlock()
+		want := lockBusy
+		if busyOK {
+			want = lockTaken // allow-busy commands wait and run
+		}
+		if r := <-got; r != want {
+			t.Fatalf("busyOK %v: lockWait = %v, want %v", busyOK, r, want)
+		}
+		if want == lockTaken {
+			sh.mu.Unlock()
+		}
+	}
+}
