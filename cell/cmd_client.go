@@ -255,6 +255,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 		cmd = lc.Name
 	}
 	flags := ""
+	if c.clientType() == "replica" {
+		flags += "S" // Redis's order: S first
+	}
 	if clientFlag(c.shared.flags.Load())&cflagMonitor != 0 {
 		flags += "O"
 	}

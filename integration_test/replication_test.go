@@ -379,6 +379,9 @@ func runReplication(t *testing.T, masterProg, replicaProg string) {
 	if got := replInfoField(t, master.rdb, "replication", "connected_slaves"); got != "1" {
 		t.Errorf("connected_slaves:%s, want 1", got)
 	}
+	if list := master.rdb.Do(ctx, "CLIENT", "LIST", "TYPE", "replica").String(); !strings.Contains(list, " flags=S ") {
+		t.Errorf("CLIENT LIST TYPE replica on the master: %s, want flags=S", list)
+	}
 	// WAIT for two replicas when there is one: the timeout, then 1.
 	if n, _ := master.rdb.Wait(ctx, 2, 200*time.Millisecond).Result(); n != 1 {
 		t.Errorf("WAIT 2 200 = %d, want 1", n)
