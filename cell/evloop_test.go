@@ -9,17 +9,24 @@ import (
 	"time"
 )
 
+// loopServer starts a server with the event loop and a client it has
+// accepted (so the loops have started), or skips where there is none.
+func loopServer(t *testing.T) (*Server, *testConn) {
+	srv := startServer(t, func(c *Config) { c.EventLoop = true })
+	c := dial(t, srv)
+	c.do("PING")
+	if len(srv.loops) == 0 {
+		t.Skip("no event loop on this platform")
+	}
+	return srv, c
+}
+
 // TestEventLoopSlowReader: replies that do not fit a client's socket
 // leave the loop to that client's goroutine, which sends them whole and in
 // order, while every other client, whichever loop it waits in, is served
 // meanwhile.
 func TestEventLoopSlowReader(t *testing.T) {
-	srv := startServer(t, func(c *Config) { c.EventLoop = true })
-	c := dial(t, srv)
-	c.do("PING") // accepted: the loops started before
-	if len(srv.loops) == 0 {
-		t.Skip("no event loop on this platform")
-	}
+	srv, c := loopServer(t)
 	val := strings.Repeat("v", 1<<20)
 	if r := c.do("SET", "big", val); r != "+OK\r\n" {
 		t.Fatal(r)
@@ -63,12 +70,7 @@ func TestEventLoopSlowReader(t *testing.T) {
 // TestEventLoopKill: a client waiting in its loop is closed at once by
 // CLIENT KILL and by the idle timeout, and leaves CLIENT LIST.
 func TestEventLoopKill(t *testing.T) {
-	srv := startServer(t, func(c *Config) { c.EventLoop = true })
-	admin := dial(t, srv)
-	admin.do("PING") // accepted: the loops started before
-	if len(srv.loops) == 0 {
-		t.Skip("no event loop on this platform")
-	}
+	srv, admin := loopServer(t)
 	for _, how := range []string{"kill", "timeout"} {
 		t.Run(how, func(t *testing.T) {
 			c := dial(t, srv)
