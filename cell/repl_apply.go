@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cellserver/cellserver/resp"
 )
 
 // How a replica applies its master's stream. What the master sends is
@@ -342,21 +344,6 @@ func streamInt(line []byte, kind byte) (int, bool) {
 	if len(digits) > 0 && digits[len(digits)-1] == '\r' {
 		digits = digits[:len(digits)-1]
 	}
-	if len(digits) == 0 || len(digits) > 18 {
-		return 0, false
-	}
-	n, neg := 0, false
-	if digits[0] == '-' {
-		neg, digits = true, digits[1:]
-	}
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		n = n*10 + int(d-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, len(digits) > 0
+	n, ok := resp.ParseInt(digits) // as Redis's string2ll reads them
+	return int(n), ok
 }
