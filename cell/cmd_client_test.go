@@ -2,6 +2,7 @@ package cell
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -173,5 +174,21 @@ func TestClientPause(t *testing.T) {
 	}
 	if r := o.do("cl.throttle", "k", "1", "1", "1"); !strings.HasPrefix(r, "*5") {
 		t.Errorf("write after UNPAUSE: %q", r)
+	}
+}
+
+// TestClientKillSkipsClosing: a client that a kill already closed, whose
+// goroutine has not yet left the list, is not counted again: Redis frees
+// a killed client at once, so a second CLIENT KILL finds nothing.
+func TestClientKillSkipsClosing(t *testing.T) {
+	srv := startServer(t, nil)
+	admin, victim := dial(t, srv), dial(t, srv)
+	id := strings.TrimSpace(strings.TrimPrefix(victim.do("CLIENT", "ID"), ":"))
+	n, _ := strconv.ParseInt(id, 10, 64)
+	srv.mu.Lock()
+	srv.clients[n].killed.Store(true) // as kill leaves it, before it is gone
+	srv.mu.Unlock()
+	if r := admin.do("CLIENT", "KILL", "ID", id); r != ":0\r\n" {
+		t.Fatalf("CLIENT KILL ID of a client being closed: %q, want :0", r)
 	}
 }
