@@ -201,7 +201,18 @@ func (s *outSink) overLimit() bool {
 	case clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0:
 		l = s.c.srv.ops.outLimit.Load().pubsub
 	}
-	return l.over(int64(s.queued+s.sending)-s.exempt, &s.softAt, time.Now().Unix())
+	return l.check(int64(s.queued+s.sending)-s.exempt, &s.softAt)
+}
+
+// check is over at the time now, read only when used reached a limit:
+// a replica's sink is checked at every push of the stream, where the
+// clock was a tenth of the check's cost.
+func (l classLimits) check(used int64, softAt *int64) bool {
+	if (l.hard == 0 || used < l.hard) && (l.soft == 0 || used < l.soft) {
+		*softAt = 0
+		return false
+	}
+	return l.over(used, softAt, time.Now().Unix())
 }
 
 // over is Redis's checkClientOutputBufferLimits for used bytes at now

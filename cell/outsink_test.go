@@ -34,6 +34,13 @@ func TestClassLimitsOver(t *testing.T) {
 		if got := l.over(s.used, &softAt, s.now); got != s.want {
 			t.Errorf("step %d: %d bytes at %d: over=%v, want %v", i, s.used, s.now, got, s.want)
 		}
+		// check, which reads the clock itself, agrees below the limits.
+		if under := s.used < l.soft; under {
+			var at int64 = 1
+			if l.check(s.used, &at) || at != 0 {
+				t.Errorf("step %d: check(%d) = true or kept the soft clock", i, s.used)
+			}
+		}
 		if s.want {
 			softAt = 0 // a closed client starts no later clock
 		}
@@ -46,6 +53,14 @@ func TestClassLimitsOver(t *testing.T) {
 	if hardOnly.over(9, &softAt, 0) || !hardOnly.over(10, &softAt, 0) {
 		t.Error("a hard limit of 10 is reached at 10 bytes, not before")
 	}
+	if hardOnly.check(9, &softAt) || !hardOnly.check(10, &softAt) || none.check(1<<40, &softAt) {
+		t.Error("check: a hard limit of 10 is reached at 10 bytes, not before; 0 0 0 never")
+	}
+	softOnly := classLimits{soft: 10, softSec: 0}
+	softAt = 0
+	if softOnly.check(10, &softAt) || softAt == 0 {
+		t.Error("check: reaching the soft limit starts its clock")
+	}
 }
 
 // sinkPair is a sink writing to one end of a loopback TCP connection,
@@ -53,20 +68,7 @@ func TestClassLimitsOver(t *testing.T) {
 func sinkPair(t *testing.T) (*outSink, net.Conn) {
 	t.Helper()
 	srv := startServer(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	far, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	near, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { far.Close(); near.Close() })
+	near, far := socketPair(t, "tcp")
 	c := newClient(srv, near)
 	s := c.attachSink()
 	s.replica = true
