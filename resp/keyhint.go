@@ -1,5 +1,7 @@
 package resp
 
+import "bytes"
+
 // RequestKey reads the request at the start of b, in the multibulk form,
 // without the checks and limits of Next: it returns the request's key and
 // the request's length in bytes. The key is the second argument (nil when
@@ -40,22 +42,16 @@ func RequestKey(b []byte) (key []byte, n int) {
 	return key, p
 }
 
+// scriptCalls are the commands whose keys follow a numkeys.
+var scriptCalls = [...]string{"evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"}
+
 // scriptCall reports whether name is EVAL, EVALSHA, FCALL or one of their
-// _RO forms, in any case: the commands whose keys follow a numkeys.
+// _RO forms, in any case.
 func scriptCall(name []byte) bool {
-	if len(name) < 4 || len(name) > 10 {
-		return false
-	}
-	var low [10]byte
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
+	for _, c := range scriptCalls {
+		if len(name) == len(c) && bytes.EqualFold(name, []byte(c)) {
+			return true
 		}
-		low[i] = c
-	}
-	switch string(low[:len(name)]) {
-	case "eval", "evalsha", "fcall", "eval_ro", "evalsha_ro", "fcall_ro":
-		return true
 	}
 	return false
 }
