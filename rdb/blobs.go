@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -15,34 +16,47 @@ import (
 
 var errTruncatedBlob = errors.New("entry runs past the end of its blob")
 
-// ints collects integer entries' text in one buffer, each a capped slice.
-// size is the blob's length: the buffer is made once, at twice it (an
-// integer entry takes at least half the bytes of its text with its
-// length), so it is not grown entry by entry.
+// ints collects integer entries' text, each a capped slice, in *text: a
+// reader's arena while it borrows, else a buffer of their own. size is the
+// blob's length: room for twice it (an integer entry takes at least half
+// the bytes of its text with its length) is made once, at the first
+// entry, so the text is not grown entry by entry.
 type ints struct {
-	buf  []byte
-	size int
+	text  *[]byte
+	size  int
+	sized bool
+}
+
+// newInts collects into *text, or with text nil into a buffer of its own.
+func newInts(text *[]byte, size int) ints {
+	if text == nil {
+		text = new([]byte)
+	}
+	return ints{text: text, size: size}
 }
 
 func (a *ints) add(v int64) []byte {
-	if a.buf == nil {
-		a.buf = make([]byte, 0, 2*a.size+20)
+	if !a.sized {
+		*a.text = slices.Grow(*a.text, 2*a.size+20)
+		a.sized = true
 	}
-	start := len(a.buf)
-	a.buf = strconv.AppendInt(a.buf, v, 10)
-	return a.buf[start:len(a.buf):len(a.buf)]
+	start := len(*a.text)
+	b := strconv.AppendInt(*a.text, v, 10)
+	*a.text = b
+	return b[start:len(b):len(b)]
 }
 
-// ziplistEntries appends a ziplist's entries to out.
+// ziplistEntries appends a ziplist's entries to out, the text of its
+// integers to *text (newInts).
 //
 //	zlbytes u32 | zltail u32 | zllen u16 | entries | 0xff
 //	entry: prevlen (1 byte, or 0xfe + u32) | encoding | data
-func ziplistEntries(b []byte, out [][]byte) ([][]byte, error) {
+func ziplistEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
 	if len(b) < 11 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
 		return nil, errors.New("bad ziplist header")
 	}
 	want := int(binary.LittleEndian.Uint16(b[8:]))
-	nums := ints{size: len(b)}
+	nums := newInts(text, len(b))
 	n := 0
 	p := 10
 	for b[p] != 0xff {
@@ -132,16 +146,17 @@ func leInt(p []byte) int64 {
 	return int64(u<<shift) >> shift
 }
 
-// listpackEntries appends a listpack's entries to out.
+// listpackEntries appends a listpack's entries to out, the text of its
+// integers to *text (newInts).
 //
 //	total u32 | count u16 | entries | 0xff
 //	entry: encoding+data | backlen (1-5 bytes, the entry's length)
-func listpackEntries(b []byte, out [][]byte) ([][]byte, error) {
+func listpackEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
 	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
 		return nil, errors.New("bad listpack header")
 	}
 	want := int(binary.LittleEndian.Uint16(b[4:]))
-	nums := ints{size: len(b)}
+	nums := newInts(text, len(b))
 	n := 0
 	p := 6
 	end := len(b) - 1
@@ -221,10 +236,11 @@ func backlenSize(l int) int {
 	return 5
 }
 
-// intsetEntries returns an intset's members as text.
+// intsetEntries appends an intset's members to out, their text to *text
+// (newInts).
 //
 //	encoding u32 (2, 4 or 8) | length u32 | length little-endian integers
-func intsetEntries(b []byte) ([][]byte, error) {
+func intsetEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
 	if len(b) < 8 {
 		return nil, errors.New("bad intset header")
 	}
@@ -233,23 +249,22 @@ func intsetEntries(b []byte) ([][]byte, error) {
 	if size != 2 && size != 4 && size != 8 || uint64(len(b)-8) != n*uint64(size) {
 		return nil, errors.New("bad intset header")
 	}
-	nums := ints{size: len(b)}
-	out := make([][]byte, 0, n)
+	nums := newInts(text, len(b))
+	out = slices.Grow(out, int(n))
 	for p := 8; p < len(b); p += size {
 		out = append(out, nums.add(leInt(b[p:p+size])))
 	}
 	return out, nil
 }
 
-// zipmapEntries returns a zipmap's fields and values alternating.
+// zipmapEntries appends a zipmap's fields and values, alternating, to out.
 //
 //	count u8 | (len key len free value free-bytes)* | 0xff
 //	len: one byte below 254, or 254 and a u32
-func zipmapEntries(b []byte) ([][]byte, error) {
+func zipmapEntries(b []byte, out [][]byte) ([][]byte, error) {
 	if len(b) < 2 || b[len(b)-1] != 0xff {
 		return nil, errors.New("bad zipmap")
 	}
-	var out [][]byte
 	p := 1
 	end := len(b) - 1
 	field := func(free bool) ([]byte, error) {

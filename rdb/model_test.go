@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,8 +109,39 @@ func (m model) diff(t *testing.T, what string, got model) {
 }
 
 // readFileModel reads an RDB file with Reader, also returning the object
-// types it met (so a test can check which encodings it covered).
+// types it met (so a test can check which encodings it covered). It reads
+// the file a second time with Reader.Borrow, copying each value before the
+// next is read, and checks that both reads agree.
 func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
+	t.Helper()
+	m, encs := readFileModelBorrow(t, path, false)
+	borrowed, _ := readFileModelBorrow(t, path, true)
+	m.diff(t, "borrowing reader", borrowed)
+	return m, encs
+}
+
+// cloneValue is a deep copy of v, to keep past a borrowing Reader's Next.
+func cloneValue(v Value) Value {
+	v.Str = bytes.Clone(v.Str)
+	if v.Elems != nil {
+		elems := make([][]byte, len(v.Elems))
+		for i, e := range v.Elems {
+			elems[i] = bytes.Clone(e)
+		}
+		v.Elems = elems
+	}
+	v.Scores = slices.Clone(v.Scores)
+	if v.ModuleData != nil {
+		items := slices.Clone(v.ModuleData)
+		for i := range items {
+			items[i].Str = bytes.Clone(items[i].Str)
+		}
+		v.ModuleData = items
+	}
+	return v
+}
+
+func readFileModelBorrow(t *testing.T, path string, borrow bool) (model, map[uint8]int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -121,6 +153,7 @@ func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Borrow = borrow
 	m, encs := model{}, map[uint8]int{}
 	for {
 		rec, err := r.Next()
@@ -131,6 +164,9 @@ func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
 			t.Fatalf("reading %s: %v", path, err)
 		}
 		if rec.Kind == KindKey {
+			if borrow {
+				rec.Value = cloneValue(rec.Value)
+			}
 			m.add(rec.DB, string(rec.Key), rec.Value, rec.Expire)
 			encs[rec.Value.Encoding]++
 		}

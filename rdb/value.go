@@ -37,7 +37,8 @@ func (t Type) String() string {
 	return "unknown"
 }
 
-// Value is one decoded value. Slices are the caller's to keep.
+// Value is one decoded value. Slices are the caller's to keep, but for
+// a Reader that borrows (Reader.Borrow).
 type Value struct {
 	Type Type
 	// Str is a string's bytes (an int-encoded string in decimal).
