@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -62,8 +61,11 @@ func (s *Server) loadRDBAtStart() error {
 	// As loadRDBFile, through the checkpoint that makes the keys durable:
 	// what it allocates is little beside the keyspace, and a collection
 	// started by it would only find the keyspace live, at the cost of a
-	// pass over every key before the server serves.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	// pass over every key before the server serves. And after, until the
+	// heap has grown as GOGC lets it (load_gc.go).
+	beginLoadGC()
+	loaded := false
+	defer func() { endLoadGC(loaded) }()
 	var base *rdbBase
 	if s.store != nil {
 		t, err := s.store.BeginBaseTables()
@@ -109,6 +111,7 @@ func (s *Server) loadRDBAtStart() error {
 		attrs = append(attrs, "durable_ms", time.Since(start).Milliseconds())
 	}
 	s.log.Info("rdb: loaded", attrs...)
+	loaded = true
 	return nil
 }
 
@@ -159,7 +162,8 @@ func loadRDBFile(s *Server, f *os.File, path string, base *rdbBase) (rdbLoadStat
 	st := rdbLoadStats{perDB: make([]int, s.ks.DBs())}
 	// As loadStore: what a load allocates stays live, so the collector
 	// would find little to free.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	beginLoadGC() // load_gc.go
+	defer endLoadGC(false)
 	var size int64 = -1
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()

@@ -152,72 +152,120 @@ func leInt(p []byte) int64 {
 //	total u32 | count u16 | entries | 0xff
 //	entry: encoding+data | backlen (1-5 bytes, the entry's length)
 func listpackEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
-	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
-		return nil, errors.New("bad listpack header")
+	want, err := listpackHeader(b)
+	if err != nil {
+		return nil, err
 	}
-	want := int(binary.LittleEndian.Uint16(b[4:]))
 	nums := newInts(text, len(b))
 	n := 0
-	p := 6
-	end := len(b) - 1
-	for p < end {
-		e := b[p]
-		var slen, hdr, size int
-		isNum := true
-		switch {
-		case e&0x80 == 0:
-			out = append(out, nums.add(int64(e)))
-			hdr = 1
-		case e&0xc0 == 0x80:
-			slen, hdr, isNum = int(e&0x3f), 1, false
-		case e&0xe0 == 0xc0:
-			if p+2 > end {
-				return nil, errTruncatedBlob
-			}
-			v := int64(e&0x1f)<<8 | int64(b[p+1])
-			if v >= 1<<12 {
-				v -= 1 << 13
-			}
-			out = append(out, nums.add(v))
-			hdr = 2
-		case e&0xf0 == 0xe0:
-			if p+2 > end {
-				return nil, errTruncatedBlob
-			}
-			slen, hdr, isNum = int(e&0x0f)<<8|int(b[p+1]), 2, false
-		case e == 0xf0:
-			if p+5 > end {
-				return nil, errTruncatedBlob
-			}
-			slen, hdr, isNum = int(binary.LittleEndian.Uint32(b[p+1:])), 5, false
-		case e >= 0xf1 && e <= 0xf4:
-			size = [...]int{2, 3, 4, 8}[e-0xf1]
-			if p+1+size > end {
-				return nil, errTruncatedBlob
-			}
-			out = append(out, nums.add(leInt(b[p+1:p+1+size])))
-			hdr = 1 + size
-		default:
-			return nil, fmt.Errorf("bad listpack entry encoding %#x", e)
+	for p := 6; p < len(b)-1; n++ {
+		str, num, isNum, next, err := listpackEntry(b, p)
+		if err != nil {
+			return nil, err
 		}
-		l := hdr
-		if !isNum {
-			if slen < 0 || p+hdr+slen > end {
-				return nil, errTruncatedBlob
-			}
-			out = append(out, b[p+hdr:p+hdr+slen:p+hdr+slen])
-			l += slen
+		if isNum {
+			str = nums.add(num)
 		}
-		p += l + backlenSize(l)
-		if p > end {
-			return nil, errTruncatedBlob
-		}
-		n++
+		out = append(out, str)
+		p = next
 	}
 	if want != 0xffff && want != n {
 		return nil, errors.New("listpack count does not match its entries")
 	}
 	return out, nil
+}
+
+// listpackHeader checks a listpack's header and end marker, and returns
+// the entry count it states (0xffff: too many to state).
+func listpackHeader(b []byte) (int, error) {
+	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
+		return 0, errors.New("bad listpack header")
+	}
+	return int(binary.LittleEndian.Uint16(b[4:])), nil
+}
+
+// listpackEntry reads the entry of listpack b at p: a string (a capped
+// sub-slice of b) or an integer (isNum), and where the next entry starts.
+func listpackEntry(b []byte, p int) (str []byte, num int64, isNum bool, next int, err error) {
+	end := len(b) - 1
+	e := b[p]
+	var slen, hdr int
+	switch {
+	case e&0x80 == 0:
+		num, hdr, isNum = int64(e), 1, true
+	case e&0xc0 == 0x80:
+		slen, hdr = int(e&0x3f), 1
+	case e&0xe0 == 0xc0:
+		if p+2 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		num = int64(e&0x1f)<<8 | int64(b[p+1])
+		if num >= 1<<12 {
+			num -= 1 << 13
+		}
+		hdr, isNum = 2, true
+	case e&0xf0 == 0xe0:
+		if p+2 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		slen, hdr = int(e&0x0f)<<8|int(b[p+1]), 2
+	case e == 0xf0:
+		if p+5 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		slen, hdr = int(binary.LittleEndian.Uint32(b[p+1:])), 5
+	case e >= 0xf1 && e <= 0xf4:
+		size := [...]int{2, 3, 4, 8}[e-0xf1]
+		if p+1+size > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		num, hdr, isNum = leInt(b[p+1:p+1+size]), 1+size, true
+	default:
+		return nil, 0, false, 0, fmt.Errorf("bad listpack entry encoding %#x", e)
+	}
+	l := hdr
+	if !isNum {
+		if slen < 0 || p+hdr+slen > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		str = b[p+hdr : p+hdr+slen : p+hdr+slen]
+		l += slen
+	}
+	next = p + l + backlenSize(l)
+	if next > end {
+		return nil, 0, false, 0, errTruncatedBlob
+	}
+	return str, num, isNum, next, nil
+}
+
+// maxExactInt bounds the integers a float64 holds exactly.
+const maxExactInt = 1 << 53
+
+// listpackSelfKeyed appends to out the members of a sorted set's listpack
+// b when each is an integer that is also its score (a rate limiter's
+// window of timestamps), below 2^53 in magnitude and in strictly rising
+// order; false, with out's contents undefined, for any other listpack,
+// damaged ones included (listpackEntries then reads it, or says what is
+// wrong).
+func listpackSelfKeyed(b []byte, out []int64) ([]int64, bool) {
+	want, err := listpackHeader(b)
+	if err != nil {
+		return out, false
+	}
+	n := 0
+	for p := 6; p < len(b)-1; n += 2 {
+		_, m, isNum, next, err := listpackEntry(b, p)
+		if err != nil || !isNum || m >= maxExactInt || m <= -maxExactInt || next >= len(b)-1 {
+			return out, false
+		}
+		_, score, isNum, next, err := listpackEntry(b, next)
+		if err != nil || !isNum || score != m || len(out) > 0 && m <= out[len(out)-1] {
+			return out, false
+		}
+		out = append(out, m)
+		p = next
+	}
+	return out, want == 0xffff || want == n
 }
 
 // backlenSize is how many bytes a listpack entry of length l uses to

@@ -114,14 +114,24 @@ func (m model) diff(t *testing.T, what string, got model) {
 // next is read, and checks that both reads agree.
 func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
 	t.Helper()
-	m, encs := readFileModelBorrow(t, path, false)
-	borrowed, _ := readFileModelBorrow(t, path, true)
+	m, encs, _ := readFileModelBorrow(t, path, false)
+	borrowed, _, _ := readFileModelBorrow(t, path, true)
 	m.diff(t, "borrowing reader", borrowed)
 	return m, encs
 }
 
-// cloneValue is a deep copy of v, to keep past a borrowing Reader's Next.
+// cloneValue is a deep copy of v, to keep past a borrowing Reader's Next,
+// with a sorted set's Ints as the members and scores a Reader that does not
+// borrow returns.
 func cloneValue(v Value) Value {
+	if v.Ints != nil {
+		for _, n := range v.Ints {
+			v.Elems = append(v.Elems, strconv.AppendInt(nil, n, 10))
+			v.Scores = append(v.Scores, float64(n))
+		}
+		v.Ints = nil
+		return v
+	}
 	v.Str = bytes.Clone(v.Str)
 	if v.Elems != nil {
 		elems := make([][]byte, len(v.Elems))
@@ -141,7 +151,9 @@ func cloneValue(v Value) Value {
 	return v
 }
 
-func readFileModelBorrow(t *testing.T, path string, borrow bool) (model, map[uint8]int) {
+// readFileModelBorrow is readFileModel's one read; selfKeyed holds the
+// keys (db:key) that came as Value.Ints.
+func readFileModelBorrow(t *testing.T, path string, borrow bool) (m model, encs map[uint8]int, selfKeyed map[string]bool) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -154,7 +166,7 @@ func readFileModelBorrow(t *testing.T, path string, borrow bool) (model, map[uin
 		t.Fatal(err)
 	}
 	r.Borrow = borrow
-	m, encs := model{}, map[uint8]int{}
+	m, encs, selfKeyed = model{}, map[uint8]int{}, map[string]bool{}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -164,6 +176,9 @@ func readFileModelBorrow(t *testing.T, path string, borrow bool) (model, map[uin
 			t.Fatalf("reading %s: %v", path, err)
 		}
 		if rec.Kind == KindKey {
+			if rec.Value.Ints != nil {
+				selfKeyed[mkey(rec.DB, string(rec.Key))] = true
+			}
 			if borrow {
 				rec.Value = cloneValue(rec.Value)
 			}
@@ -171,7 +186,7 @@ func readFileModelBorrow(t *testing.T, path string, borrow bool) (model, map[uin
 			encs[rec.Value.Encoding]++
 		}
 	}
-	return m, encs
+	return m, encs, selfKeyed
 }
 
 // writeFileModel writes m with Writer, database by database.
@@ -353,6 +368,22 @@ func testKeyspace() model {
 	}
 	zm, zs = append(zm, []byte("inf")), append(zs, math.Inf(1))
 	m.add(0, "zset:large", Value{Type: TypeZSet, Elems: zm, Scores: zs}, 0)
+
+	// Windows of timestamps: each member an integer that is its own score
+	// (a borrowing Reader's Value.Ints), and two sets that are nearly so;
+	// each small enough to be a listpack (redisConfigs).
+	var win [][]byte
+	var winScores []float64
+	for i := range 8 {
+		ts := int64(1_795_795_085_526 + 3*i)
+		win = append(win, strconv.AppendInt(nil, ts, 10))
+		winScores = append(winScores, float64(ts))
+	}
+	m.add(0, "zset:window", Value{Type: TypeZSet, Elems: win, Scores: winScores}, hour)
+	m.add(0, "zset:window-neg", Value{Type: TypeZSet, Elems: bs("-70000", "-5", "0", "3", "4096", "9007199254740991"),
+		Scores: []float64{-70000, -5, 0, 3, 4096, 9007199254740991}}, 0)
+	m.add(0, "zset:window-not", Value{Type: TypeZSet, Elems: bs("1", "2", "7", "9"), Scores: []float64{1, 2, 8, 9}}, 0)
+	m.add(0, "zset:window-big", Value{Type: TypeZSet, Elems: bs("1", "9007199254740993"), Scores: []float64{1, 9007199254740992}}, 0)
 
 	m.add(0, "set:int", Value{Type: TypeSet, Elems: bs("1", "2", "-3", "100000", "5000000000")}, 0)
 	m.add(0, "set:str", Value{Type: TypeSet, Elems: bs("a", "b", "c", "1")}, 0)

@@ -176,6 +176,13 @@ func (s *src) blobObject(v *Value, t byte) error {
 	if err != nil {
 		return err
 	}
+	if t == typeZSetListpack && s.borrow {
+		if ints, ok := listpackSelfKeyed(b, s.ints[:0]); ok {
+			v.Type, v.Ints = TypeZSet, ints
+			s.ints = ints[:0]
+			return nil
+		}
+	}
 	elems := s.elemsBuf(0)
 	switch t {
 	case typeListZiplist, typeZSetZiplist, typeHashZiplist:

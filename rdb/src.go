@@ -32,13 +32,14 @@ type src struct {
 	// borrow (Reader.Borrow, while a key's value is read) makes the value
 	// reuse the buffers below, valid until the next record: its strings
 	// and integer texts go into arena, its element list is elems, its
-	// scores scores. A load of a million small aggregates otherwise
+	// scores scores, a sorted set's integer members (Value.Ints) ints. A load of a million small aggregates otherwise
 	// allocates (and, with the collector paused, touches fresh pages for)
 	// several times the memory it keeps.
 	borrow bool
 	arena  []byte
 	elems  [][]byte
 	scores []float64
+	ints   []int64
 }
 
 const bufSize = 64 << 10
