@@ -29,6 +29,7 @@ type outSink struct {
 	queued  int
 	sending int
 	free    [][]byte // written blocks kept for reuse, at most sinkKeep
+	blk     int      // the size of new blocks (sinkMinBlock up to sinkBlock)
 	dead    bool     // over the limit or the socket failed: drop everything
 	softAt  int64    // Unix s the unsent bytes went above the soft limit; 0: below
 	proto   atomic.Int32
@@ -49,10 +50,13 @@ type sinkSeg struct {
 // The output is queued in blocks, not one growing array: what the sink
 // holds is what is unsent plus sinkKeep blocks, where an array grown for
 // a lagging replica or a snapshot stayed that big (twice, with the
-// writer's) for the connection's life.
+// writer's) for the connection's life. Blocks start at sinkMinBlock and
+// double, up to sinkBlock, each time a push fills one, so that a quiet
+// subscriber keeps a few KB and a replica's stream gets big blocks.
 const (
-	sinkBlock = 16 << 10
-	sinkKeep  = 4
+	sinkMinBlock = 1 << 10
+	sinkBlock    = 16 << 10
+	sinkKeep     = 4
 )
 
 // sinkChunk is how much the writer sends per write (writev of several
@@ -161,11 +165,19 @@ func (s *outSink) appendCopy(p []byte) {
 	for len(p) > 0 {
 		n := len(s.q)
 		if n == 0 || !s.q[n-1].owned || len(s.q[n-1].b) == cap(s.q[n-1].b) {
+			switch {
+			case s.blk == 0:
+				s.blk = sinkMinBlock
+			case n > 0 && s.q[n-1].owned && s.blk < sinkBlock:
+				s.blk *= 2 // a block filled: the traffic wants bigger ones
+				clear(s.free)
+				s.free = s.free[:0]
+			}
 			var blk []byte
-			if k := len(s.free); k > 0 {
+			if k := len(s.free); k > 0 && cap(s.free[k-1]) == s.blk {
 				blk, s.free = s.free[k-1], s.free[:k-1]
 			} else {
-				blk = make([]byte, 0, sinkBlock)
+				blk = make([]byte, 0, s.blk)
 			}
 			s.q = append(s.q, sinkSeg{b: blk, owned: true})
 			n++
@@ -296,7 +308,7 @@ func (s *outSink) run() {
 			s.sending -= int(n)
 			s.exempt = max(0, s.exempt-n) // a snapshot's bytes go first
 			for k := i; k < j; k++ {
-				if segs[k].owned && len(s.free) < sinkKeep {
+				if segs[k].owned && len(s.free) < sinkKeep && cap(segs[k].b) == s.blk {
 					s.free = append(s.free, segs[k].b[:0])
 				}
 				segs[k] = sinkSeg{}

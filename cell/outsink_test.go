@@ -113,20 +113,44 @@ func TestOutSinkHoldsOnlyUnsent(t *testing.T) {
 	if b := <-got; !bytes.Equal(b, want.Bytes()) {
 		t.Fatalf("read %d bytes, not the %d pushed, in order", len(b), want.Len())
 	}
+	if held := drainedHeld(t, s); held > sinkKeep*sinkBlock {
+		t.Errorf("drained, the sink holds %d bytes, more than its %d reusable blocks", held, sinkKeep)
+	}
+}
+
+// drainedHeld waits until s has sent everything and returns what it
+// holds then.
+func drainedHeld(t *testing.T, s *outSink) int {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s.mu.Lock()
 		unsent, held := s.queued+s.sending, s.held()
 		s.mu.Unlock()
 		if unsent == 0 {
-			if held > sinkKeep*sinkBlock {
-				t.Errorf("drained, the sink holds %d bytes, more than its %d reusable blocks", held, sinkKeep)
-			}
-			break
+			return held
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d bytes still unsent", unsent)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestOutSinkQuietClient: a client that gets a small message now and
+// then (a subscriber) keeps small blocks, not a replica's.
+func TestOutSinkQuietClient(t *testing.T) {
+	s, far := sinkPair(t)
+	s.replica = false
+	msg := []byte("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n")
+	buf := make([]byte, len(msg))
+	for i := range 200 {
+		s.push(msg, nil)
+		if _, err := io.ReadFull(far, buf); err != nil || !bytes.Equal(buf, msg) {
+			t.Fatalf("message %d: read %q, %v", i, buf, err)
+		}
+	}
+	if held := drainedHeld(t, s); held > sinkKeep*sinkMinBlock {
+		t.Errorf("a quiet client's sink holds %d bytes, more than %d blocks of %d", held, sinkKeep, sinkMinBlock)
 	}
 }
