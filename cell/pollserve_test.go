@@ -225,3 +225,34 @@ func TestPolledNativeScripts(t *testing.T) {
 		t.Errorf("the batch did not run as planned: %q", polled.replies)
 	}
 }
+
+// TestPolledInputDuringOutsideCommand: a request that arrives while a
+// command handed to the ordinary loop runs (a script busy for 50 ms), with
+// nothing sent after it, is answered. Between the read that drained the
+// socket and the next wait, the runtime's poller may note the arrival, and
+// starting the next read operation forgets that note: the callback must
+// read once before it waits, or this request would wait for an arrival
+// that never comes.
+func TestPolledInputDuringOutsideCommand(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledInputDuringOutsideCommand(t, off) })
+	}
+}
+
+func testPolledInputDuringOutsideCommand(t *testing.T, off bool) {
+	srv := startServer(t, func(c *Config) { c.NoServeInPoller = off })
+	c := dial(t, srv)
+	busy := "local t = redis.call('TIME') local s = t[1] * 1e6 + t[2] " +
+		"repeat local n = redis.call('TIME') until n[1] * 1e6 + n[2] - s > 50000 return 1"
+	for round := range 5 {
+		c.nc.Write(encode("EVAL", busy, "0"))
+		time.Sleep(20 * time.Millisecond) // the script runs
+		c.nc.Write(encode("SET", "k", strconv.Itoa(round)))
+		if got := c.read(); got != ":1\r\n" {
+			t.Fatalf("round %d, EVAL: %q", round, got)
+		}
+		if got := c.read(); got != "+OK\r\n" {
+			t.Fatalf("round %d, SET sent while the script ran: %q", round, got)
+		}
+	}
+}
