@@ -1,6 +1,9 @@
 package cell
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Serving requests inside the poller's read callback (sockIO.Serve): a
 // connection whose next requests are plain key commands reads, runs them
@@ -29,12 +32,13 @@ const pollExcluded = FlagBlocking | FlagNoScript | FlagAdmin | FlagPubSub |
 	flagWholeDB | flagShardAtATime | flagAllDBs | flagTxn | flagScript | flagChannelKeys
 
 // polledReady says whether c is in the plain state the callback serves:
-// no transaction, no second writer (MONITOR, subscriptions, a replica's
-// stream), replies on, and no server-wide wait in force (CLIENT PAUSE,
-// maxmemory's eviction, appendfsync always).
+// no second writer (MONITOR, subscriptions, a replica's stream), replies
+// on, and no server-wide wait in force (CLIENT PAUSE, maxmemory's
+// eviction, appendfsync always). A transaction may be open: queueing
+// waits for nothing, and polledExec says which EXEC runs here.
 func (c *Client) polledReady() bool {
 	s := c.srv
-	return c.multi == nil && c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
+	return c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
 		c.reply == replyOn && !c.replyKeep && !c.asking &&
 		s.paused.Load() == nil && !s.fsyncAlways.Load() && s.ops.mem.limit.Load() == 0
 }
@@ -45,11 +49,47 @@ func (c *Client) polledCommand(args [][]byte) bool {
 	if cmd == nil {
 		return true // an error reply
 	}
+	if c.multi != nil && cmd.Flags&flagTxn == 0 {
+		return true // queued: dispatch's checks, whose waits become bail-outs
+	}
+	switch cmd.Name {
+	case "multi":
+		return true
+	case "exec":
+		return c.polledExec()
+	}
 	if cmd.Flags&flagScript != 0 {
 		return c.polledNative(cmd, args) // native_scripts.go
 	}
-	return cmd.Sub == nil && cmd.Flags&pollExcluded == 0 &&
-		cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 && cmd.Name != "migrate"
+	return cmd.Sub == nil && polledPlain(cmd)
+}
+
+// polledPlain says whether cmd (not a container) waits for nothing by its
+// nature when it runs: a key command outside pollExcluded.
+func polledPlain(cmd *Command) bool {
+	return cmd.Flags&pollExcluded == 0 && cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 &&
+		cmd.Name != "migrate"
+}
+
+// polledExec says whether EXEC may run inside the callback: when its
+// queue holds only plain key commands (a MULTI block such as W1's) and no
+// key is WATCHed, whose end (unwatchAll) would wait for the keys' shards.
+// exec takes the queue's shards with TryLock there and hands itself,
+// untouched, to the ordinary loop when one is held elsewhere.
+func (c *Client) polledExec() bool {
+	t := c.multi
+	if t == nil {
+		return true // an error reply
+	}
+	if len(c.watched) != 0 {
+		return false
+	}
+	for _, q := range t.cmds {
+		if strings.IndexByte(q.cmd.Name, '|') >= 0 || !polledPlain(q.cmd) {
+			return false // a subcommand, a script, a blocking pop, an admin command...
+		}
+	}
+	return true
 }
 
 // fill waits for more input and reads it: inside the poller's callback,
