@@ -10,13 +10,18 @@ import (
 	"github.com/cellserver/cellserver/cell/script"
 )
 
+// bothWays runs test with the callback serving (off false) and without.
+func bothWays(t *testing.T, test func(t *testing.T, off bool)) {
+	for _, off := range []bool{false, true} {
+		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { test(t, off) })
+	}
+}
+
 // TestPolledPipelines: requests served inside the poller's callback and
 // those handed to the ordinary loop (MULTI, CLIENT, an unknown command)
 // interleave in one packet and answer in order.
 func TestPolledPipelines(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledPipelines(t, off) })
-	}
+	bothWays(t, testPolledPipelines)
 }
 
 func testPolledPipelines(t *testing.T, off bool) {
@@ -244,9 +249,7 @@ func TestPolledNativeScripts(t *testing.T) {
 // read once before it waits, or this request would wait for an arrival
 // that never comes.
 func TestPolledInputDuringOutsideCommand(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledInputDuringOutsideCommand(t, off) })
-	}
+	bothWays(t, testPolledInputDuringOutsideCommand)
 }
 
 func testPolledInputDuringOutsideCommand(t *testing.T, off bool) {
@@ -272,9 +275,7 @@ func testPolledInputDuringOutsideCommand(t *testing.T, off bool) {
 // EXEC (a WATCHed key, a subcommand, a script), answer as they would
 // outside it, including an EXEC whose queue kills its own connection.
 func TestPolledTransactions(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledTransactions(t, off) })
-	}
+	bothWays(t, testPolledTransactions)
 }
 
 func testPolledTransactions(t *testing.T, off bool) {
