@@ -104,6 +104,9 @@
 // server in an open loop, requests leaving on schedule whatever the
 // replies, latency counted from each request's scheduled send
 // (openloop.go, fixedload.go). Default workloads: throttle, set, w1.
+// With -rounds N each load runs N times, the servers alternating, and the
+// table gives the median of each figure with the range of the
+// percentiles: one run's p99 swings by a third.
 //
 // With -syscalls, perf stat counts every server's system calls (all,
 // read, write, epoll, futex) and context switches over each row's measured

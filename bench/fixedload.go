@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,6 +14,13 @@ import (
 // loop at depth 1 (-conns connections, -duration), then offers each given
 // percentage of that rate to every server in turn with the open loop
 // (openloop.go) and reports p50, p99 and p99.9 side by side.
+//
+// One open-loop run's percentiles swing by a third from one run to the
+// next on a shared machine, so each load runs -rounds times, the servers
+// alternating (roundOrder), and a row reports the median of each figure
+// over its rounds, with the range of the percentiles beside it. The
+// reference's maximum is measured once per workload: every round offers
+// the same rate.
 //
 // The reference is redis for plain workloads. For CL.THROTTLE it is
 // redis+module when -redis-module is given; without the module it is
@@ -32,7 +40,14 @@ type fixedRow struct {
 	RefMax  float64 `json:"reference_max_ops_per_sec"`
 	Rate    float64 `json:"offered_ops_per_sec"`
 	Skipped string  `json:"skipped,omitempty"`
-	Ops     uint64  `json:"ops"`
+	// Rounds is how many runs the figures below are medians of (Ops is
+	// their total); the Round* lists are each run's percentiles, in the
+	// order they ran.
+	Rounds      int       `json:"rounds"`
+	RoundP50us  []float64 `json:"round_p50_us,omitempty"`
+	RoundP99us  []float64 `json:"round_p99_us,omitempty"`
+	RoundP999us []float64 `json:"round_p999_us,omitempty"`
+	Ops         uint64    `json:"ops"`
 	// Latency from each request's scheduled send to its last reply, µs.
 	P50us  float64 `json:"p50_us"`
 	P99us  float64 `json:"p99_us"`
@@ -111,8 +126,8 @@ func (b *bench) runFixedLoad() (report, error) {
 		}
 		for _, pct := range b.o.fixedLoad {
 			rate := refMax * float64(pct) / 100
-			var rows []fixedRow
-			for _, p := range parts {
+			rows := make([]fixedRow, len(parts))
+			for i, p := range parts {
 				fr := fixedRow{Workload: w.name, Server: string(p.kind), LoadPct: pct, RefMax: refMax, Rate: rate, Skipped: p.reason}
 				if p.w != w {
 					fr.Ran = p.w.name
@@ -120,18 +135,14 @@ func (b *bench) runFixedLoad() (report, error) {
 				if fr.Skipped == "" && ref.reason != "" {
 					fr.Skipped = "no reference rate: " + ref.kind.String() + " " + ref.reason
 				}
-				if fr.Skipped == "" {
-					fmt.Fprintf(b.log, "bench: %s at %d%% (%.0f ops/s) on %s\n", w.name, pct, rate, p.kind)
-					m, err := runOpenLoad(servers[p.kind].addr, servers[p.kind].Pid(), p.w, p.gen,
-						openConfig{conns: b.o.conns, rate: rate, warmup: b.o.warmup, duration: b.o.duration})
-					if err != nil {
-						fr.Skipped = "failed: " + oneLine(err.Error())
-					} else {
-						fr.record(m)
-					}
-				}
-				rows = append(rows, fr)
+				rows[i] = fr
 			}
+			fixedRounds(rows, b.o.rounds, func(i, round int) (openMeasurement, error) {
+				p := parts[i]
+				fmt.Fprintf(b.log, "bench: %s at %d%% (%.0f ops/s) on %s (round %d/%d)\n", w.name, pct, rate, p.kind, round+1, b.o.rounds)
+				return runOpenLoad(servers[p.kind].addr, servers[p.kind].Pid(), p.w, p.gen,
+					openConfig{conns: b.o.conns, rate: rate, warmup: b.o.warmup, duration: b.o.duration})
+			})
 			if len(rows) > 1 && rows[0].Skipped == "" && rows[0].P99us > 0 {
 				for i := 1; i < len(rows); i++ {
 					if rows[i].Server == string(kindCell) && rows[i].Skipped == "" {
@@ -176,6 +187,81 @@ func (r *fixedRow) record(m openMeasurement) {
 	r.FirstError = m.firstErr
 }
 
+// fixedRounds runs each row not already skipped n times, the rows
+// alternating (roundOrder), and sets its figures from its rounds
+// (combine). run measures row i in round (from 0). A row whose run fails
+// is skipped with the error, and runs no more rounds.
+func fixedRounds(rows []fixedRow, n int, run func(i, round int) (openMeasurement, error)) {
+	runs := make([][]fixedRow, len(rows))
+	for round := range n {
+		for _, i := range roundOrder(len(rows), round) {
+			if rows[i].Skipped != "" {
+				continue
+			}
+			m, err := run(i, round)
+			if err != nil {
+				rows[i].Skipped = fmt.Sprintf("failed in round %d: %s", round+1, oneLine(err.Error()))
+				continue
+			}
+			var one fixedRow
+			one.record(m)
+			runs[i] = append(runs[i], one)
+		}
+	}
+	for i := range rows {
+		if rows[i].Skipped == "" {
+			rows[i].combine(runs[i])
+		}
+	}
+}
+
+// combine sets r's figures from its rounds (each filled by record): the
+// median of each, the total of the operations and errors, and each
+// round's percentiles.
+func (r *fixedRow) combine(rounds []fixedRow) {
+	r.Rounds = len(rounds)
+	if len(rounds) == 0 {
+		return
+	}
+	med := func(f func(*fixedRow) float64) float64 {
+		xs := make([]float64, len(rounds))
+		for i := range rounds {
+			xs[i] = f(&rounds[i])
+		}
+		return median(xs)
+	}
+	r.RoundP50us, r.RoundP99us, r.RoundP999us = nil, nil, nil
+	r.Ops, r.Errors, r.FirstError = 0, 0, ""
+	for i := range rounds {
+		q := &rounds[i]
+		r.RoundP50us = append(r.RoundP50us, q.P50us)
+		r.RoundP99us = append(r.RoundP99us, q.P99us)
+		r.RoundP999us = append(r.RoundP999us, q.P999us)
+		r.Ops += q.Ops
+		r.Errors += q.Errors
+		if r.FirstError == "" {
+			r.FirstError = q.FirstError
+		}
+	}
+	r.P50us = med(func(q *fixedRow) float64 { return q.P50us })
+	r.P99us = med(func(q *fixedRow) float64 { return q.P99us })
+	r.P999us = med(func(q *fixedRow) float64 { return q.P999us })
+	r.MaxUs = med(func(q *fixedRow) float64 { return q.MaxUs })
+	r.LagP99us = med(func(q *fixedRow) float64 { return q.LagP99us })
+	r.ServerCPUus = med(func(q *fixedRow) float64 { return q.ServerCPUus })
+	r.OtherCPU = med(func(q *fixedRow) float64 { return q.OtherCPU })
+}
+
+// spread is a percentile's median with its range over the rounds:
+// "812 (640-1,210)", or the median alone for one round.
+func spread(median float64, rounds []float64) string {
+	if len(rounds) < 2 {
+		return num(median)
+	}
+	lo, hi := slices.Min(rounds), slices.Max(rounds)
+	return fmt.Sprintf("%s (%s-%s)", num(median), num(lo), num(hi))
+}
+
 // parsePercents reads -fixed-load: a comma list of loads in percent.
 func parsePercents(s string) ([]int, error) {
 	if s == "" {
@@ -196,9 +282,11 @@ func writeFixedTable(w io.Writer, rows []fixedRow) {
 	fmt.Fprintln(w, "Open loop: requests leave on a fixed schedule whatever the replies, and latency runs from each")
 	fmt.Fprintln(w, "request's scheduled send to its last reply. The load is a percentage of the reference's maximum")
 	fmt.Fprintln(w, "at depth 1 (closed loop, same connections); send lag is how late the driver wrote (p99).")
+	fmt.Fprintln(w, "Each load ran in rounds, the servers alternating: every figure is the median over the rounds,")
+	fmt.Fprintln(w, "with the range of the percentiles in brackets; p99 vs reference is the ratio of the medians.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | load | offered ops/s | server | p50 µs | p99 µs | p99.9 µs | max µs | send lag p99 µs | server CPU µs/op | others' CPU % | p99 vs reference |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| workload | load | offered ops/s | server | rounds | p50 µs | p99 µs | p99.9 µs | max µs | send lag p99 µs | server CPU µs/op | others' CPU % | p99 vs reference |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	var errs []string
 	for _, r := range rows {
 		server := r.Server
@@ -207,16 +295,16 @@ func writeFixedTable(w io.Writer, rows []fixedRow) {
 		}
 		load := fmt.Sprintf("%d%% of %s", r.LoadPct, thousands(r.RefMax))
 		if r.Skipped != "" {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | | | | | | | |\n", r.Workload, load, thousands(r.Rate), server, r.Skipped)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | | %s | | | | | | | |\n", r.Workload, load, thousands(r.Rate), server, r.Skipped)
 			continue
 		}
 		ratio := ""
 		if r.P99Ratio > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.P99Ratio)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s |\n",
-			r.Workload, load, thousands(r.Rate), server, num(r.P50us), num(r.P99us), num(r.P999us), num(r.MaxUs),
-			num(r.LagP99us), num2(r.ServerCPUus), r.OtherCPU, ratio)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %.0f | %s |\n",
+			r.Workload, load, thousands(r.Rate), server, r.Rounds, spread(r.P50us, r.RoundP50us), spread(r.P99us, r.RoundP99us),
+			spread(r.P999us, r.RoundP999us), num(r.MaxUs), num(r.LagP99us), num2(r.ServerCPUus), r.OtherCPU, ratio)
 		if r.Errors > 0 {
 			errs = append(errs, fmt.Sprintf("%s at %d%% on %s: %d error replies, first: -%s",
 				r.Workload, r.LoadPct, r.Server, r.Errors, oneLine(r.FirstError)))

@@ -79,7 +79,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.conns, "conns", 50, "client connections per row")
-	fs.IntVar(&o.rounds, "rounds", 1, "runs of each row, alternating the servers; the best is reported")
+	fs.IntVar(&o.rounds, "rounds", 1, "runs of each row, alternating the servers; the best is reported (fixed-load mode: the median, with the range)")
 	depths := fs.String("depths", "1,16", "pipeline depths (operations per round trip), comma-separated")
 	fs.IntVar(&o.keys, "keys", 100000, "key space of the random-key workloads")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time per row")

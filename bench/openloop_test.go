@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +99,93 @@ func TestOpenLoopSendsOnSchedule(t *testing.T) {
 	}
 	if m.errors != 0 {
 		t.Errorf("%d error replies: %s", m.errors, m.firstErr)
+	}
+}
+
+// flatMeasurement is an open-loop run whose every one of ops requests
+// took us µs: each of its percentiles is us.
+func flatMeasurement(us float64, ops int) openMeasurement {
+	var m openMeasurement
+	m.ops = uint64(ops)
+	for range ops {
+		m.hist.record(uint64(us * 1e3))
+		m.lag.record(1000)
+	}
+	return m
+}
+
+// TestFixedRounds: each row runs the given rounds, the rows alternating
+// in order, and reports the median of its rounds with each round's
+// percentiles; a row skipped before runs none, one that fails stops.
+func TestFixedRounds(t *testing.T) {
+	// Latency of row i in each round, µs.
+	lat := [][]float64{{300, 100, 200, 250}, {50, 70, 60, 90}, {1, 1, 1, 1}}
+	for _, tc := range []struct {
+		name     string
+		rounds   int
+		failAt   [2]int // row, round (from 0) whose run fails; {-1} none
+		calls    string // the runs in order, "row/round"
+		p99      []float64
+		runs     [][]float64 // each row's per-round p99s
+		skipped1 string
+	}{
+		{"three rounds", 3, [2]int{-1, -1}, "0/0 1/0 1/1 0/1 0/2 1/2",
+			[]float64{200, 60, 0}, [][]float64{{300, 100, 200}, {50, 70, 60}, nil}, ""},
+		{"even rounds: the middle two's mean", 4, [2]int{-1, -1}, "0/0 1/0 1/1 0/1 0/2 1/2 1/3 0/3",
+			[]float64{225, 65, 0}, [][]float64{{300, 100, 200, 250}, {50, 70, 60, 90}, nil}, ""},
+		{"one round", 1, [2]int{-1, -1}, "0/0 1/0",
+			[]float64{300, 50, 0}, [][]float64{{300}, {50}, nil}, ""},
+		{"a failed round ends the row", 3, [2]int{1, 1}, "0/0 1/0 1/1 0/1 0/2",
+			[]float64{200, 0, 0}, [][]float64{{300, 100, 200}, nil, nil}, "failed in round 2: refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := []fixedRow{{Server: "redis"}, {Server: "cellserver"}, {Server: "cellserver-off", Skipped: "not started"}}
+			var calls []string
+			fixedRounds(rows, tc.rounds, func(i, round int) (openMeasurement, error) {
+				calls = append(calls, fmt.Sprintf("%d/%d", i, round))
+				if tc.failAt == [2]int{i, round} {
+					return openMeasurement{}, errors.New("refused")
+				}
+				return flatMeasurement(lat[i][round], 100), nil
+			})
+			if got := strings.Join(calls, " "); got != tc.calls {
+				t.Errorf("runs %q, want %q", got, tc.calls)
+			}
+			for i, r := range rows {
+				if r.P99us != tc.p99[i] || r.P50us != tc.p99[i] || r.P999us != tc.p99[i] {
+					t.Errorf("row %d: p50 %v p99 %v p99.9 %v, want %v", i, r.P50us, r.P99us, r.P999us, tc.p99[i])
+				}
+				if !slices.Equal(r.RoundP99us, tc.runs[i]) || !slices.Equal(r.RoundP50us, tc.runs[i]) {
+					t.Errorf("row %d: rounds' p99 %v p50 %v, want %v", i, r.RoundP99us, r.RoundP50us, tc.runs[i])
+				}
+				if want := uint64(100 * len(tc.runs[i])); r.Skipped == "" && (r.Ops != want || r.Rounds != len(tc.runs[i])) {
+					t.Errorf("row %d: %d ops in %d rounds, want %d in %d", i, r.Ops, r.Rounds, want, len(tc.runs[i]))
+				}
+			}
+			if rows[1].Skipped != tc.skipped1 || rows[2].Skipped != "not started" {
+				t.Errorf("skipped: %q, %q", rows[1].Skipped, rows[2].Skipped)
+			}
+		})
+	}
+}
+
+// TestFixedTableRanges: the table gives each percentile's median and its
+// range over the rounds, and the median alone for a single round.
+func TestFixedTableRanges(t *testing.T) {
+	rows := []fixedRow{{Workload: "set", Server: "redis", LoadPct: 50, Rate: 1000}, {Workload: "set", Server: "cellserver", LoadPct: 50, Rate: 1000}}
+	fixedRounds(rows, 3, func(i, round int) (openMeasurement, error) {
+		return flatMeasurement([]float64{300, 100, 200}[round]+float64(i), 10), nil
+	})
+	one := []fixedRow{{Workload: "w1", Server: "redis", LoadPct: 25, Rate: 500}}
+	fixedRounds(one, 1, func(int, int) (openMeasurement, error) { return flatMeasurement(42, 10), nil })
+	var b strings.Builder
+	writeFixedTable(&b, append(rows, one...))
+	out := b.String()
+	for _, want := range []string{"| set | 50% of 0 | 1,000 | redis | 3 | 200 (100-300) | 200 (100-300) | 200 (100-300) |",
+		"| set | 50% of 0 | 1,000 | cellserver | 3 | 201 (101-301) |", "| w1 | 25% of 0 | 500 | redis | 1 | 42.0 | 42.0 | 42.0 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -192,3 +192,36 @@ func TestClientKillSkipsClosing(t *testing.T) {
 		t.Fatalf("CLIENT KILL ID of a client being closed: %q, want :0", r)
 	}
 }
+
+// TestClientUnblockPaused: a client held by CLIENT PAUSE is not blocked in
+// a pop, so CLIENT UNBLOCK answers 0 and the held write runs once the pause
+// ends. (redis-server 7.0.15 aborts on an assertion here; we answer instead.)
+func TestClientUnblockPaused(t *testing.T) {
+	srv := startServer(t, nil)
+	admin, held := dial(t, srv), dial(t, srv)
+	id := strings.TrimSpace(strings.TrimPrefix(held.do("CLIENT", "ID"), ":"))
+	admin.do("CLIENT", "PAUSE", "10000", "WRITE")
+	held.nc.Write(encode("SET", "k", "v"))
+	deadline := time.Now().Add(2 * time.Second)
+	for l := ""; !strings.Contains(l, "flags=b") || !strings.Contains(l, "cmd=set"); l = admin.do("CLIENT", "LIST", "ID", id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held SET never reached the server")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, mode := range []string{"TIMEOUT", "ERROR"} {
+		if r := admin.do("CLIENT", "UNBLOCK", id, mode); r != ":0\r\n" {
+			t.Errorf("CLIENT UNBLOCK %s of a paused client: %q, want :0", mode, r)
+		}
+	}
+	if r := admin.do("GET", "k"); r != "$-1\r\n" {
+		t.Errorf("GET during the pause: %q, want the SET still held", r)
+	}
+	admin.do("CLIENT", "UNPAUSE")
+	if r := held.read(); r != "+OK\r\n" {
+		t.Errorf("held SET after UNPAUSE: %q", r)
+	}
+	if r := admin.do("GET", "k"); r != "$1\r\nv\r\n" {
+		t.Errorf("GET after UNPAUSE: %q", r)
+	}
+}

@@ -1,6 +1,9 @@
 package cell
 
-import "github.com/cellserver/cellserver/resp"
+import (
+	"github.com/cellserver/cellserver/cell/keyspace"
+	"github.com/cellserver/cellserver/resp"
+)
 
 // Asking for the keys' index lines before a pipeline runs.
 //
@@ -8,28 +11,44 @@ import "github.com/cellserver/cellserver/resp"
 // memory (keyIndex.find is about a fifth of CL.THROTTLE's CPU at depth 16
 // over 100,000 keys). Once a read has brought a pipeline's requests,
 // their keys are known before the first one runs: prefetchKeys asks the
-// CPU for each key's lines then (keyspace.Prefetch), so the later
+// CPU for each key's lines then (keyspace.Hint), so the later
 // requests find them in the cache instead of waiting one after another.
 
 // prefetchMax bounds the requests one read's hints look at.
 const prefetchMax = 32
 
 // prefetchKeys hints the keys of the whole requests the last Fill left
-// in the buffer: each request's second argument, where most commands
-// have their key; for other commands the hint is merely useless.
+// in the buffer (resp.RequestKey: the second argument, where most
+// commands have their key, or a script call's first key; for other
+// commands the hint is merely useless). It asks for every key's index
+// lines, then for every entry those lines point to, then for every
+// entry's value: each step finds the lines the step before asked for
+// arrived or on their way, so the misses of all the keys overlap.
 func (c *Client) prefetchKeys() {
 	b := c.rd.Unparsed()
+	var hints [prefetchMax]keyspace.KeyHint
+	n := 0
 	var last []byte
 	for i := 0; i < prefetchMax && len(b) > 0; i++ {
-		key, n := resp.RequestKey(b)
-		if n == 0 {
-			return
+		key, used := resp.RequestKey(b)
+		if used == 0 {
+			break
 		}
 		// A MULTI block names its key once per command: once is enough.
 		if key != nil && string(key) != string(last) {
-			c.srv.ks.Prefetch(c.db, key)
+			hints[n] = c.srv.ks.Hint(c.db, key)
+			n++
 			last = key
 		}
-		b = b[n:]
+		b = b[used:]
+	}
+	if n < 2 {
+		return // one request: its lookup comes next, nothing to overlap
+	}
+	for _, h := range hints[:n] {
+		h.PrefetchEntry()
+	}
+	for _, h := range hints[:n] {
+		h.PrefetchValue()
 	}
 }

@@ -95,6 +95,7 @@ func (m *memoryState) init() {
 
 // setLimit makes maxmemory n live and moves the Go memory limit with it.
 func (m *memoryState) setLimit(n int64) {
+	resumeGC() // load_gc.go: the limit set below is the one in force
 	m.limit.Store(n)
 	if n == 0 {
 		debug.SetMemoryLimit(goMemoryLimit)
@@ -112,8 +113,9 @@ func (m *memoryState) setLimit(n int64) {
 func (m *memoryState) measureLocked() int64 {
 	metrics.Read(m.samplesM)
 	live := int64(m.samplesM[0].Value.Uint64())
-	if m.samplesM[1].Value.Uint64() == 0 {
-		// No collection yet: the heap as it stands is all we know.
+	if m.samplesM[1].Value.Uint64() <= loadEndGCs.Load() {
+		// No collection yet, or none since a load (load_gc.go): the heap
+		// as it stands is all we know.
 		live = int64(m.samplesM[2].Value.Uint64())
 	}
 	if gcs := m.samplesM[1].Value.Uint64(); gcs != m.gcs {

@@ -87,8 +87,8 @@ func (s *Server) updatePauseLocked() {
 // writing ones, and an EXEC whose queue writes (Redis's
 // is_may_replicate_command). It re-checks every few milliseconds, so
 // UNPAUSE and shutdown release it promptly. Meanwhile the client counts
-// as blocked (INFO's blocked_clients, flag b), as Redis's postponed
-// clients do. true: it waited, and the command's checks must run again
+// as blocked (INFO's blocked_clients, flag b, cmd= the held command), as
+// Redis's postponed clients do. true: it waited, and the command's checks must run again
 // (a failover may have made this server a replica meanwhile), as Redis
 // processes a postponed command anew.
 func (c *Client) waitPause(cmd *Command) (waited bool) {
@@ -115,6 +115,7 @@ func (c *Client) waitPause(cmd *Command) (waited bool) {
 			waited = true
 			c.srv.blockers.addPostponed(1)
 			setClientFlag(&c.shared.flags, cflagBlocked, true)
+			c.lastCmd.Store(cmd) // CLIENT LIST shows it, as Redis's cmd=
 		}
 		time.Sleep(time.Duration(min(p.until-now, 5)) * time.Millisecond)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
@@ -62,8 +61,11 @@ func (s *Server) loadRDBAtStart() error {
 	// As loadRDBFile, through the checkpoint that makes the keys durable:
 	// what it allocates is little beside the keyspace, and a collection
 	// started by it would only find the keyspace live, at the cost of a
-	// pass over every key before the server serves.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	// pass over every key before the server serves. And after, until the
+	// heap has grown as GOGC lets it (load_gc.go).
+	beginLoadGC()
+	loaded := false
+	defer func() { endLoadGC(loaded) }()
 	var base *rdbBase
 	if s.store != nil {
 		t, err := s.store.BeginBaseTables()
@@ -109,6 +111,7 @@ func (s *Server) loadRDBAtStart() error {
 		attrs = append(attrs, "durable_ms", time.Since(start).Milliseconds())
 	}
 	s.log.Info("rdb: loaded", attrs...)
+	loaded = true
 	return nil
 }
 
@@ -159,7 +162,8 @@ func loadRDBFile(s *Server, f *os.File, path string, base *rdbBase) (rdbLoadStat
 	st := rdbLoadStats{perDB: make([]int, s.ks.DBs())}
 	// As loadStore: what a load allocates stays live, so the collector
 	// would find little to free.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	beginLoadGC() // load_gc.go
+	defer endLoadGC(false)
 	var size int64 = -1
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
@@ -171,9 +175,13 @@ func loadRDBFile(s *Server, f *os.File, path string, base *rdbBase) (rdbLoadStat
 	r.Borrow = true // putRDBKey copies what it keeps
 	now := time.Now().UnixMilli()
 	zcfg := s.zsetConfig()
+	ahead := &rdbAhead{s: s, st: &st, path: path}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
+			if err := ahead.flush(); err != nil {
+				return st, err
+			}
 			break
 		}
 		if err != nil {
@@ -193,7 +201,7 @@ func loadRDBFile(s *Server, f *os.File, path string, base *rdbBase) (rdbLoadStat
 			st.moduleAux++
 			s.log.Warn("rdb: skipping a module's AUX data", "file", path, "module", rec.Value.Module, "offset", rec.Offset)
 		case rdb.KindKey:
-			if err := putRDBKey(s, &rec, now, zcfg, &st, path, base); err != nil {
+			if err := putRDBKey(s, &rec, now, zcfg, &st, path, base, ahead); err != nil {
 				return st, err
 			}
 		}
@@ -219,9 +227,69 @@ func (s *Server) loadRDBFunction(code []byte) error {
 // their own; the load's summary line counts them all.
 const skipLogLines = 10
 
-// putRDBKey stores one key, or skips it (and says why) when it expired,
-// lies beyond --databases, or is of a type the keyspace cannot hold.
-func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *rdbLoadStats, path string, base *rdbBase) error {
+// rdbLoadAhead is how many keys a load makes (keyspace.LoadMake, which
+// asks for the index lines each will be put in) before it puts the first
+// into the index (LoadAdd): enough for those lines to arrive meanwhile.
+const rdbLoadAhead = 8
+
+// rdbAhead holds the keys a load made and has yet to add, oldest first.
+type rdbAhead struct {
+	s     *Server
+	st    *rdbLoadStats
+	path  string
+	keys  [rdbLoadAhead]rdbStaged
+	made  int // keys made; the last min(made, rdbLoadAhead) wait in keys
+	added int
+}
+
+// rdbStaged is a key made, with its database and offset for the error
+// that a key listed twice gets.
+type rdbStaged struct {
+	k   keyspace.Staged
+	db  int
+	off int64
+}
+
+// stage adds the oldest key waiting if the ring is full, then k.
+func (a *rdbAhead) stage(k rdbStaged) error {
+	if a.made-a.added == rdbLoadAhead {
+		if err := a.addOldest(); err != nil {
+			return err
+		}
+	}
+	a.keys[a.made%rdbLoadAhead] = k
+	a.made++
+	return nil
+}
+
+// flush adds every key waiting.
+func (a *rdbAhead) flush() error {
+	for a.added < a.made {
+		if err := a.addOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *rdbAhead) addOldest() error {
+	k := &a.keys[a.added%rdbLoadAhead]
+	if !a.s.ks.LoadAdd(k.k) {
+		// Redis refuses such a file too ("RDB has duplicated key").
+		return fmt.Errorf("RDB file %s: key %q of db %d listed twice, at offset %d", a.path, k.k.Key(), k.db, k.off)
+	}
+	a.st.perDB[k.db]++
+	*k = rdbStaged{}
+	a.added++
+	return nil
+}
+
+// putRDBKey stores one key (through ahead), or skips it (and says why)
+// when it expired, lies beyond --databases, or is of a type the keyspace
+// cannot hold. With base, the key goes into the store's new base as it is
+// made: a key listed twice fails the whole load, so the base never
+// comes into force with it.
+func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *rdbLoadStats, path string, base *rdbBase, ahead *rdbAhead) error {
 	if rec.Expire != 0 && rec.Expire <= now {
 		st.expired++ // as a Redis master loading: gone already
 		return nil
@@ -260,15 +328,11 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 		}
 		e.SetObj(obj)
 	}
-	if !s.ks.LoadEntry(rec.DB, rec.Key, e) {
-		// Redis refuses such a file too ("RDB has duplicated key").
-		return fmt.Errorf("RDB file %s: key %q of db %d listed twice, at offset %d", path, rec.Key, rec.DB, rec.Offset)
-	}
-	st.perDB[rec.DB]++
+	staged := s.ks.LoadMake(rec.DB, rec.Key, e)
 	if base != nil {
 		if err := base.put(rec.DB, rec.Key, e); err != nil {
 			return fmt.Errorf("RDB file %s: writing the store: %w", path, err)
 		}
 	}
-	return nil
+	return ahead.stage(rdbStaged{staged, rec.DB, rec.Offset})
 }

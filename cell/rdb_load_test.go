@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,15 @@ func rdbFile(t *testing.T, keys ...string) []byte {
 // a key twice, or damaged, fails the start naming the file; a store that
 // holds data is not overwritten by the file.
 func TestLoadRDBAtStart(t *testing.T) {
+	// A load puts keys into the index a few behind reading them
+	// (rdbLoadAhead): a key listed again far after its first listing, or
+	// among the last keys, is caught as well as one listed twice in a row.
+	var many []string
+	for i := range 3 * rdbLoadAhead {
+		many = append(many, "k"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	farDup := append(slices.Clone(many), "k1", "again")
+	lastDup := append(slices.Clone(many), "k"+strconv.Itoa(3*rdbLoadAhead-1), "again")
 	cases := []struct {
 		name    string
 		file    []byte
@@ -43,6 +53,9 @@ func TestLoadRDBAtStart(t *testing.T) {
 	}{
 		{"good", rdbFile(t, "a", "1", "b", "x"), "", 2},
 		{"duplicate key", rdbFile(t, "a", "1", "a", "2"), "listed twice", 0},
+		{"many keys", rdbFile(t, many...), "", 3 * rdbLoadAhead},
+		{"duplicate far apart", rdbFile(t, farDup...), `key "k1" of db 0 listed twice`, 0},
+		{"duplicate among the last", rdbFile(t, lastDup...), "listed twice", 0},
 		{"truncated", rdbFile(t, "a", "1", "b", "x")[:20], "unexpected end of input at offset", 0},
 	}
 	for _, c := range cases {

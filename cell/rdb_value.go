@@ -122,6 +122,18 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		}
 		return nil, set, true
 	case rdb.TypeZSet:
+		if len(v.Ints) != 0 {
+			// Members that are their own scores, rising (a window of
+			// timestamps): the set is built in one pass, no member parsed.
+			maxLen := 0
+			for _, n := range v.Ints {
+				maxLen = max(maxLen, intTextLen(n))
+			}
+			z := keyspace.NewZSet(zcfg)
+			z.Reserve(len(v.Ints), maxLen)
+			z.AddInts(v.Ints)
+			return nil, z, true
+		}
 		if len(v.Elems) == 0 {
 			return nil, nil, false
 		}
@@ -147,4 +159,17 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		return nil, w, true
 	}
 	return nil, nil, false
+}
+
+// intTextLen is the length of n's decimal text.
+func intTextLen(n int64) int {
+	l := 1
+	if n < 0 {
+		l++
+		n = -n // n is a member of Value.Ints: above -2^53
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
 }

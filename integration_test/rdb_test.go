@@ -46,7 +46,13 @@ var rdbKeyspace = func() [][]string {
 		lbig = append(lbig, strconv.Itoa(i), "e"+strconv.Itoa(i))
 		sbig = append(sbig, "m"+strconv.Itoa(i))
 	}
-	return append(cmds, big, hbig, lbig, sbig)
+	// A rate limiter's window: members that are their own scores.
+	win := []string{"ZADD", "zw"}
+	for i := 0; i < 10; i++ {
+		ts := strconv.Itoa(1795795085526 + 7*i)
+		win = append(win, ts, ts)
+	}
+	return append(cmds, big, hbig, lbig, sbig, win)
 }()
 
 // rdbReads are the reads that show a key's value the same way on both
@@ -63,11 +69,13 @@ func rdbReads(prefix string) [][]string {
 		{"SMEMBERS", prefix + "si"}, {"OBJECT", "ENCODING", prefix + "si"}, {"TYPE", prefix + "ss"},
 		{"SCARD", prefix + "ss"}, {"SMISMEMBER", prefix + "ss", "a", "", "1", strings.Repeat("y", 100), "b"},
 		{"SCARD", prefix + "sbig"}, {"SMISMEMBER", prefix + "sbig", "m0", "m299", "m300"},
+		{"ZRANGE", prefix + "zw", "0", "-1", "WITHSCORES"}, {"OBJECT", "ENCODING", prefix + "zw"},
+		{"ZSCORE", prefix + "zw", "1795795085533"}, {"ZRANGEBYSCORE", prefix + "zw", "1795795085530", "+inf"},
 	}
 }
 
 func rdbKeys() []string {
-	return []string{"s", "n", "neg", "big", "long", "bin\x00key", "l", "h", "z", "zbig", "hbig", "lbig", "si", "ss", "sbig"}
+	return []string{"s", "n", "neg", "big", "long", "bin\x00key", "l", "h", "z", "zbig", "hbig", "lbig", "si", "ss", "sbig", "zw"}
 }
 
 func TestDumpRestoreAcrossServers(t *testing.T) {

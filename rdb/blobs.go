@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -15,34 +16,47 @@ import (
 
 var errTruncatedBlob = errors.New("entry runs past the end of its blob")
 
-// ints collects integer entries' text in one buffer, each a capped slice.
-// size is the blob's length: the buffer is made once, at twice it (an
-// integer entry takes at least half the bytes of its text with its
-// length), so it is not grown entry by entry.
+// ints collects integer entries' text, each a capped slice, in *text: a
+// reader's arena while it borrows, else a buffer of their own. size is the
+// blob's length: room for twice it (an integer entry takes at least half
+// the bytes of its text with its length) is made once, at the first
+// entry, so the text is not grown entry by entry.
 type ints struct {
-	buf  []byte
-	size int
+	text  *[]byte
+	size  int
+	sized bool
+}
+
+// newInts collects into *text, or with text nil into a buffer of its own.
+func newInts(text *[]byte, size int) ints {
+	if text == nil {
+		text = new([]byte)
+	}
+	return ints{text: text, size: size}
 }
 
 func (a *ints) add(v int64) []byte {
-	if a.buf == nil {
-		a.buf = make([]byte, 0, 2*a.size+20)
+	if !a.sized {
+		*a.text = slices.Grow(*a.text, 2*a.size+20)
+		a.sized = true
 	}
-	start := len(a.buf)
-	a.buf = strconv.AppendInt(a.buf, v, 10)
-	return a.buf[start:len(a.buf):len(a.buf)]
+	start := len(*a.text)
+	b := strconv.AppendInt(*a.text, v, 10)
+	*a.text = b
+	return b[start:len(b):len(b)]
 }
 
-// ziplistEntries appends a ziplist's entries to out.
+// ziplistEntries appends a ziplist's entries to out, the text of its
+// integers to *text (newInts).
 //
 //	zlbytes u32 | zltail u32 | zllen u16 | entries | 0xff
 //	entry: prevlen (1 byte, or 0xfe + u32) | encoding | data
-func ziplistEntries(b []byte, out [][]byte) ([][]byte, error) {
+func ziplistEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
 	if len(b) < 11 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
 		return nil, errors.New("bad ziplist header")
 	}
 	want := int(binary.LittleEndian.Uint16(b[8:]))
-	nums := ints{size: len(b)}
+	nums := newInts(text, len(b))
 	n := 0
 	p := 10
 	for b[p] != 0xff {
@@ -132,77 +146,126 @@ func leInt(p []byte) int64 {
 	return int64(u<<shift) >> shift
 }
 
-// listpackEntries appends a listpack's entries to out.
+// listpackEntries appends a listpack's entries to out, the text of its
+// integers to *text (newInts).
 //
 //	total u32 | count u16 | entries | 0xff
 //	entry: encoding+data | backlen (1-5 bytes, the entry's length)
-func listpackEntries(b []byte, out [][]byte) ([][]byte, error) {
-	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
-		return nil, errors.New("bad listpack header")
+func listpackEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
+	want, err := listpackHeader(b)
+	if err != nil {
+		return nil, err
 	}
-	want := int(binary.LittleEndian.Uint16(b[4:]))
-	nums := ints{size: len(b)}
+	nums := newInts(text, len(b))
 	n := 0
-	p := 6
-	end := len(b) - 1
-	for p < end {
-		e := b[p]
-		var slen, hdr, size int
-		isNum := true
-		switch {
-		case e&0x80 == 0:
-			out = append(out, nums.add(int64(e)))
-			hdr = 1
-		case e&0xc0 == 0x80:
-			slen, hdr, isNum = int(e&0x3f), 1, false
-		case e&0xe0 == 0xc0:
-			if p+2 > end {
-				return nil, errTruncatedBlob
-			}
-			v := int64(e&0x1f)<<8 | int64(b[p+1])
-			if v >= 1<<12 {
-				v -= 1 << 13
-			}
-			out = append(out, nums.add(v))
-			hdr = 2
-		case e&0xf0 == 0xe0:
-			if p+2 > end {
-				return nil, errTruncatedBlob
-			}
-			slen, hdr, isNum = int(e&0x0f)<<8|int(b[p+1]), 2, false
-		case e == 0xf0:
-			if p+5 > end {
-				return nil, errTruncatedBlob
-			}
-			slen, hdr, isNum = int(binary.LittleEndian.Uint32(b[p+1:])), 5, false
-		case e >= 0xf1 && e <= 0xf4:
-			size = [...]int{2, 3, 4, 8}[e-0xf1]
-			if p+1+size > end {
-				return nil, errTruncatedBlob
-			}
-			out = append(out, nums.add(leInt(b[p+1:p+1+size])))
-			hdr = 1 + size
-		default:
-			return nil, fmt.Errorf("bad listpack entry encoding %#x", e)
+	for p := 6; p < len(b)-1; n++ {
+		str, num, isNum, next, err := listpackEntry(b, p)
+		if err != nil {
+			return nil, err
 		}
-		l := hdr
-		if !isNum {
-			if slen < 0 || p+hdr+slen > end {
-				return nil, errTruncatedBlob
-			}
-			out = append(out, b[p+hdr:p+hdr+slen:p+hdr+slen])
-			l += slen
+		if isNum {
+			str = nums.add(num)
 		}
-		p += l + backlenSize(l)
-		if p > end {
-			return nil, errTruncatedBlob
-		}
-		n++
+		out = append(out, str)
+		p = next
 	}
 	if want != 0xffff && want != n {
 		return nil, errors.New("listpack count does not match its entries")
 	}
 	return out, nil
+}
+
+// listpackHeader checks a listpack's header and end marker, and returns
+// the entry count it states (0xffff: too many to state).
+func listpackHeader(b []byte) (int, error) {
+	if len(b) < 7 || binary.LittleEndian.Uint32(b) != uint32(len(b)) || b[len(b)-1] != 0xff {
+		return 0, errors.New("bad listpack header")
+	}
+	return int(binary.LittleEndian.Uint16(b[4:])), nil
+}
+
+// listpackEntry reads the entry of listpack b at p: a string (a capped
+// sub-slice of b) or an integer (isNum), and where the next entry starts.
+func listpackEntry(b []byte, p int) (str []byte, num int64, isNum bool, next int, err error) {
+	end := len(b) - 1
+	e := b[p]
+	var slen, hdr int
+	switch {
+	case e&0x80 == 0:
+		num, hdr, isNum = int64(e), 1, true
+	case e&0xc0 == 0x80:
+		slen, hdr = int(e&0x3f), 1
+	case e&0xe0 == 0xc0:
+		if p+2 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		num = int64(e&0x1f)<<8 | int64(b[p+1])
+		if num >= 1<<12 {
+			num -= 1 << 13
+		}
+		hdr, isNum = 2, true
+	case e&0xf0 == 0xe0:
+		if p+2 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		slen, hdr = int(e&0x0f)<<8|int(b[p+1]), 2
+	case e == 0xf0:
+		if p+5 > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		slen, hdr = int(binary.LittleEndian.Uint32(b[p+1:])), 5
+	case e >= 0xf1 && e <= 0xf4:
+		size := [...]int{2, 3, 4, 8}[e-0xf1]
+		if p+1+size > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		num, hdr, isNum = leInt(b[p+1:p+1+size]), 1+size, true
+	default:
+		return nil, 0, false, 0, fmt.Errorf("bad listpack entry encoding %#x", e)
+	}
+	l := hdr
+	if !isNum {
+		if slen < 0 || p+hdr+slen > end {
+			return nil, 0, false, 0, errTruncatedBlob
+		}
+		str = b[p+hdr : p+hdr+slen : p+hdr+slen]
+		l += slen
+	}
+	next = p + l + backlenSize(l)
+	if next > end {
+		return nil, 0, false, 0, errTruncatedBlob
+	}
+	return str, num, isNum, next, nil
+}
+
+// maxExactInt bounds the integers a float64 holds exactly.
+const maxExactInt = 1 << 53
+
+// listpackSelfKeyed appends to out the members of a sorted set's listpack
+// b when each is an integer that is also its score (a rate limiter's
+// window of timestamps), below 2^53 in magnitude and in strictly rising
+// order; false, with out's contents undefined, for any other listpack,
+// damaged ones included (listpackEntries then reads it, or says what is
+// wrong).
+func listpackSelfKeyed(b []byte, out []int64) ([]int64, bool) {
+	want, err := listpackHeader(b)
+	if err != nil {
+		return out, false
+	}
+	n := 0
+	for p := 6; p < len(b)-1; n += 2 {
+		_, m, isNum, next, err := listpackEntry(b, p)
+		if err != nil || !isNum || m >= maxExactInt || m <= -maxExactInt || next >= len(b)-1 {
+			return out, false
+		}
+		_, score, isNum, next, err := listpackEntry(b, next)
+		if err != nil || !isNum || score != m || len(out) > 0 && m <= out[len(out)-1] {
+			return out, false
+		}
+		out = append(out, m)
+		p = next
+	}
+	return out, want == 0xffff || want == n
 }
 
 // backlenSize is how many bytes a listpack entry of length l uses to
@@ -221,10 +284,11 @@ func backlenSize(l int) int {
 	return 5
 }
 
-// intsetEntries returns an intset's members as text.
+// intsetEntries appends an intset's members to out, their text to *text
+// (newInts).
 //
 //	encoding u32 (2, 4 or 8) | length u32 | length little-endian integers
-func intsetEntries(b []byte) ([][]byte, error) {
+func intsetEntries(b []byte, out [][]byte, text *[]byte) ([][]byte, error) {
 	if len(b) < 8 {
 		return nil, errors.New("bad intset header")
 	}
@@ -233,23 +297,22 @@ func intsetEntries(b []byte) ([][]byte, error) {
 	if size != 2 && size != 4 && size != 8 || uint64(len(b)-8) != n*uint64(size) {
 		return nil, errors.New("bad intset header")
 	}
-	nums := ints{size: len(b)}
-	out := make([][]byte, 0, n)
+	nums := newInts(text, len(b))
+	out = slices.Grow(out, int(n))
 	for p := 8; p < len(b); p += size {
 		out = append(out, nums.add(leInt(b[p:p+size])))
 	}
 	return out, nil
 }
 
-// zipmapEntries returns a zipmap's fields and values alternating.
+// zipmapEntries appends a zipmap's fields and values, alternating, to out.
 //
 //	count u8 | (len key len free value free-bytes)* | 0xff
 //	len: one byte below 254, or 254 and a u32
-func zipmapEntries(b []byte) ([][]byte, error) {
+func zipmapEntries(b []byte, out [][]byte) ([][]byte, error) {
 	if len(b) < 2 || b[len(b)-1] != 0xff {
 		return nil, errors.New("bad zipmap")
 	}
-	var out [][]byte
 	p := 1
 	end := len(b) - 1
 	field := func(free bool) ([]byte, error) {

@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // LZF, the compression of Redis's RDB strings (a string is stored
 // compressed when that saves at least 4 bytes). The format: a control byte
@@ -17,18 +20,21 @@ var errLZF = errors.New("corrupt LZF data")
 // allocates for a forged length.
 const lzfMaxRatio = 88
 
-// lzfDecompress expands in, which must produce exactly n bytes.
-func lzfDecompress(in []byte, n int) ([]byte, error) {
+// lzfDecompress appends to dst what in expands to, which must be exactly
+// n bytes.
+func lzfDecompress(dst, in []byte, n int) ([]byte, error) {
 	if n < 0 || n > len(in)*lzfMaxRatio {
 		return nil, errLZF
 	}
-	out := make([]byte, 0, n)
+	base := len(dst)
+	out := slices.Grow(dst, n)
+	end := base + n
 	for i := 0; i < len(in); {
 		c := int(in[i])
 		i++
 		if c < 32 {
 			l := c + 1
-			if i+l > len(in) || len(out)+l > n {
+			if i+l > len(in) || len(out)+l > end {
 				return nil, errLZF
 			}
 			out = append(out, in[i:i+l]...)
@@ -49,14 +55,14 @@ func lzfDecompress(in []byte, n int) ([]byte, error) {
 		ref := len(out) - (c&0x1f)<<8 - int(in[i]) - 1
 		i++
 		l += 2
-		if ref < 0 || len(out)+l > n {
+		if ref < base || len(out)+l > end {
 			return nil, errLZF
 		}
 		for k := 0; k < l; k++ { // byte by byte: a reference may overlap its output
 			out = append(out, out[ref+k])
 		}
 	}
-	if len(out) != n {
+	if len(out) != end {
 		return nil, errLZF
 	}
 	return out, nil

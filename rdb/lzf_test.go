@@ -24,9 +24,14 @@ func TestLZFRoundTrip(t *testing.T) {
 		if c == nil {
 			t.Fatalf("%s: did not fit in twice its size", name)
 		}
-		out, err := lzfDecompress(c, len(in))
+		out, err := lzfDecompress(nil, c, len(in))
 		if err != nil || !bytes.Equal(out, in) {
 			t.Fatalf("%s: round trip failed: %v", name, err)
+		}
+		// Appended after what dst holds (a reader's reused buffer).
+		out, err = lzfDecompress([]byte("prefix"), c, len(in))
+		if err != nil || string(out[:6]) != "prefix" || !bytes.Equal(out[6:], in) {
+			t.Fatalf("%s: round trip after a prefix failed: %v", name, err)
 		}
 		if name == "repeated" && len(c) > 200 {
 			t.Errorf("repeated: %d bytes compressed, want a few dozen", len(c))
@@ -55,8 +60,12 @@ func TestLZFDecompressRejects(t *testing.T) {
 		{"negative", []byte{0, 'a'}, -1},
 	}
 	for _, c := range cases {
-		if _, err := lzfDecompress(c.in, c.n); err == nil {
+		if _, err := lzfDecompress(nil, c.in, c.n); err == nil {
 			t.Errorf("%s: accepted", c.name)
+		}
+		// A reference must not reach back into what dst held before.
+		if _, err := lzfDecompress([]byte("prefix"), c.in, c.n); err == nil {
+			t.Errorf("%s after a prefix: accepted", c.name)
 		}
 	}
 }

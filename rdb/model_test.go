@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,8 +109,51 @@ func (m model) diff(t *testing.T, what string, got model) {
 }
 
 // readFileModel reads an RDB file with Reader, also returning the object
-// types it met (so a test can check which encodings it covered).
+// types it met (so a test can check which encodings it covered). It reads
+// the file a second time with Reader.Borrow, copying each value before the
+// next is read, and checks that both reads agree.
 func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
+	t.Helper()
+	m, encs, _ := readFileModelBorrow(t, path, false)
+	borrowed, _, _ := readFileModelBorrow(t, path, true)
+	m.diff(t, "borrowing reader", borrowed)
+	return m, encs
+}
+
+// cloneValue is a deep copy of v, to keep past a borrowing Reader's Next,
+// with a sorted set's Ints as the members and scores a Reader that does not
+// borrow returns.
+func cloneValue(v Value) Value {
+	if v.Ints != nil {
+		for _, n := range v.Ints {
+			v.Elems = append(v.Elems, strconv.AppendInt(nil, n, 10))
+			v.Scores = append(v.Scores, float64(n))
+		}
+		v.Ints = nil
+		return v
+	}
+	v.Str = bytes.Clone(v.Str)
+	if v.Elems != nil {
+		elems := make([][]byte, len(v.Elems))
+		for i, e := range v.Elems {
+			elems[i] = bytes.Clone(e)
+		}
+		v.Elems = elems
+	}
+	v.Scores = slices.Clone(v.Scores)
+	if v.ModuleData != nil {
+		items := slices.Clone(v.ModuleData)
+		for i := range items {
+			items[i].Str = bytes.Clone(items[i].Str)
+		}
+		v.ModuleData = items
+	}
+	return v
+}
+
+// readFileModelBorrow is readFileModel's one read; selfKeyed holds the
+// keys (db:key) that came as Value.Ints.
+func readFileModelBorrow(t *testing.T, path string, borrow bool) (m model, encs map[uint8]int, selfKeyed map[string]bool) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -121,7 +165,8 @@ func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, encs := model{}, map[uint8]int{}
+	r.Borrow = borrow
+	m, encs, selfKeyed = model{}, map[uint8]int{}, map[string]bool{}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -131,11 +176,17 @@ func readFileModel(t *testing.T, path string) (model, map[uint8]int) {
 			t.Fatalf("reading %s: %v", path, err)
 		}
 		if rec.Kind == KindKey {
+			if rec.Value.Ints != nil {
+				selfKeyed[mkey(rec.DB, string(rec.Key))] = true
+			}
+			if borrow {
+				rec.Value = cloneValue(rec.Value)
+			}
 			m.add(rec.DB, string(rec.Key), rec.Value, rec.Expire)
 			encs[rec.Value.Encoding]++
 		}
 	}
-	return m, encs
+	return m, encs, selfKeyed
 }
 
 // writeFileModel writes m with Writer, database by database.
@@ -317,6 +368,22 @@ func testKeyspace() model {
 	}
 	zm, zs = append(zm, []byte("inf")), append(zs, math.Inf(1))
 	m.add(0, "zset:large", Value{Type: TypeZSet, Elems: zm, Scores: zs}, 0)
+
+	// Windows of timestamps: each member an integer that is its own score
+	// (a borrowing Reader's Value.Ints), and two sets that are nearly so;
+	// each small enough to be a listpack (redisConfigs).
+	var win [][]byte
+	var winScores []float64
+	for i := range 8 {
+		ts := int64(1_795_795_085_526 + 3*i)
+		win = append(win, strconv.AppendInt(nil, ts, 10))
+		winScores = append(winScores, float64(ts))
+	}
+	m.add(0, "zset:window", Value{Type: TypeZSet, Elems: win, Scores: winScores}, hour)
+	m.add(0, "zset:window-neg", Value{Type: TypeZSet, Elems: bs("-70000", "-5", "0", "3", "4096", "9007199254740991"),
+		Scores: []float64{-70000, -5, 0, 3, 4096, 9007199254740991}}, 0)
+	m.add(0, "zset:window-not", Value{Type: TypeZSet, Elems: bs("1", "2", "7", "9"), Scores: []float64{1, 2, 8, 9}}, 0)
+	m.add(0, "zset:window-big", Value{Type: TypeZSet, Elems: bs("1", "9007199254740993"), Scores: []float64{1, 9007199254740992}}, 0)
 
 	m.add(0, "set:int", Value{Type: TypeSet, Elems: bs("1", "2", "-3", "100000", "5000000000")}, 0)
 	m.add(0, "set:str", Value{Type: TypeSet, Elems: bs("a", "b", "c", "1")}, 0)

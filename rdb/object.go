@@ -48,6 +48,9 @@ func (s *src) object(t byte) (Value, error) {
 	default:
 		return v, s.fail(fmt.Sprintf("unknown object type %d", t))
 	}
+	if s.borrow {
+		s.keep(&v)
+	}
 	return v, err
 }
 
@@ -61,7 +64,7 @@ func (s *src) strings(per int) ([][]byte, error) {
 		return nil, s.fail("count too large")
 	}
 	n *= per
-	out := make([][]byte, 0, prealloc(n))
+	out := s.elemsBuf(n)
 	for i := 0; i < n; i++ {
 		b, err := s.str()
 		if err != nil {
@@ -77,8 +80,8 @@ func (s *src) zset(v *Value, binary bool) error {
 	if err != nil {
 		return err
 	}
-	v.Elems = make([][]byte, 0, prealloc(n))
-	v.Scores = make([]float64, 0, prealloc(n))
+	v.Elems = s.elemsBuf(n)
+	v.Scores = s.scoresBuf(n)
 	for i := 0; i < n; i++ {
 		m, err := s.str()
 		if err != nil {
@@ -173,16 +176,23 @@ func (s *src) blobObject(v *Value, t byte) error {
 	if err != nil {
 		return err
 	}
-	var elems [][]byte
+	if t == typeZSetListpack && s.borrow {
+		if ints, ok := listpackSelfKeyed(b, s.ints[:0]); ok {
+			v.Type, v.Ints = TypeZSet, ints
+			s.ints = ints[:0]
+			return nil
+		}
+	}
+	elems := s.elemsBuf(0)
 	switch t {
 	case typeListZiplist, typeZSetZiplist, typeHashZiplist:
-		elems, err = ziplistEntries(b, nil)
+		elems, err = ziplistEntries(b, elems, s.intText())
 	case typeHashListpack, typeZSetListpack, typeSetListpack:
-		elems, err = listpackEntries(b, nil)
+		elems, err = listpackEntries(b, elems, s.intText())
 	case typeSetIntset:
-		elems, err = intsetEntries(b)
+		elems, err = intsetEntries(b, elems, s.intText())
 	case typeHashZipmap:
-		elems, err = zipmapEntries(b)
+		elems, err = zipmapEntries(b, elems)
 	}
 	if err != nil {
 		return &Error{Offset: at, Msg: err.Error()}
@@ -202,16 +212,17 @@ func (s *src) blobObject(v *Value, t byte) error {
 		if len(elems)%2 != 0 {
 			return &Error{Offset: at, Msg: "sorted set with an odd number of entries"}
 		}
-		v.Scores = make([]float64, len(elems)/2)
-		for i := range v.Scores {
+		n := len(elems) / 2
+		v.Scores = s.scoresBuf(n)
+		for i := range n {
 			f, ok := parseScore(elems[2*i+1])
 			if !ok {
 				return &Error{Offset: at, Msg: "bad sorted set score"}
 			}
-			v.Scores[i] = f
+			v.Scores = append(v.Scores, f)
 			elems[i] = elems[2*i]
 		}
-		elems = elems[:len(v.Scores)]
+		elems = elems[:n]
 	}
 	v.Elems = elems
 	return nil
@@ -223,6 +234,9 @@ func (s *src) quicklist(v *Value, v2 bool) error {
 	n, err := s.count()
 	if err != nil {
 		return err
+	}
+	if s.borrow {
+		v.Elems = s.elemsBuf(0)
 	}
 	for i := 0; i < n; i++ {
 		container := uint64(qlPacked)
@@ -243,9 +257,9 @@ func (s *src) quicklist(v *Value, v2 bool) error {
 		case container == qlPlain:
 			v.Elems = append(v.Elems, b)
 		case v2:
-			v.Elems, err = listpackEntries(b, v.Elems)
+			v.Elems, err = listpackEntries(b, v.Elems, s.intText())
 		default:
-			v.Elems, err = ziplistEntries(b, v.Elems)
+			v.Elems, err = ziplistEntries(b, v.Elems, s.intText())
 		}
 		if err != nil {
 			return &Error{Offset: at, Msg: err.Error()}

@@ -38,10 +38,12 @@ type Record struct {
 // Reader reads an RDB file record by record: only the current record is
 // held, so a file of any size streams through.
 type Reader struct {
-	// Borrow makes a key's Record.Key, and a string key's Value.Str,
+	// Borrow makes a key's Record.Key and every slice of its Value (a
+	// string's bytes, an aggregate's elements, their bytes, its scores)
 	// valid only until the next call of Next: they are read into buffers
-	// the Reader reuses, which spares two allocations per key to a caller
-	// that copies what it keeps anyway (a loader).
+	// the Reader reuses, which spares their allocations to a caller that
+	// copies what it keeps anyway (a loader). Not the slices of other
+	// records (AUX fields, function libraries), which are rare.
 	Borrow bool
 
 	s              *src
@@ -194,7 +196,9 @@ func (r *Reader) Next() (Record, error) {
 				v.Str, err = s.strInto(r.valBuf[:0])
 				r.valBuf = v.Str
 			} else {
+				s.borrow, s.arena = r.Borrow, s.arena[:0]
 				v, err = s.object(op)
+				s.borrow = false
 			}
 			if err != nil {
 				return Record{}, err

@@ -67,7 +67,7 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// -2: unknown size, borrowed keys and strings, copied here.
+		// -2: unknown size, borrowed keys and values, copied here.
 		r.Borrow = size == -2
 		got := model{}
 		for {
@@ -79,8 +79,8 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rec.Kind == KindKey {
-				if r.Borrow && rec.Value.Type == TypeString {
-					rec.Value.Str = bytes.Clone(rec.Value.Str)
+				if r.Borrow {
+					rec.Value = cloneValue(rec.Value)
 				}
 				got.add(rec.DB, string(rec.Key), rec.Value, rec.Expire)
 			}

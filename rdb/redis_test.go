@@ -23,6 +23,15 @@ func TestReadRedisFile(t *testing.T) {
 	}
 	got, encs := readFileModel(t, filepath.Join(dir, "dump.rdb"))
 	want.diff(t, "Reader of redis-server's SAVE", got)
+	// The windows of integers that are their own scores, and only they,
+	// come to a borrowing Reader as Value.Ints.
+	_, _, selfKeyed := readFileModelBorrow(t, filepath.Join(dir, "dump.rdb"), true)
+	for key, want := range map[string]bool{"zset:window": true, "zset:window-neg": true,
+		"zset:window-not": false, "zset:window-big": false, "zset:small": false} {
+		if selfKeyed[mkey(0, key)] != want {
+			t.Errorf("%s read as Value.Ints: %v, want %v", key, selfKeyed[mkey(0, key)], want)
+		}
+	}
 	for _, e := range []uint8{typeString, typeListQuicklist2, typeHashListpack, typeHash,
 		typeZSetListpack, typeZSet2, typeSetIntset, typeSet} {
 		if encs[e] == 0 {

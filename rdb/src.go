@@ -29,6 +29,17 @@ type src struct {
 	base   int64 // the input offset of buf[0]
 	remain int64 // bytes r can still give when known, else -1
 	rerr   error
+	// borrow (Reader.Borrow, while a key's value is read) makes the value
+	// reuse the buffers below, valid until the next record: its strings
+	// and integer texts go into arena, its element list is elems, its
+	// scores scores, a sorted set's integer members (Value.Ints) ints. A load of a million small aggregates otherwise
+	// allocates (and, with the collector paused, touches fresh pages for)
+	// several times the memory it keeps.
+	borrow bool
+	arena  []byte
+	elems  [][]byte
+	scores []float64
+	ints   []int64
 }
 
 const bufSize = 64 << 10
@@ -238,11 +249,70 @@ func (s *src) count() (int, error) {
 // grow by append past it, so a forged count costs nothing up front.
 func prealloc(n int) int { return min(n, 1<<16) }
 
-// str reads a string in any of its encodings, into a new slice.
-func (s *src) str() ([]byte, error) { return s.strInto(nil) }
+// str reads a string in any of its encodings, into a new slice, or while
+// borrowing into the arena.
+func (s *src) str() ([]byte, error) {
+	if !s.borrow {
+		return s.strInto(nil)
+	}
+	at := len(s.arena)
+	b, err := s.strInto(s.arena)
+	if err != nil {
+		return nil, err
+	}
+	s.arena = b
+	return b[at:len(b):len(b)], nil
+}
 
-// strInto reads a string in any of its encodings, appending it to dst
-// (a compressed one comes back in a slice of its own).
+// elemsBuf is where a value of about n elements collects them.
+func (s *src) elemsBuf(n int) [][]byte {
+	if s.borrow {
+		return s.elems[:0]
+	}
+	return make([][]byte, 0, prealloc(n))
+}
+
+// scoresBuf is where a sorted set of n members collects its scores.
+func (s *src) scoresBuf(n int) []float64 {
+	if s.borrow {
+		return s.scores[:0]
+	}
+	return make([]float64, 0, prealloc(n))
+}
+
+// intText is where a blob's integer entries put their text (newInts):
+// the arena while borrowing.
+func (s *src) intText() *[]byte {
+	if s.borrow {
+		return &s.arena
+	}
+	return nil
+}
+
+// keep takes back a borrowed value's element and score slices, to reuse
+// their arrays (grown to the largest value so far) for the next.
+func (s *src) keep(v *Value) {
+	if cap(v.Elems) > cap(s.elems) {
+		s.elems = v.Elems[:0]
+	}
+	if cap(v.Scores) > cap(s.scores) {
+		s.scores = v.Scores[:0]
+	}
+}
+
+// view returns the next n bytes, only to be read before the next read of
+// s: without a copy when they fit the buffer.
+func (s *src) view(n uint64) ([]byte, error) {
+	if s.r != nil && n > bufSize {
+		return s.bytes(n)
+	}
+	if !s.fits(n) {
+		return nil, s.fail(fmt.Sprintf("length %d beyond the end of input", n))
+	}
+	return s.take(int(n))
+}
+
+// strInto reads a string in any of its encodings, appending it to dst.
 func (s *src) strInto(dst []byte) ([]byte, error) {
 	n, enc, err := s.length()
 	if err != nil {
@@ -259,7 +329,11 @@ func (s *src) strInto(dst []byte) ([]byte, error) {
 			}
 			return append(dst, b...), nil
 		}
-		return s.bytes(n)
+		b, err := s.bytes(n)
+		if err != nil || dst == nil {
+			return b, err
+		}
+		return append(dst, b...), nil
 	}
 	switch n {
 	case encInt8:
@@ -290,14 +364,14 @@ func (s *src) strInto(dst []byte) ([]byte, error) {
 			return nil, err
 		}
 		at := s.offset()
-		c, err := s.bytes(clen)
+		c, err := s.view(clen)
 		if err != nil {
 			return nil, err
 		}
 		if ulen > clen*lzfMaxRatio {
 			return nil, &Error{Offset: at, Msg: "corrupt LZF data"}
 		}
-		out, err := lzfDecompress(c, int(ulen))
+		out, err := lzfDecompress(dst, c, int(ulen))
 		if err != nil {
 			return nil, &Error{Offset: at, Msg: err.Error()}
 		}

@@ -37,7 +37,8 @@ func (t Type) String() string {
 	return "unknown"
 }
 
-// Value is one decoded value. Slices are the caller's to keep.
+// Value is one decoded value. Slices are the caller's to keep, but for
+// a Reader that borrows (Reader.Borrow).
 type Value struct {
 	Type Type
 	// Str is a string's bytes (an int-encoded string in decimal).
@@ -47,6 +48,12 @@ type Value struct {
 	// alternating: field, value, field, value.
 	Elems  [][]byte
 	Scores []float64
+	// Ints, only from a borrowing Reader (Reader.Borrow), is a sorted set
+	// whose members are all integers below 2^53 in magnitude, each its own
+	// score, in rising order (a rate limiter's window of timestamps, in a
+	// listpack): its members as numbers, in place of Elems and Scores,
+	// never turned into text.
+	Ints []int64
 	// Module is a module value's type name (9 characters, from its id),
 	// ModuleVersion its encoding version (0 to 1023), ModuleData the
 	// items the module saved, in order.
@@ -60,6 +67,9 @@ type Value struct {
 
 // Len is the number of elements (hash pairs count once); 1 for a string.
 func (v *Value) Len() int {
+	if v.Ints != nil {
+		return len(v.Ints)
+	}
 	switch v.Type {
 	case TypeString:
 		return 1

@@ -2,6 +2,8 @@ package resp
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +19,14 @@ func TestRequestKey(t *testing.T) {
 		{"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n*1\r\n", "key", 22},
 		{"*5\r\n$11\r\nCL.THROTTLE\r\n$4\r\nu:17\r\n$2\r\n15\r\n$2\r\n30\r\n$2\r\n60\r\n", "u:17", 56},
 		{"*1\r\n$4\r\nPING\r\n", "-", 14},
+		// A script call's key is its first key, after numkeys.
+		{"*4\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n", "k", 39},
+		{"*5\r\n$10\r\nevalsha_Ro\r\n$2\r\nab\r\n$2\r\n12\r\n$1\r\nk\r\n$1\r\nj\r\n", "k", 51},
+		{"*4\r\n$5\r\nFCall\r\n$1\r\nf\r\n$1\r\n1\r\n$1\r\nk\r\n", "k", 36},
+		{"*4\r\n$4\r\neval\r\n$1\r\nb\r\n$1\r\n0\r\n$1\r\na\r\n", "b", 35},     // no keys: the second argument
+		{"*4\r\n$4\r\neval\r\n$1\r\nb\r\n$2\r\n01\r\n$1\r\nk\r\n", "b", 36},    // not plain decimal
+		{"*3\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n", "ab", 32},           // numkeys past the arguments
+		{"*4\r\n$6\r\nEVALSH\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n", "ab", 38}, // another command
 		{"*2\r\n$3\r\nGET\r\n$0\r\n\r\n", "", 19},
 		{"*2\r\n$3\r\nGET\r\n$3\r\nkey\r", "-", 0},      // the last CRLF is missing
 		{"*2\r\n$3\r\nGET\r\n$3\r\nke", "-", 0},         // short bulk
@@ -37,12 +47,17 @@ func TestRequestKey(t *testing.T) {
 	}
 }
 
+// scriptCommands are the commands whose key follows a numkeys.
+var scriptCommands = map[string]bool{"eval": true, "evalsha": true, "fcall": true, "eval_ro": true, "evalsha_ro": true, "fcall_ro": true}
+
 // FuzzRequestKey: whenever RequestKey reads a whole request, Next reads
-// the same one from the same bytes: its second argument and its length.
+// the same one from the same bytes: its key (the second argument, or a
+// script call's first key) and its length.
 func FuzzRequestKey(f *testing.F) {
 	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*1\r\n$4\r\nPING\r\n"))
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"))
 	f.Add([]byte("*1\r\n$4\r\nPING\r\n"))
+	f.Add([]byte("*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\n5\r\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		key, n := RequestKey(in)
 		if n == 0 {
@@ -75,8 +90,14 @@ func FuzzRequestKey(f *testing.F) {
 			}
 			return
 		}
-		if !bytes.Equal(args[1], key) {
-			t.Fatalf("key %q, Next's %q", key, args[1])
+		want := args[1]
+		if len(args) >= 4 && scriptCommands[strings.ToLower(string(args[0]))] {
+			if nk, err := strconv.Atoi(string(args[2])); err == nil && nk > 0 && args[2][0] != '+' && args[2][0] != '0' {
+				want = args[3]
+			}
+		}
+		if !bytes.Equal(want, key) {
+			t.Fatalf("key %q, Next's %q", key, want)
 		}
 	})
 }

@@ -133,13 +133,22 @@ var sizeClassRoom = keyedSizes[len(keyedSizes)-1].room
 // keyspace (loading, tests) or moving to another key (RENAME), under key,
 // which must be absent.
 func (s *Shard) adopt(key []byte, v *Entry) *Entry {
+	e := adopted(keyHash(key), key, v)
+	s.keys.insert(e)
+	s.setExp(e, v.Exp)
+	return e
+}
+
+// adopted makes the entry of key, whose keyHash is h, holding v's value
+// (not its expiry), in no index yet.
+func adopted(h uint32, key []byte, v *Entry) *Entry {
 	var e *Entry
 	if !v.HasBytes() {
-		e, _ = s.newEntry(keyHash(key), key, 0)
+		e, _ = allocEntry(h, key, 0)
 		e.ptr, e.n, e.kind = v.ptr, v.n, v.kind
 	} else {
 		var buf []byte
-		e, buf = s.newEntry(keyHash(key), key, v.StrLen())
+		e, buf = allocEntry(h, key, v.StrLen())
 		if buf != nil {
 			e.SetStr(append(buf, v.StrBytes()...))
 		} else {
@@ -148,6 +157,5 @@ func (s *Shard) adopt(key []byte, v *Entry) *Entry {
 	}
 	// Not the unsaved flag: the new entry is counted when marked.
 	e.enc = v.enc &^ encUnsaved
-	s.setExp(e, v.Exp)
 	return e
 }

@@ -86,6 +86,68 @@ func (ix *keyIndex) prefetchHome(h uint32) {
 	prefetch.Line((*byte)(unsafe.Pointer(&v.slots[i])))
 }
 
+// probeHint is the slot of the first entry whose tag matches hash h's
+// in the run at h's home, looking at most hintProbes slots, or -1; read
+// without the shard's lock, so it may be stale or another key's: good for
+// a prefetch only. It must not be instrumented by the race detector: a
+// writer may change the table meanwhile, which is what makes it a hint.
+//
+//go:norace
+func (v *indexView) probeHint(h uint32) int {
+	mask := uint32(len(v.tags) - 1)
+	t := tagOf(h)
+	i := h >> v.shift
+	for range hintProbes {
+		switch v.tags[i] {
+		case 0:
+			return -1
+		case t:
+			return int(i)
+		}
+		i = (i + 1) & mask
+	}
+	return -1
+}
+
+// hintProbes bounds probeHint's walk: runs are short at a load of 4/5.
+const hintProbes = 4
+
+// prefetchEntry is the second step of prefetchHome, once its lines have
+// had time to arrive: it asks for the line of the entry the probe for h
+// will most likely find (its header and the first bytes of its key).
+//
+//go:norace
+func (ix *keyIndex) prefetchEntry(h uint32) {
+	v := (*indexView)(atomic.LoadPointer(&ix.view))
+	if v == nil {
+		return
+	}
+	if i := v.probeHint(h); i >= 0 {
+		if e := v.slots[i]; e != nil {
+			prefetch.Line((*byte)(unsafe.Pointer(e)))
+		}
+	}
+}
+
+// prefetchValue is the third step, once the entry's line has arrived:
+// it asks for the first line of the entry's value (a string's bytes, an
+// aggregate's struct). An entry that changes meanwhile gives the line of
+// its old value or of its new one, both still allocated (the value is
+// read through the entry, never the reverse).
+//
+//go:norace
+func (ix *keyIndex) prefetchValue(h uint32) {
+	v := (*indexView)(atomic.LoadPointer(&ix.view))
+	if v == nil {
+		return
+	}
+	if i := v.probeHint(h); i >= 0 {
+		if e := v.slots[i]; e != nil && e.hash == h && e.kind != valInt && e.ptr != nil {
+			prefetch.Line((*byte)(e.ptr))
+		}
+	}
+}
+
 // keySeed seeds every key hash: the shard a key belongs to (its low bits,
 // outside cluster mode) and the hash its Entry keeps for the index and
 // SCAN's cursor (its top 32 bits), so that one hash of the key serves a

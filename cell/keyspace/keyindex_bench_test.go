@@ -64,7 +64,8 @@ func BenchmarkKeyIndexGet(b *testing.B) {
 // BenchmarkKeyIndexGetBatch is BenchmarkKeyIndexGet's 100k row for 16
 // keys at a time, as a pipeline of 16 requests brings them: plain, one
 // lookup after the other; prefetched, the lines of every probe asked for
-// first (prefetchHome), so that their cache misses overlap.
+// first (prefetchHome), so that their cache misses overlap; entries, then
+// also every entry's line (prefetchEntry), as prefetchKeys does.
 func BenchmarkKeyIndexGetBatch(b *testing.B) {
 	const shards, n, batch = 16, 100_000, 16
 	var ixs [shards]keyIndex
@@ -75,11 +76,8 @@ func BenchmarkKeyIndexGetBatch(b *testing.B) {
 		ixs[h&(shards-1)].insert(e)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, pre := range []bool{false, true} {
-		name := "plain"
-		if pre {
-			name = "prefetched"
-		}
+	for _, name := range []string{"plain", "prefetched", "entries"} {
+		pre := name != "plain"
 		b.Run(name, func(b *testing.B) {
 			var bufs [batch][32]byte
 			var keys [batch][]byte
@@ -92,6 +90,12 @@ func BenchmarkKeyIndexGetBatch(b *testing.B) {
 					for _, k := range keys {
 						h := keyHash64(k)
 						ixs[h&(shards-1)].prefetchHome(indexHash(h))
+					}
+				}
+				if name == "entries" {
+					for _, k := range keys {
+						h := keyHash64(k)
+						ixs[h&(shards-1)].prefetchEntry(indexHash(h))
 					}
 				}
 				for _, k := range keys {

@@ -418,3 +418,89 @@ func TestKeyIndexScan(t *testing.T) {
 		t.Fatal("no run wrapped past the end of a table: the test misses that case")
 	}
 }
+
+// TestProbeHint: the hint's probe finds the slot of a present key, and
+// nothing where the run at a key's home has no entry of its tag.
+func TestProbeHint(t *testing.T) {
+	var ix keyIndex
+	if v := (*indexView)(ix.view); v != nil {
+		t.Fatal("an empty index has a view")
+	}
+	ix.prefetchEntry(12345) // no table: nothing to do, no panic
+	ix.prefetchValue(12345)
+	present := map[string]*Entry{}
+	for i := range 1000 {
+		k := []byte("k" + strconv.Itoa(i))
+		e, _ := allocEntry(keyHash(k), k, 0)
+		ix.insert(e)
+		present[string(k)] = e
+	}
+	v := (*indexView)(ix.view)
+	hits := 0
+	for k, e := range present {
+		i := v.probeHint(e.hash)
+		if i >= 0 && ix.slots[i] == e {
+			hits++
+		} else if i >= 0 && tagOf(ix.slots[i].hash) != tagOf(e.hash) {
+			t.Fatalf("%q: slot %d holds another tag", k, i)
+		}
+	}
+	// A run longer than hintProbes, or an earlier key of the same tag,
+	// may hide a key: rare at a load of at most 4/5.
+	if hits < len(present)*95/100 {
+		t.Errorf("the hint found %d of %d present keys", hits, len(present))
+	}
+	for i := range 1000 {
+		k := []byte("absent" + strconv.Itoa(i))
+		h := keyHash(k)
+		if j := v.probeHint(h); j >= 0 && tagOf(ix.slots[j].hash) != tagOf(h) {
+			t.Fatalf("%q: slot %d holds another tag", k, j)
+		}
+	}
+}
+
+// TestPrefetchRacesWriters: the steps after Hint read the table and the
+// entries without the shard's lock while a writer holding it inserts,
+// deletes, resizes and changes values; they must not fault, and under
+// -race must not be reported (they are not instrumented).
+func TestPrefetchRacesWriters(t *testing.T) {
+	ks := NewKeyspace(1, 4)
+	keys := make([][]byte, 200)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	var l LockSet
+	l.AddDB(ks, 0)
+	l.Lock(false)
+	defer l.Unlock()
+	x := new(Tx)
+	x.Begin(ks, new(Effects), 0, 1000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 300 {
+			for _, k := range keys {
+				h := ks.Hint(0, k)
+				h.PrefetchEntry()
+				h.PrefetchValue()
+			}
+		}
+	}()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		k := keys[rng.IntN(len(keys))]
+		switch rng.IntN(3) {
+		case 0:
+			x.SetString(k, []byte("a value long enough to be stored apart from its entry"), 0)
+		case 1:
+			x.SetInt(k, int64(rng.IntN(100)), 0)
+		default:
+			x.Remove(k)
+		}
+	}
+}

@@ -329,13 +329,40 @@ func (l *LockSet) LastCommit() uint64 {
 // ShardOf returns the shard that owns key in db, for a LockSet.
 func (ks *Keyspace) ShardOf(db int, key []byte) *Shard { return ks.shardOf(db, key) }
 
-// Prefetch asks the CPU for the index lines a lookup of key in db will
-// read, without locking or waiting (keyIndex.prefetchHome): for the keys
-// of requests that are about to run.
-func (ks *Keyspace) Prefetch(db int, key []byte) {
+// KeyHint is where a key's lines are, for asking the CPU for them in
+// steps (Keyspace.Hint, PrefetchEntry, PrefetchValue): each step reads
+// what the one before asked for, so a pipeline's keys go through each
+// step together and their lines arrive side by side, not one after
+// another. The zero KeyHint does nothing.
+type KeyHint struct {
+	ix *keyIndex
+	h  uint32
+}
+
+// Hint asks the CPU for the index lines a lookup of key in db will read,
+// without locking or waiting (keyIndex.prefetchHome): for the keys of
+// requests that are about to run. It returns the key's place for the
+// next steps.
+func (ks *Keyspace) Hint(db int, key []byte) KeyHint {
 	if uint(db) >= uint(len(ks.dbs)) {
-		return
+		return KeyHint{}
 	}
 	s, h := ks.locate(db, key)
 	s.keys.prefetchHome(h)
+	return KeyHint{&s.keys, h}
+}
+
+// PrefetchEntry asks for the line of the key's entry (keyIndex.prefetchEntry).
+func (k KeyHint) PrefetchEntry() {
+	if k.ix != nil {
+		k.ix.prefetchEntry(k.h)
+	}
+}
+
+// PrefetchValue asks for the first line of the key's value
+// (keyIndex.prefetchValue).
+func (k KeyHint) PrefetchValue() {
+	if k.ix != nil {
+		k.ix.prefetchValue(k.h)
+	}
 }

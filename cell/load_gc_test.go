@@ -1,0 +1,117 @@
+package cell
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cellserver/cellserver/rdb"
+)
+
+// gcPercentNow reads GOGC without changing it.
+func gcPercentNow() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestGCPausedAfterLoad: after an RDB load at start the collector stays
+// off, under a lowered memory limit, and used memory counts the loaded
+// keys though no collection has measured them; the first collection puts
+// GOGC and the memory limit back, and so does a change of maxmemory.
+func TestGCPausedAfterLoad(t *testing.T) {
+	const keys = 300_000
+	var buf bytes.Buffer
+	w := rdb.NewWriter(&buf)
+	v := rdb.Value{Type: rdb.TypeString}
+	for i := range keys {
+		v.Str = strconv.AppendInt(v.Str[:0], 1_700_000_000_000_000+int64(i), 10)
+		if err := w.Key([]byte("user:"+strconv.Itoa(i)+":reply"), &v, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gogc, limit := gcPercentNow(), debug.SetMemoryLimit(-1)
+	if gogc < 0 {
+		t.Skip("GOGC=off: nothing to pause")
+	}
+	for _, endBy := range []string{"a collection", "a change of maxmemory"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(live)
+		srv, stop := openServer(t, dir, func(c *Config) { c.AppendOnly = false })
+		if n := srv.ks.DBSize(0); n != keys {
+			t.Fatalf("%d keys loaded", n)
+		}
+		if p := gcPercentNow(); p != -1 {
+			t.Errorf("%s: GOGC %d after the load, want the collector off", endBy, p)
+		}
+		if l := debug.SetMemoryLimit(-1); l >= limit {
+			t.Errorf("%s: memory limit %d after the load, want below %d", endBy, l, limit)
+		}
+		// The live heap the runtime measured last predates the load.
+		if used, want := srv.UsedMemory(), int64(live[0].Value.Uint64())+keys*32; used < want {
+			t.Errorf("%s: used memory %d after loading %d keys, want at least %d", endBy, used, keys, want)
+		}
+		if endBy == "a collection" {
+			runtime.GC()
+		} else {
+			srv.ops.mem.setLimit(0) // CONFIG SET maxmemory 0
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for gcPercentNow() != gogc && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if p := gcPercentNow(); p != gogc {
+			t.Errorf("after %s: GOGC %d, want %d back", endBy, p, gogc)
+		}
+		if l := debug.SetMemoryLimit(-1); l != limit {
+			t.Errorf("after %s: memory limit %d, want %d back", endBy, l, limit)
+		}
+		crashStop(srv, stop)
+	}
+}
+
+// TestGCLoadDuringPause: a load that begins during the pause after the
+// load at start (a replica's full sync) keeps the collector off even when
+// the pause's first collection comes during it, and the collector comes
+// back when it ends.
+func TestGCLoadDuringPause(t *testing.T) {
+	gogc, limit := gcPercentNow(), debug.SetMemoryLimit(-1)
+	if gogc < 0 {
+		t.Skip("GOGC=off: nothing to pause")
+	}
+	beginLoadGC()
+	endLoadGC(true)
+	if p := gcPercentNow(); p != -1 {
+		t.Fatalf("GOGC %d after the load at start, want the collector off", p)
+	}
+	beginLoadGC()
+	runtime.GC() // the pause's first collection
+	deadline := time.Now().Add(10 * time.Second)
+	for debug.SetMemoryLimit(-1) != limit && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := debug.SetMemoryLimit(-1); l != limit {
+		t.Fatalf("memory limit %d after the pause's collection, want %d back", l, limit)
+	}
+	if p := gcPercentNow(); p != -1 {
+		t.Errorf("GOGC %d during the second load, want the collector off", p)
+	}
+	endLoadGC(false)
+	if p := gcPercentNow(); p != gogc {
+		t.Errorf("GOGC %d after the second load, want %d back", p, gogc)
+	}
+}
