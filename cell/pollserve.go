@@ -49,14 +49,17 @@ func (c *Client) polledCommand(args [][]byte) bool {
 	if cmd == nil {
 		return true // an error reply
 	}
-	if c.multi != nil && cmd.Flags&flagTxn == 0 {
-		return true // queued: dispatch's checks, whose waits become bail-outs
+	if cmd.Flags&flagTxn != 0 {
+		switch cmd.Name {
+		case "multi":
+			return true
+		case "exec":
+			return c.polledExec()
+		}
+		return false // WATCH, DISCARD: unwatchAll waits for the keys' shards
 	}
-	switch cmd.Name {
-	case "multi":
-		return true
-	case "exec":
-		return c.polledExec()
+	if c.multi != nil {
+		return true // queued: dispatch's checks, whose waits become bail-outs
 	}
 	if cmd.Flags&flagScript != 0 {
 		return c.polledNative(cmd, args) // native_scripts.go
