@@ -6,9 +6,16 @@ import (
 )
 
 // Serving requests inside the poller's read callback (sockIO.Serve): a
-// connection whose next requests are plain key commands reads, runs them
-// and replies there, then waits for its socket without the empty read
-// that would otherwise follow every reply at pipeline depth 1.
+// connection whose next requests are plain key commands, or MULTI blocks
+// of them, reads, runs them and replies there, then waits for its socket
+// without the empty read that would otherwise follow every reply at
+// pipeline depth 1.
+//
+// Why the callback stays, rather than a new read operation that waits
+// before it reads: starting a read operation (RawConn.Read's
+// prepareRead) clears the readiness the poller noted, so a request that
+// came after the last read but before that start would never be
+// announced again (TestPolledInputDuringOutsideCommand).
 //
 // Inside the callback nothing may wait for another connection: Close from
 // another goroutine (CLIENT KILL, output limits, Shutdown) waits for the
@@ -16,8 +23,8 @@ import (
 // runs CLIENT KILL on this connection would never end. So the callback
 // serves only while the connection is in its plain state and only the
 // commands that cannot wait by their nature; the two waits left, for a
-// shard (callAt) and for CLIENT PAUSE (dispatch), are turned into a
-// bail-out when noWait is set: the command is handed, untouched, to the
+// shard (callAt, exec) and for CLIENT PAUSE (dispatch), are turned into
+// a bail-out when noWait is set: the command is handed, untouched, to the
 // ordinary loop, which runs it and may wait there as before.
 
 // errFlushFailed ends the connection when its replies could not be sent.
@@ -26,8 +33,9 @@ var errFlushFailed = errors.New("cell: writing the replies failed")
 // pollExcluded are the flags of commands that never run inside the
 // callback: they wait by nature (blocking pops, WAIT, scripts, MULTI's
 // EXEC, pub/sub), change the connection's state (AUTH, HELLO, CLIENT,
-// MONITOR) or walk a whole database or several. The exception is an
-// EVALSHA of a script run natively (polledNative).
+// MONITOR) or walk a whole database or several. The exceptions are an
+// EVALSHA of a script run natively (polledNative), and MULTI and an EXEC
+// of plain key commands (polledExec).
 const pollExcluded = FlagBlocking | FlagNoScript | FlagAdmin | FlagPubSub |
 	flagWholeDB | flagShardAtATime | flagAllDBs | flagTxn | flagScript | flagChannelKeys
 
