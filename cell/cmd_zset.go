@@ -174,6 +174,9 @@ func zaddGeneric(x *Ctx, flags zsetlite.AddFlags) {
 	i := 2
 	for ; i < len(x.Args); i++ {
 		a := x.Args[i]
+		if len(a) == 0 || !isLetter(a[0]) {
+			break // every option starts with a letter; a score does not
+		}
 		switch {
 		case optIs(a, "nx"):
 			o.flags |= zsetlite.AddNX

@@ -100,12 +100,17 @@ func TestGCLoadDuringPause(t *testing.T) {
 	}
 	beginLoadGC()
 	runtime.GC() // the pause's first collection
+	// The pause's limit gives way to the load's guard.
+	guarded := limit
+	if g := loadMemoryGuard(); g > 0 {
+		guarded = min(limit, g)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for debug.SetMemoryLimit(-1) != limit && time.Now().Before(deadline) {
+	for debug.SetMemoryLimit(-1) != guarded && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if l := debug.SetMemoryLimit(-1); l != limit {
-		t.Fatalf("memory limit %d after the pause's collection, want %d back", l, limit)
+	if l := debug.SetMemoryLimit(-1); l != guarded {
+		t.Fatalf("memory limit %d after the pause's collection, during a load, want %d", l, guarded)
 	}
 	if p := gcPercentNow(); p != -1 {
 		t.Errorf("GOGC %d during the second load, want the collector off", p)
@@ -113,5 +118,42 @@ func TestGCLoadDuringPause(t *testing.T) {
 	endLoadGC(false)
 	if p := gcPercentNow(); p != gogc {
 		t.Errorf("GOGC %d after the second load, want %d back", p, gogc)
+	}
+	if l := debug.SetMemoryLimit(-1); l != limit {
+		t.Errorf("memory limit %d after the second load, want %d back", l, limit)
+	}
+}
+
+// TestLoadMemoryGuard: while a load runs with the collector off, the Go
+// memory limit is at most nine tenths of the machine's memory, and what it
+// was comes back after; a change of maxmemory during the load stays in
+// force after it.
+func TestLoadMemoryGuard(t *testing.T) {
+	g, limit := loadMemoryGuard(), debug.SetMemoryLimit(-1)
+	if g <= 0 {
+		t.Skip("the machine's memory is unknown here")
+	}
+	if g >= limit {
+		t.Skip("a memory limit below the guard is set")
+	}
+	beginLoadGC()
+	if l := debug.SetMemoryLimit(-1); l != g {
+		t.Errorf("memory limit %d during a load, want the guard %d", l, g)
+	}
+	endLoadGC(false)
+	if l := debug.SetMemoryLimit(-1); l != limit {
+		t.Errorf("memory limit %d after the load, want %d back", l, limit)
+	}
+	var m memoryState
+	m.init()
+	beginLoadGC()
+	m.setLimit(100 << 20) // CONFIG SET maxmemory 100mb during the load
+	endLoadGC(false)
+	if l, want := debug.SetMemoryLimit(-1), int64(125<<20); l != want {
+		t.Errorf("memory limit %d after a load during which maxmemory changed, want maxmemory's %d", l, want)
+	}
+	m.setLimit(0)
+	if l := debug.SetMemoryLimit(-1); l != limit {
+		t.Errorf("memory limit %d after maxmemory 0, want %d", l, limit)
 	}
 }

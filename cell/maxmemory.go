@@ -95,7 +95,7 @@ func (m *memoryState) init() {
 
 // setLimit makes maxmemory n live and moves the Go memory limit with it.
 func (m *memoryState) setLimit(n int64) {
-	resumeGC() // load_gc.go: the limit set below is the one in force
+	loadLimitsDropped() // load_gc.go: the limit set below is the one in force
 	m.limit.Store(n)
 	if n == 0 {
 		debug.SetMemoryLimit(goMemoryLimit)

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,6 +199,18 @@ func (n *nativeRun) num(f float64) {
 	start := len(n.buf)
 	n.buf = script.AppendCallNumber(n.buf, f)
 	n.args = append(n.args, n.buf[start:len(n.buf):len(n.buf)])
+}
+
+// numArg adds the argument b, which plainNumber read as f, as the script
+// passes tonumber(b): b itself when that is the text "%.17g" prints, as
+// it is for an integer (plainNumber admits no leading zero, no "-0" and
+// at most 15 digits), f's text otherwise.
+func (n *nativeRun) numArg(f float64, b []byte) {
+	if bytes.IndexByte(b, '.') < 0 {
+		n.arg(b)
+		return
+	}
+	n.num(f)
 }
 
 // call runs the arguments as the script's call number i (redis.call), as

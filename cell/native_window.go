@@ -18,6 +18,9 @@ var (
 	cmdEXPIRE           = nativeCommand("EXPIRE")
 )
 
+// textZero is the Lua number 0 as redis.call passes it.
+var textZero = []byte("0")
+
 // nativeWindow's calls: 0 ZADD, 1 ZCARD, 2 ZREMRANGEBYSCORE, 3 EXPIRE.
 func nativeWindow(n *nativeRun) bool {
 	if len(n.keys) < 1 || len(n.argv) < 3 {
@@ -33,7 +36,7 @@ func nativeWindow(n *nativeRun) bool {
 	}
 	key := n.keys[0]
 	n.cmd(cmdZADD, key)
-	n.num(now)
+	n.numArg(now, n.argv[0])
 	n.arg(n.argv[0])
 	if n.call(0) == nil {
 		return true
@@ -48,13 +51,13 @@ func nativeWindow(n *nativeRun) bool {
 		return n.internal()
 	}
 	n.cmd(cmdZREMRANGEBYSCORE, key)
-	n.num(0)
-	n.num(start)
+	n.arg(textZero)
+	n.numArg(start, n.argv[1])
 	if n.call(2) == nil {
 		return true
 	}
 	n.cmd(cmdEXPIRE, key)
-	n.num(ttl)
+	n.numArg(ttl, n.argv[2])
 	if n.call(3) == nil {
 		return true
 	}

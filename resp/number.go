@@ -130,6 +130,33 @@ func strtodSpace(c byte) bool {
 	return c == ' ' || c-'\t' <= '\r'-'\t'
 }
 
+// shortDecimal converts b when it is all of [+-]digits with at most 15
+// digits, the usual score or bound (a timestamp, a count): every such
+// integer is a float64 exactly, so no rounding is involved, and strtod
+// would convert all of b to the same value ("-0" to -0).
+func shortDecimal(b []byte) (float64, bool) {
+	i := 0
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		i = 1
+	}
+	if len(b)-i < 1 || len(b)-i > 15 {
+		return 0, false
+	}
+	var u int64
+	for _, c := range b[i:] {
+		d := c - '0'
+		if d > 9 {
+			return 0, false
+		}
+		u = u*10 + int64(d)
+	}
+	v := float64(u)
+	if b[0] == '-' {
+		v = -v // -0 for "-0", as strtod
+	}
+	return v, true
+}
+
 // strtod converts the longest prefix of b that glibc's strtod (C locale)
 // would, except that it does not skip leading whitespace (callers decide
 // what whitespace means). It returns the value, the length of the prefix
@@ -141,6 +168,9 @@ func strtodSpace(c byte) bool {
 // The syntax is checked here, byte by byte; strconv then does the correctly
 // rounded conversion of a prefix that it is known to accept.
 func strtod(b []byte) (v float64, n int, lost bool) {
+	if v, ok := shortDecimal(b); ok {
+		return v, len(b), false
+	}
 	i := 0
 	if i < len(b) && (b[i] == '+' || b[i] == '-') {
 		i++

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cellserver/cellserver/internal/prefetch"
+	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // keyIndex is a shard's key -> *Entry index: open addressing with linear
@@ -147,6 +148,34 @@ func (ix *keyIndex) prefetchValue(h uint32) {
 		}
 	}
 }
+
+// prefetchPacked is the fourth step, once the value's line has arrived:
+// for a sorted set in the packed encoding, it asks for the first and
+// the last line of its entries, which ZADD at the tail and a trim from
+// the head read (zsetlite.PackedEnds, which reads a set that may be
+// changing, or an entry's old value of another kind, without trusting
+// it). A ZSet starts with its zsetlite.Set (zsetFirst).
+//
+//go:norace
+func (ix *keyIndex) prefetchPacked(h uint32) {
+	v := (*indexView)(atomic.LoadPointer(&ix.view))
+	if v == nil {
+		return
+	}
+	if i := v.probeHint(h); i >= 0 {
+		if e := v.slots[i]; e != nil && e.hash == h && e.kind == valZSet {
+			first, last := zsetlite.PackedEnds(e.ptr)
+			if first != 0 {
+				prefetch.Addr(first)
+				prefetch.Addr(last)
+			}
+		}
+	}
+}
+
+// zsetFirst is where a ZSet's zsetlite.Set is: at its start, which
+// prefetchPacked relies on.
+const zsetFirst = unsafe.Offsetof(ZSet{}.Set)
 
 // keySeed seeds every key hash: the shard a key belongs to (its low bits,
 // outside cluster mode) and the hash its Entry keeps for the index and

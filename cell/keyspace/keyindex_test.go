@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // checkIndex fails unless ix holds exactly the keys of model, each found
@@ -459,6 +461,13 @@ func TestProbeHint(t *testing.T) {
 	}
 }
 
+// TestZSetStartsWithSet: prefetchPacked reads a ZSet as its Set.
+func TestZSetStartsWithSet(t *testing.T) {
+	if zsetFirst != 0 {
+		t.Fatalf("a ZSet's Set is at offset %d", zsetFirst)
+	}
+}
+
 // TestPrefetchRacesWriters: the steps after Hint read the table and the
 // entries without the shard's lock while a writer holding it inserts,
 // deletes, resizes and changes values; they must not fault, and under
@@ -483,6 +492,7 @@ func TestPrefetchRacesWriters(t *testing.T) {
 				h := ks.Hint(0, k)
 				h.PrefetchEntry()
 				h.PrefetchValue()
+				h.PrefetchInside()
 			}
 		}
 	}()
@@ -494,9 +504,15 @@ func TestPrefetchRacesWriters(t *testing.T) {
 		default:
 		}
 		k := keys[rng.IntN(len(keys))]
-		switch rng.IntN(3) {
+		switch rng.IntN(4) {
 		case 0:
 			x.SetString(k, []byte("a value long enough to be stored apart from its entry"), 0)
+		case 3:
+			z := NewZSet(zsetlite.DefaultConfig())
+			for j := range rng.IntN(200) {
+				z.Put([]byte(strconv.Itoa(j)), float64(j))
+			}
+			x.SetObject(k, z, 0)
 		case 1:
 			x.SetInt(k, int64(rng.IntN(100)), 0)
 		default:

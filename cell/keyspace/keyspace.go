@@ -330,7 +330,7 @@ func (l *LockSet) LastCommit() uint64 {
 func (ks *Keyspace) ShardOf(db int, key []byte) *Shard { return ks.shardOf(db, key) }
 
 // KeyHint is where a key's lines are, for asking the CPU for them in
-// steps (Keyspace.Hint, PrefetchEntry, PrefetchValue): each step reads
+// steps (Keyspace.Hint, PrefetchEntry, PrefetchValue, PrefetchInside): each step reads
 // what the one before asked for, so a pipeline's keys go through each
 // step together and their lines arrive side by side, not one after
 // another. The zero KeyHint does nothing.
@@ -364,5 +364,14 @@ func (k KeyHint) PrefetchEntry() {
 func (k KeyHint) PrefetchValue() {
 	if k.ix != nil {
 		k.ix.prefetchValue(k.h)
+	}
+}
+
+// PrefetchInside asks for the lines inside the value that commands read
+// first: a packed sorted set's first and last entries
+// (keyIndex.prefetchPacked).
+func (k KeyHint) PrefetchInside() {
+	if k.ix != nil {
+		k.ix.prefetchPacked(k.h)
 	}
 }

@@ -5,3 +5,8 @@ package prefetch
 //
 //go:noescape
 func Line(p *byte)
+
+// Addr is Line for an address that may be no object's, read from memory
+// another goroutine may be changing: a hint that is wrong costs nothing,
+// since a prefetch never faults.
+func Addr(a uintptr)

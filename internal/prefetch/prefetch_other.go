@@ -4,3 +4,6 @@ package prefetch
 
 // Line does nothing here.
 func Line(*byte) {}
+
+// Addr does nothing here.
+func Addr(uintptr) {}
