@@ -54,6 +54,9 @@ type options struct {
 	cellBase string
 	// repl is replication mode (replication.go).
 	repl bool
+	// pin, in replication mode: master and driver on CPU 0, the replica
+	// on CPU 1 (bench/pin.go).
+	pin bool
 	// -scan: SCAN and KEYS over a big keyspace (scan.go)
 	scan        bool
 	scanKeys    int
@@ -103,6 +106,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.rdb, "rdb", false, "rdb mode: time to serve a Redis RDB file of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
 	fs.StringVar(&o.cellBase, "cellserver-base", "", "rdb mode: also time this cellserver binary's durable load, beside -cellserver's in each of the -rounds (A/B on one file)")
 	fs.BoolVar(&o.repl, "repl", false, "replication mode: the throughput and W1 rows with one replica attached against none, and a full resync of restart mode's data (-restart-keys, -restart-windows), redis-server against cellserver")
+	fs.BoolVar(&o.pin, "pin", false, "replication mode: pin the master and the load driver to CPU 0 and the replica to CPU 1 with taskset (the rows without a replica pinned alike), as if the replica had a machine of its own")
 	fs.BoolVar(&o.scan, "scan", false, "scan mode: a full SCAN and KEYS over -scan-keys keys, and other clients' GET latency meanwhile")
 	fs.IntVar(&o.scanKeys, "scan-keys", 1000000, "scan mode: keys loaded")
 	fs.IntVar(&o.scanCount, "scan-count", 1000, "scan mode: COUNT of the full SCAN")
@@ -215,6 +219,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-mem, -restart, -rdb, -repl, -scan, -bigarg, -cluster-nodes and -fixed-load are separate modes: give one")
 	case !o.persist.valid():
 		return nil, fmt.Errorf("-persist %q: want off, always, everysec or no", *persist)
+	case o.pin && !o.repl:
+		return nil, fmt.Errorf("-pin goes with -repl")
 	case o.rounds < 1:
 		return nil, fmt.Errorf("-rounds must be at least 1")
 	case o.conns < 1 || o.conns > 5000:

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +24,10 @@ import (
 //     is reported beside: its process's CPU from before the warm-up
 //     until it has caught up with the master's offset after the run, over
 //     every operation sent to the master.
+//     With -pin the master and the driver share CPU 0 and the replica has
+//     CPU 1 (taskset), for the rows without a replica too: the master's
+//     throughput and CPU per operation are then what it pays for a
+//     replica that has a machine of its own.
 //   - Full resync: a master loaded with restart mode's data (-restart-keys
 //     throttle keys, -restart-windows W1 windows), then an empty replica
 //     of the same kind told REPLICAOF; the time runs from REPLICAOF to
@@ -45,6 +51,9 @@ func (b *bench) runRepl() (report, error) {
 			}
 			rep.Rows = append(rep.Rows, rows...)
 		}
+	}
+	if b.o.pin {
+		rep.Notes = append(rep.Notes, "-pin: in the throughput rows the master and the load driver ran on CPU 0 and the replica on CPU 1 (taskset), the rows without a replica pinned alike; the full resync ran unpinned.")
 	}
 	for _, k := range b.kinds() {
 		if k != kindRedis && k != kindCell {
@@ -76,6 +85,18 @@ func (b *bench) replThroughput(k serverKind, w *workload) ([]row, error) {
 		return nil, err
 	}
 	defer r.Stop()
+	if b.o.pin {
+		for _, p := range []struct {
+			pid  int
+			cpus string
+		}{{m.Pid(), "0"}, {r.Pid(), "1"}, {os.Getpid(), "0"}} {
+			if err := pinCPU(p.pid, p.cpus); err != nil {
+				return nil, err
+			}
+		}
+		// The full resync after these rows runs on every CPU again.
+		defer pinSelf("0-" + strconv.Itoa(runtime.NumCPU()-1))
+	}
 	keys, sha := b.workloadKeys(w)
 	skip, err := b.prepare(m, w, keys)
 	if err != nil {

@@ -195,8 +195,9 @@ func clientList(x *Ctx) {
 }
 
 // clientType is c's class for CLIENT LIST/KILL TYPE, as Redis's
-// getClientType: "pubsub" while subscribed, else "normal" (a monitor
-// included; there are no replicas or masters).
+// getClientType: a replica's link to its master, a replica's connection
+// on its master, "pubsub" while subscribed, else "normal" (a monitor
+// included).
 func (c *Client) clientType() string {
 	if c.repl != nil && c.repl.master {
 		return "master"
@@ -260,6 +261,9 @@ func (c *Client) appendInfo(b []byte, x *Ctx) []byte {
 	}
 	if clientFlag(c.shared.flags.Load())&cflagMonitor != 0 {
 		flags += "O"
+	}
+	if c.clientType() == "master" {
+		flags += "M" // a replica's link to its master
 	}
 	if clientFlag(c.shared.flags.Load())&cflagPubSub != 0 {
 		flags += "P"

@@ -275,6 +275,14 @@ var configParams = []*configParam{
 	{name: "repl-diskless-sync-max-replicas", kind: kindInt, def: "0", min: 0, max: intMax},
 	{name: "repl-ping-replica-period", alias: "repl-ping-slave-period", kind: kindInt, def: "10", min: 1, max: intMax},
 	{name: "replica-serve-stale-data", alias: "slave-serve-stale-data", kind: kindBool, def: "yes"},
+	{name: "replica-ignore-maxmemory", alias: "slave-ignore-maxmemory", kind: kindBool, def: "yes",
+		get: func(s *Server) string {
+			if s.ops.mem.replicaObeys.Load() {
+				return "no"
+			}
+			return "yes"
+		},
+		apply: func(s *Server, v string) string { s.ops.mem.replicaObeys.Store(v == "no"); return "" }},
 	{name: "masterauth", kind: kindString, def: ""},
 	{name: "masteruser", kind: kindString, def: ""},
 	{name: "replica-priority", alias: "slave-priority", kind: kindInt, def: "100", min: 0, max: intMax},

@@ -92,7 +92,9 @@ func (c *Client) dispatch(args [][]byte) {
 		c.reject(cmd, ErrReplicaKeyspace) // a MONITOR client is a replica to Redis
 		return
 	}
-	if c.srv.ops.mem.limit.Load() > 0 {
+	if !c.srv.maxmemoryApplies() {
+		c.scriptOOM = false
+	} else {
 		if c.noWait { // eviction may wait for shards (pollserve.go)
 			c.wouldWait = true
 			return

@@ -76,7 +76,9 @@ type memoryState struct {
 	freed    int64        // estimated bytes evicted since that GC
 	lastGC   time.Time    // our last forced collection
 	evicted  atomic.Int64 // keys evicted, for INFO evicted_keys
-	samplesM []metrics.Sample
+	// replicaObeys is replica-ignore-maxmemory no (maxmemoryApplies).
+	replicaObeys atomic.Bool
+	samplesM     []metrics.Sample
 }
 
 // goMemoryLimit is the Go memory limit the process started with
@@ -142,6 +144,14 @@ func (s *Server) UsedMemory() int64 {
 	s.ops.mem.mu.Lock()
 	defer s.ops.mem.mu.Unlock()
 	return s.ops.mem.measureLocked()
+}
+
+// maxmemoryApplies says whether maxmemory is set and applies: not on a
+// replica under replica-ignore-maxmemory yes (the default), which then,
+// as Redis's performEvictions, neither evicts nor refuses anything, so
+// that it holds what its master writes even when its maxmemory is lower.
+func (s *Server) maxmemoryApplies() bool {
+	return s.ops.mem.limit.Load() > 0 && (s.ops.mem.replicaObeys.Load() || !s.isReplica())
 }
 
 // checkMemory runs before a command while maxmemory is set, as Redis's

@@ -124,8 +124,34 @@ type nativeRun struct {
 	buf        []byte       // number arguments' text
 	out        script.Outcome
 	sub        Ctx   // the Ctx of the command a call runs, reused
-	mark       int64 // monoNow at the end of the last call, or the EVALSHA's start
+	mark       int64 // monoNow at the end of the last timed call, or the EVALSHA's start
+	// untimed are the calls made since mark, counted with their
+	// durations at the end of the run (timeCalls), when the observer's
+	// gate is at least untimedGate.
+	untimed  [8]untimedCall
+	nuntimed int
+	timeEach bool // the gate is below untimedGate: each call reads the clock
 }
+
+// untimedCall is a call whose statistics wait for the run's end.
+type untimedCall struct {
+	cmd    *Command
+	failed bool
+}
+
+// untimedGate is the observer's gate from which a native run reads the
+// clock once, at its end, instead of after each call: its calls then
+// share the run's duration evenly in the command statistics (the
+// counts are exact; a duration split among a few sub-microsecond calls
+// is as good as theirs, and is most of a call's cost on a VM whose
+// clock costs 25 ns). Below the gate (a MONITOR attached, a slow log or
+// latency monitor threshold under 1 ms) each call is timed alone, as a
+// slow one must reach the slow log and latency monitor on its own.
+// Above it, only a run that reaches the gate could hold a call that
+// does; such a run, which only a pause of the whole process makes (a
+// native run's calls are a few microseconds), is logged as its EVALSHA,
+// and its calls are not.
+const untimedGate = int64(time.Millisecond)
 
 var nativeRuns = sync.Pool{New: func() any { return &nativeRun{sw: resp.NewWriter()} }}
 
@@ -145,7 +171,9 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	if n.mark = x.monoNs; n.mark == 0 {
 		n.mark = monoNow()
 	}
+	n.timeEach, n.nuntimed = x.srv.obs.gate.Load() < untimedGate, 0
 	ok := ns.run(n)
+	n.timeCalls()
 	out := n.out
 	n.x, n.ns, n.keys, n.argv, n.w, n.c = nil, nil, nil, nil, nil, nil
 	n.sub = Ctx{}
@@ -248,12 +276,20 @@ func (n *nativeRun) call(i int) []byte {
 	if x.srv.obs.monitors.count.Load() > 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
 		x.cl.feedMonitorsAs(cmd, n.args, n.db, "lua")
 	}
-	end := monoNow()
-	d := time.Duration(end - n.mark)
-	n.mark = end
-	x.cl.tally.addInScript(x.cl, cmd, failed, d)
-	if int64(d) >= x.srv.obs.gate.Load() {
-		x.srv.obs.observe(nil, cmd, n.args, d) // MONITOR was fed above
+	if n.timeEach {
+		end := monoNow()
+		d := time.Duration(end - n.mark)
+		n.mark = end
+		x.cl.tally.addInScript(x.cl, cmd, failed, d)
+		if int64(d) >= x.srv.obs.gate.Load() {
+			x.srv.obs.observe(nil, cmd, n.args, d) // MONITOR was fed above
+		}
+	} else {
+		if n.nuntimed == len(n.untimed) {
+			n.timeCalls()
+		}
+		n.untimed[n.nuntimed] = untimedCall{cmd, failed}
+		n.nuntimed++
 	}
 	b := n.sw.Bytes()
 	if len(b) == 0 || b[0] == '-' {
@@ -261,6 +297,21 @@ func (n *nativeRun) call(i int) []byte {
 		return nil
 	}
 	return b
+}
+
+// timeCalls counts the untimed calls, sharing the time since mark
+// evenly (untimedGate).
+func (n *nativeRun) timeCalls() {
+	if n.nuntimed == 0 {
+		return
+	}
+	end := monoNow()
+	d := time.Duration(end-n.mark) / time.Duration(n.nuntimed)
+	n.mark = end
+	for _, u := range n.untimed[:n.nuntimed] {
+		n.x.cl.tally.addInScript(n.x.cl, u.cmd, u.failed, d)
+	}
+	n.nuntimed = 0
 }
 
 // oomDenied is scriptOOMDenied for a native run.

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,4 +78,54 @@ func FuzzNativeWindow(f *testing.F) {
 		h.t = t
 		h.check(windowCase(&fuzzBytes{data}, bodies))
 	})
+}
+
+// TestNativeCallStats: a native run counts each of its calls in the
+// command statistics, timed together at the run's end by default; with a
+// gate under untimedGate (here the slow log's threshold at 0) each call
+// is timed alone and reaches the slow log beside the EVALSHA.
+func TestNativeCallStats(t *testing.T) {
+	h := newNativeHarness(t)
+	body := windowBodies(t)[0]
+	run := int64(1900000000123456789)
+	ms := strconv.FormatInt(run/1e6, 10)
+	sha := strings.TrimSpace(strings.Split(h.at(run, "SCRIPT", "LOAD", body), "\r\n")[1])
+	calls := func() string {
+		stats := h.at(run, "INFO", "commandstats")
+		var got []string
+		for _, name := range []string{"zadd", "zcard", "zremrangebyscore", "expire", "evalsha"} {
+			if i := strings.Index(stats, "cmdstat_"+name+":calls="); i >= 0 {
+				rest := stats[i+len("cmdstat_"+name+":calls="):]
+				got = append(got, name+"="+rest[:strings.IndexByte(rest, ',')])
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	evalsha := func() string { return h.at(run, "EVALSHA", sha, "1", "k", ms, "0", "60") }
+	if r := evalsha(); r != ":1\r\n" {
+		t.Fatalf("EVALSHA: %q", r)
+	}
+	if r := evalsha(); r != ":1\r\n" { // the same member again
+		t.Fatalf("EVALSHA: %q", r)
+	}
+	if got, want := calls(), "zadd=2 zcard=2 zremrangebyscore=2 expire=2 evalsha=2"; got != want {
+		t.Errorf("untimed calls: %s, want %s", got, want)
+	}
+	if n := h.srv.native.calls.Load(); n != 2 {
+		t.Errorf("%d native runs, want 2", n)
+	}
+	if r := h.at(run, "SLOWLOG", "LEN"); r != ":0\r\n" {
+		t.Errorf("SLOWLOG LEN %q at the default threshold", r)
+	}
+	h.at(run, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+	evalsha()
+	if got, want := calls(), "zadd=3 zcard=3 zremrangebyscore=3 expire=3 evalsha=3"; got != want {
+		t.Errorf("timed calls: %s, want %s", got, want)
+	}
+	log := h.at(run, "SLOWLOG", "GET", "10")
+	for _, name := range []string{"ZADD", "ZCARD", "ZREMRANGEBYSCORE", "EXPIRE", "EVALSHA"} {
+		if !strings.Contains(log, "$"+strconv.Itoa(len(name))+"\r\n"+name+"\r\n") {
+			t.Errorf("the slow log lacks %s: %q", name, log)
+		}
+	}
 }

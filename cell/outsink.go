@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -22,23 +23,41 @@ import (
 type outSink struct {
 	c  *Client
 	mu sync.Mutex
-	// buf is what waits for the writer; sending what the writer has taken
-	// and not written yet. Both count against the limits.
-	buf     []byte
+	// q is what waits for the writer, queued bytes long; sending what the
+	// writer has taken and not written yet. Both count against the limits.
+	q       []sinkSeg
+	queued  int
 	sending int
-	dead    bool  // over the limit or the socket failed: drop everything
-	softAt  int64 // Unix s the unsent bytes went above the soft limit; 0: below
+	free    [][]byte // written blocks kept for reuse, at most sinkKeep
+	dead    bool     // over the limit or the socket failed: drop everything
+	softAt  int64    // Unix s the unsent bytes went above the soft limit; 0: below
 	proto   atomic.Int32
 	replica bool          // a replica's: client-output-buffer-limit replica
 	exempt  int64         // unsent bytes of a snapshot, which no limit counts (pushExempt)
-	wake    chan struct{} // capacity 1: "buf has data"
+	wake    chan struct{} // capacity 1: "q has data"
 	quit    chan struct{}
 	done    chan struct{}
 }
 
-// sinkChunk is how much the writer sends per write, so that the unsent
-// count falls as the client reads.
-const sinkChunk = 64 << 10
+// sinkSeg is a stretch of the output: a block of the sink's that pushes
+// copy into, or a snapshot's bytes, held as they are (pushExempt).
+type sinkSeg struct {
+	b     []byte
+	owned bool // a block of sinkBlock bytes: appendable, reused once written
+}
+
+// The output is queued in blocks, not one growing array: what the sink
+// holds is what is unsent plus sinkKeep blocks, where an array grown for
+// a lagging replica or a snapshot stayed that big (twice, with the
+// writer's) for the connection's life.
+const (
+	sinkBlock = 16 << 10
+	sinkKeep  = 4
+)
+
+// sinkChunk is how much the writer sends per write (writev of several
+// blocks), so that the unsent count falls as the client reads.
+const sinkChunk = 256 << 10
 
 // attachSink routes c's output through a sink, starting one when there is
 // none. Replies already written go first.
@@ -67,12 +86,16 @@ func (c *Client) releaseSink() {
 	close(s.quit)
 	<-s.done
 	s.mu.Lock()
-	rest, dead := s.buf, s.dead
-	s.buf = nil
+	rest, dead := s.q, s.dead
+	s.q, s.queued = nil, 0
 	s.mu.Unlock()
 	if !dead && len(rest) > 0 {
-		n, _ := c.nc.Write(rest)
-		c.netOut.Add(int64(n))
+		bufs := make(net.Buffers, 0, len(rest))
+		for _, sg := range rest {
+			bufs = append(bufs, sg.b)
+		}
+		n, _ := bufs.WriteTo(c.nc)
+		c.netOut.Add(n)
 	}
 }
 
@@ -91,7 +114,9 @@ func (s *outSink) push(a, b []byte) { s.pushParts(false, a, b) }
 
 // pushExempt is push for a snapshot sent to a replica: as in Redis, the
 // RDB file does not count against the output buffer limits, only the
-// stream queued behind it. The parts go in together, nothing between.
+// stream queued behind it. The parts go in together, nothing between;
+// parts of a block or more are queued as they are, not copied, so the
+// caller must not change them after.
 func (s *outSink) pushExempt(parts ...[]byte) { s.pushParts(true, parts...) }
 
 func (s *outSink) pushParts(exempt bool, parts ...[]byte) {
@@ -111,10 +136,15 @@ func (s *outSink) pushParts(exempt bool, parts ...[]byte) {
 		s.exempt += int64(n)
 	}
 	for _, p := range parts {
-		s.buf = append(s.buf, p...)
+		if exempt && len(p) >= sinkBlock {
+			s.q = append(s.q, sinkSeg{b: p})
+			s.queued += len(p)
+			continue
+		}
+		s.appendCopy(p)
 	}
 	if s.overLimit() {
-		s.dead, s.buf = true, nil
+		s.dead, s.q, s.queued = true, nil, 0
 		s.mu.Unlock()
 		s.c.closeForOutputLimit()
 		return
@@ -124,6 +154,41 @@ func (s *outSink) pushParts(exempt bool, parts ...[]byte) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// appendCopy queues a copy of p in the sink's blocks. s.mu is held.
+func (s *outSink) appendCopy(p []byte) {
+	for len(p) > 0 {
+		n := len(s.q)
+		if n == 0 || !s.q[n-1].owned || len(s.q[n-1].b) == cap(s.q[n-1].b) {
+			var blk []byte
+			if k := len(s.free); k > 0 {
+				blk, s.free = s.free[k-1], s.free[:k-1]
+			} else {
+				blk = make([]byte, 0, sinkBlock)
+			}
+			s.q = append(s.q, sinkSeg{b: blk, owned: true})
+			n++
+		}
+		t := &s.q[n-1]
+		k := copy(t.b[len(t.b):cap(t.b)], p)
+		t.b = t.b[:len(t.b)+k]
+		s.queued += k
+		p = p[k:]
+	}
+}
+
+// held is the bytes of memory the sink holds: its queue's arrays and the
+// blocks kept for reuse. s.mu is held.
+func (s *outSink) held() int {
+	n := 0
+	for _, sg := range s.q {
+		n += cap(sg.b)
+	}
+	for _, b := range s.free {
+		n += cap(b)
+	}
+	return n
 }
 
 // overLimit checks the unsent bytes against the client's class: replica,
@@ -136,7 +201,18 @@ func (s *outSink) overLimit() bool {
 	case clientFlag(s.c.shared.flags.Load())&cflagPubSub != 0:
 		l = s.c.srv.ops.outLimit.Load().pubsub
 	}
-	return l.over(int64(len(s.buf)+s.sending)-s.exempt, &s.softAt, time.Now().Unix())
+	return l.check(int64(s.queued+s.sending)-s.exempt, &s.softAt)
+}
+
+// check is over at the time now, read only when used reached a limit:
+// a replica's sink is checked at every push of the stream, where the
+// clock was a tenth of the check's cost.
+func (l classLimits) check(used int64, softAt *int64) bool {
+	if (l.hard == 0 || used < l.hard) && (l.soft == 0 || used < l.soft) {
+		*softAt = 0
+		return false
+	}
+	return l.over(used, softAt, time.Now().Unix())
 }
 
 // over is Redis's checkClientOutputBufferLimits for used bytes at now
@@ -169,11 +245,13 @@ func (c *Client) closeForOutputLimit() {
 	c.nc.Close()
 }
 
-// run writes the sink to the socket until stopped; buffers are swapped so
-// pushers never wait for the network.
+// run writes the sink to the socket until stopped: it takes the whole
+// queue at each wake-up, so pushers never wait for the network, and
+// writes it with one writev per sinkChunk.
 func (s *outSink) run() {
 	defer close(s.done)
-	var out []byte
+	var segs []sinkSeg
+	var vec net.Buffers
 	for {
 		select {
 		case <-s.wake:
@@ -187,24 +265,52 @@ func (s *outSink) run() {
 			runtime.Gosched()
 		}
 		s.mu.Lock()
-		out, s.buf = s.buf, out[:0]
-		s.sending = len(out)
+		segs, s.q = s.q, segs[:0]
+		s.sending, s.queued = s.queued, 0
 		s.mu.Unlock()
-		for b := out; len(b) > 0; {
-			n, err := s.c.nc.Write(b[:min(len(b), sinkChunk)])
-			s.c.netOut.Add(int64(n))
-			b = b[n:]
+		for i := 0; i < len(segs); {
+			// One writev of whole segments up to sinkChunk, a big one
+			// cut at it.
+			vec = vec[:0]
+			size, j, cut := 0, i, false
+			for ; j < len(segs) && size < sinkChunk; j++ {
+				b := segs[j].b
+				if size+len(b) > sinkChunk && size > 0 {
+					break
+				}
+				if len(b) > sinkChunk {
+					b, cut = b[:sinkChunk], true
+				}
+				vec = append(vec, b)
+				size += len(b)
+			}
+			bufs := vec // WriteTo consumes its receiver
+			n, err := bufs.WriteTo(s.c.nc)
+			s.c.netOut.Add(n)
+			if cut && err == nil {
+				// A big segment was cut: its rest goes next.
+				segs[j-1].b = segs[j-1].b[sinkChunk:]
+				j--
+			}
 			s.mu.Lock()
-			s.sending = len(b)
-			s.exempt = max(0, s.exempt-int64(n)) // a snapshot's bytes go first
+			s.sending -= int(n)
+			s.exempt = max(0, s.exempt-n) // a snapshot's bytes go first
+			for k := i; k < j; k++ {
+				if segs[k].owned && len(s.free) < sinkKeep {
+					s.free = append(s.free, segs[k].b[:0])
+				}
+				segs[k] = sinkSeg{}
+			}
 			if err != nil {
-				s.dead, s.buf, s.sending = true, nil, 0
+				s.dead, s.q, s.queued, s.sending = true, nil, 0, 0
 			}
 			s.mu.Unlock()
 			if err != nil {
 				s.c.nc.Close()
 				return
 			}
+			i = j
 		}
+		clear(segs)
 	}
 }

@@ -48,7 +48,7 @@ func (c *Client) polledReady() bool {
 	s := c.srv
 	return c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
 		c.reply == replyOn && !c.replyKeep && !c.asking &&
-		s.paused.Load() == nil && !s.fsyncAlways.Load() && s.ops.mem.limit.Load() == 0
+		s.paused.Load() == nil && !s.fsyncAlways.Load() && !s.maxmemoryApplies()
 }
 
 // polledCommand says whether args may run inside the callback.

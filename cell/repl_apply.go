@@ -235,7 +235,7 @@ func (c *Client) applyStreamCommand(cmd *Command, args [][]byte) {
 func (c *Client) streamChecksIdle(cmd *Command) bool {
 	s := c.srv
 	return c.authed && c.multi == nil && c.user.open.Load() && !c.monitoring && c.ps == nil &&
-		s.ops.mem.limit.Load() == 0 && s.repl.minToWrite.Load() == 0 && s.busyScripts.Load() == 0 &&
+		!s.maxmemoryApplies() && s.repl.minToWrite.Load() == 0 && s.busyScripts.Load() == 0 &&
 		!s.loading.Load() && s.paused.Load() == nil &&
 		(s.store == nil && !s.bgsaveFailed.Load() || s.writesDenied() == "") &&
 		c.repl != nil && c.repl.master && cmd != nil

@@ -1,7 +1,7 @@
 package cell
 
 import (
-	"bytes"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -111,7 +111,7 @@ func (s *Server) sendSnapshot(reps []*replica) {
 		target = "replicas sockets"
 	}
 	s.log.Info("Starting BGSAVE for SYNC with target: " + target)
-	var buf bytes.Buffer
+	var buf chunkWriter
 	_, _, err := s.encodeRDB(&buf)
 	r.mu.Lock()
 	r.syncing--
@@ -126,11 +126,13 @@ func (s *Server) sendSnapshot(reps []*replica) {
 	}
 	for _, rp := range reps {
 		eof := s.disklessTo(rp)
+		// The chunks go to every replica's sink as they are, unchanged
+		// from here on.
 		if eof {
 			mark := randomHex(20)
-			rp.sink.pushExempt([]byte("$EOF:"+mark+"\r\n"), buf.Bytes(), []byte(mark))
+			rp.sink.pushExempt(slices.Concat([][]byte{[]byte("$EOF:" + mark + "\r\n")}, buf.chunks, [][]byte{[]byte(mark)})...)
 		} else {
-			rp.sink.pushExempt([]byte("$"+strconv.Itoa(buf.Len())+"\r\n"), buf.Bytes())
+			rp.sink.pushExempt(slices.Concat([][]byte{[]byte("$" + strconv.Itoa(buf.n) + "\r\n")}, buf.chunks)...)
 		}
 		r.mu.Lock()
 		if eof {
@@ -145,4 +147,32 @@ func (s *Server) sendSnapshot(reps []*replica) {
 		r.mu.Unlock()
 		s.log.Info("Synchronization with replica succeeded", "replica", rp.c.addr)
 	}
+}
+
+// chunkWriter collects a snapshot for the replicas in chunks of
+// snapChunk bytes: a growing buffer would copy it at every doubling and
+// leave twice its size behind for the GC, which showed as the master's
+// RSS going from 62 to 172 MB at a W1 replica's full resync.
+type chunkWriter struct {
+	chunks [][]byte
+	n      int
+}
+
+const snapChunk = 256 << 10
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := len(w.chunks)
+		if k == 0 || len(w.chunks[k-1]) == cap(w.chunks[k-1]) {
+			w.chunks = append(w.chunks, make([]byte, 0, snapChunk))
+			k++
+		}
+		c := w.chunks[k-1]
+		m := copy(c[len(c):cap(c)], p)
+		w.chunks[k-1] = c[:len(c)+m]
+		p = p[m:]
+	}
+	w.n += n
+	return n, nil
 }

@@ -174,7 +174,7 @@ func (r *replMaster) feed(b []byte) {
 			// What waits for the snapshot counts against the replica
 			// class's limits, as Redis's output buffer does during a full
 			// resync.
-			if l := replicaLimits(rp.c); l.over(int64(len(rp.pending)), &rp.softAt, time.Now().Unix()) {
+			if l := replicaLimits(rp.c); l.check(int64(len(rp.pending)), &rp.softAt) {
 				rp.pending, rp.dropped = nil, true
 				go rp.c.closeForOutputLimit()
 			}

@@ -70,13 +70,19 @@ func replHeader(b []byte, n int) []byte {
 	return append(b, '\r', '\n')
 }
 
-// appendScore appends a score as a replica parses it back bit for bit.
+// appendScore appends a score as a replica parses it back bit for bit. A
+// whole number below 2^53 (a sliding window's timestamps) is written as
+// an integer: exact, shorter than the 1.7327e+12 form of 'g', and several
+// times cheaper than the shortest-float search, which was a tenth of
+// what streaming a W1 write cost the master. -0 keeps its sign by 'g'.
 func appendScore(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)):
+		return strconv.AppendInt(dst, int64(f), 10)
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }

@@ -206,6 +206,8 @@ func TestChangeCmds(t *testing.T) {
 		{"zset", rdb.TypeZSet, []keyspace.Change{del("a"), put("b", 1.5, ""), del("c"), put("d", math.Inf(-1), "")}, 9, true,
 			cmd("ZADD", "k", "1.5", "b", "-inf", "d") + cmd("ZREM", "k", "a", "c") + cmd("PEXPIREAT", "k", "9"), 3},
 		{"zset big score", rdb.TypeZSet, []keyspace.Change{put("m", 1e300, "")}, 0, false, cmd("ZADD", "k", "1e+300", "m"), 1},
+		{"zset timestamps", rdb.TypeZSet, []keyspace.Change{put("1732700000123", 1732700000123, ""), put("n", -42, "")}, 0, false,
+			cmd("ZADD", "k", "1732700000123", "1732700000123", "-42", "n"), 1},
 		{"zset removals only", rdb.TypeZSet, []keyspace.Change{del("1000"), del("1001")}, 0, false, cmd("ZREM", "k", "1000", "1001"), 1},
 		{"hash", rdb.TypeHash, []keyspace.Change{put("f", 0, "v"), del("g"), put("h", 0, "")}, 0, false,
 			cmd("HSET", "k", "f", "v", "h", "") + cmd("HDEL", "k", "g"), 2},
@@ -257,4 +259,26 @@ func cutInt(line string, prefix byte) (int, bool) {
 	}
 	n, err := strconv.Atoi(line[1:])
 	return n, err == nil
+}
+
+// TestAppendScore: a score streamed parses back to the same bits, whole
+// numbers below 2^53 written as integers.
+func TestAppendScore(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "-0"}, {1, "1"}, {-7, "-7"}, {1732700000123, "1732700000123"},
+		{1<<53 - 1, "9007199254740991"}, {1 << 53, "9.007199254740992e+15"}, {1.5, "1.5"}, {0.1, "0.1"},
+		{1e300, "1e+300"}, {-1e-300, "-1e-300"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"},
+	} {
+		got := string(appendScore(nil, tc.f))
+		if got != tc.want {
+			t.Errorf("appendScore(%v) = %q, want %q", tc.f, got, tc.want)
+		}
+		back, err := strconv.ParseFloat(got, 64)
+		if err != nil || math.Float64bits(back) != math.Float64bits(tc.f) {
+			t.Errorf("appendScore(%v) = %q parses back as %v, %v", tc.f, got, back, err)
+		}
+	}
 }

@@ -212,3 +212,47 @@ func TestReplReplicaOutputLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestReplIgnoreMaxmemory: under replica-ignore-maxmemory yes (the
+// default) a replica far over its maxmemory applies its master's writes
+// and refuses its own clients nothing; with no it applies maxmemory as a
+// master does: its own writes and its master's are refused, or it evicts.
+func TestReplIgnoreMaxmemory(t *testing.T) {
+	ctx := context.Background()
+	p := startReplPairs(t, "--replica-read-only", "no")
+	p.attach(t)
+	c := newPairOn(t, &servers{redis: p.redisR.p, cell: p.cellR.p})
+	masterSet := func(key string) {
+		t.Helper()
+		for _, m := range []*replNode{p.redisM, p.cellM} {
+			if err := m.rdb.Set(ctx, key, "v", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := m.rdb.Wait(ctx, 1, 5000).Result(); err != nil || n != 1 {
+				t.Fatalf("%s: WAIT 1 = %d, %v", m.p.name, n, err)
+			}
+		}
+	}
+	c.DoSorted("CONFIG", "GET", "*ignore-maxmemory*")
+	c.Do("CONFIG", "SET", "maxmemory", "1")
+	masterSet("a")
+	c.Do("DBSIZE")
+	c.Do("SET", "own", "v")
+	c.Do("EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "own1")
+	c.Do("DBSIZE")
+	c.Do("CONFIG", "SET", "slave-ignore-maxmemory", "no")
+	c.Do("CONFIG", "GET", "replica-ignore-maxmemory")
+	c.Error("SET", "own2", "v")
+	masterSet("b") // refused on the replica, though it acknowledges
+	c.Do("GET", "b")
+	c.Do("DBSIZE")
+	c.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+	c.Error("SET", "own3", "v") // evicts every key, and is still over
+	c.Do("DBSIZE")
+	c.Do("CONFIG", "SET", "replica-ignore-maxmemory", "yes")
+	c.Do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+	masterSet("c")
+	c.Do("GET", "c")
+	c.Do("SET", "own4", "v")
+	c.Do("DBSIZE")
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -406,6 +407,47 @@ func runReplication(t *testing.T, masterProg, replicaProg string) {
 }
 
 // TestReplRedisFromCellserver: redis-server 7.0.15 replicates cellserver.
+// TestReplMasterLinkInClientList: a replica lists its link to its master
+// in CLIENT LIST, flagged M, from the master's address, as redis-server
+// 7.0 does; CLIENT LIST TYPE master lists it alone.
+func TestReplMasterLinkInClientList(t *testing.T) {
+	ctx := context.Background()
+	p := startReplPairs(t)
+	p.attach(t)
+	for _, m := range []*replNode{p.redisM, p.cellM} {
+		m.rdb.Set(ctx, "k", "v", 0)
+		m.rdb.Wait(ctx, 1, 5000) // its REPLCONF GETACK is the link's last command
+	}
+	fields := regexp.MustCompile(`\b(addr|flags|db|sub|psub|ssub|multi|cmd|user|resp)=\S*`)
+	for _, n := range [][2]*replNode{{p.redisM, p.redisR}, {p.cellM, p.cellR}} {
+		master, replica := n[0], n[1]
+		var lines []string
+		for _, args := range [][]any{{"CLIENT", "LIST"}, {"CLIENT", "LIST", "TYPE", "master"}} {
+			list, err := replica.rdb.Do(ctx, args...).Text()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+				if strings.Contains(l, " flags=M ") {
+					got = append(got, strings.Join(fields.FindAllString(l, -1), " "))
+				}
+			}
+			if len(got) != 1 || (len(args) > 2 && strings.Count(strings.TrimSpace(list), "\n") != 0) {
+				t.Errorf("%s: %v lists the master link %d times in %q", replica.p.name, args, len(got), list)
+				continue
+			}
+			lines = append(lines, got[0])
+		}
+		want := "addr=127.0.0.1:" + master.port + " flags=M db=0 sub=0 psub=0 ssub=0 multi=-1 cmd=replconf user=(superuser) resp=2"
+		for _, l := range lines {
+			if l != want {
+				t.Errorf("%s: the master link in CLIENT LIST: %q, want %q", replica.p.name, l, want)
+			}
+		}
+	}
+}
+
 func TestReplRedisFromCellserver(t *testing.T) {
 	runReplication(t, "cellserver", "redis-server")
 }
