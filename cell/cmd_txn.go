@@ -145,9 +145,9 @@ func exec(x *Ctx) {
 		x.Error(ErrExecNoMulti)
 		return
 	}
-	c.multi = nil
-	defer c.unwatchAll()
 	if t.dirty {
+		c.multi = nil
+		c.unwatchAll()
 		x.Error(ErrExecAbort)
 		return
 	}
@@ -171,10 +171,19 @@ func exec(x *Ctx) {
 	for _, w := range c.watched {
 		locks.Add(c.srv.ks.ShardOf(w.db, []byte(w.key)))
 	}
-	if !locks.Lock(false) {
-		x.cl.reject(x.cmd, x.srv.busyError(locks.BusyBy()))
+	if c.noWait {
+		// Inside the poller's callback (pollserve.go): a shard held
+		// elsewhere hands EXEC, untouched, to the ordinary loop.
+		if !locks.TryLock() {
+			c.wouldWait = true
+			return
+		}
+	} else if !locks.Lock(false) {
+		x.cl.reject(x.cmd, x.srv.busyError(locks.BusyBy())) // ends the transaction
 		return
 	}
+	c.multi = nil
+	defer c.unwatchAll()
 	defer locks.Unlock()
 	if c.watchAborted(x.Now()) {
 		x.W.NullArray()

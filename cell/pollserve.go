@@ -1,11 +1,21 @@
 package cell
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Serving requests inside the poller's read callback (sockIO.Serve): a
-// connection whose next requests are plain key commands reads, runs them
-// and replies there, then waits for its socket without the empty read
-// that would otherwise follow every reply at pipeline depth 1.
+// connection whose next requests are plain key commands, or MULTI blocks
+// of them, reads, runs them and replies there, then waits for its socket
+// without the empty read that would otherwise follow every reply at
+// pipeline depth 1.
+//
+// Why the callback stays, rather than a new read operation that waits
+// before it reads: starting a read operation (RawConn.Read's
+// prepareRead) clears the readiness the poller noted, so a request that
+// came after the last read but before that start would never be
+// announced again (TestPolledInputDuringOutsideCommand).
 //
 // Inside the callback nothing may wait for another connection: Close from
 // another goroutine (CLIENT KILL, output limits, Shutdown) waits for the
@@ -13,8 +23,8 @@ import "errors"
 // runs CLIENT KILL on this connection would never end. So the callback
 // serves only while the connection is in its plain state and only the
 // commands that cannot wait by their nature; the two waits left, for a
-// shard (callAt) and for CLIENT PAUSE (dispatch), are turned into a
-// bail-out when noWait is set: the command is handed, untouched, to the
+// shard (callAt, exec) and for CLIENT PAUSE (dispatch), are turned into
+// a bail-out when noWait is set: the command is handed, untouched, to the
 // ordinary loop, which runs it and may wait there as before.
 
 // errFlushFailed ends the connection when its replies could not be sent.
@@ -23,18 +33,20 @@ var errFlushFailed = errors.New("cell: writing the replies failed")
 // pollExcluded are the flags of commands that never run inside the
 // callback: they wait by nature (blocking pops, WAIT, scripts, MULTI's
 // EXEC, pub/sub), change the connection's state (AUTH, HELLO, CLIENT,
-// MONITOR) or walk a whole database or several. The exception is an
-// EVALSHA of a script run natively (polledNative).
+// MONITOR) or walk a whole database or several. The exceptions are an
+// EVALSHA of a script run natively (polledNative), and MULTI and an EXEC
+// of plain key commands (polledExec).
 const pollExcluded = FlagBlocking | FlagNoScript | FlagAdmin | FlagPubSub |
 	flagWholeDB | flagShardAtATime | flagAllDBs | flagTxn | flagScript | flagChannelKeys
 
 // polledReady says whether c is in the plain state the callback serves:
-// no transaction, no second writer (MONITOR, subscriptions, a replica's
-// stream), replies on, and no server-wide wait in force (CLIENT PAUSE,
-// maxmemory's eviction, appendfsync always).
+// no second writer (MONITOR, subscriptions, a replica's stream), replies
+// on, and no server-wide wait in force (CLIENT PAUSE, maxmemory's
+// eviction, appendfsync always). A transaction may be open: queueing
+// waits for nothing, and polledExec says which EXEC runs here.
 func (c *Client) polledReady() bool {
 	s := c.srv
-	return c.multi == nil && c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
+	return c.out == nil && !c.monitoring && c.ps == nil && c.repl == nil &&
 		c.reply == replyOn && !c.replyKeep && !c.asking &&
 		s.paused.Load() == nil && !s.fsyncAlways.Load() && !s.maxmemoryApplies()
 }
@@ -45,11 +57,50 @@ func (c *Client) polledCommand(args [][]byte) bool {
 	if cmd == nil {
 		return true // an error reply
 	}
+	if cmd.Flags&flagTxn != 0 {
+		switch cmd.Name {
+		case "multi":
+			return true
+		case "exec":
+			return c.polledExec()
+		}
+		return false // WATCH, DISCARD: unwatchAll waits for the keys' shards
+	}
+	if c.multi != nil {
+		return true // queued: dispatch's checks, whose waits become bail-outs
+	}
 	if cmd.Flags&flagScript != 0 {
 		return c.polledNative(cmd, args) // native_scripts.go
 	}
-	return cmd.Sub == nil && cmd.Flags&pollExcluded == 0 &&
-		cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 && cmd.Name != "migrate"
+	return cmd.Sub == nil && polledPlain(cmd)
+}
+
+// polledPlain says whether cmd (not a container) waits for nothing by its
+// nature when it runs: a key command outside pollExcluded.
+func polledPlain(cmd *Command) bool {
+	return cmd.Flags&pollExcluded == 0 && cmd.Flags&(FlagWrite|FlagReadonly|FlagFast) != 0 &&
+		cmd.Name != "migrate"
+}
+
+// polledExec says whether EXEC may run inside the callback: when its
+// queue holds only plain key commands (a MULTI block such as W1's) and no
+// key is WATCHed, whose end (unwatchAll) would wait for the keys' shards.
+// exec takes the queue's shards with TryLock there and hands itself,
+// untouched, to the ordinary loop when one is held elsewhere.
+func (c *Client) polledExec() bool {
+	t := c.multi
+	if t == nil {
+		return true // an error reply
+	}
+	if len(c.watched) != 0 {
+		return false
+	}
+	for _, q := range t.cmds {
+		if strings.IndexByte(q.cmd.Name, '|') >= 0 || !polledPlain(q.cmd) {
+			return false // a subcommand, a script, a blocking pop, an admin command...
+		}
+	}
+	return true
 }
 
 // fill waits for more input and reads it: inside the poller's callback,

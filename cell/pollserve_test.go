@@ -10,13 +10,18 @@ import (
 	"github.com/cellserver/cellserver/cell/script"
 )
 
+// bothWays runs test with the callback serving (off false) and without.
+func bothWays(t *testing.T, test func(t *testing.T, off bool)) {
+	for _, off := range []bool{false, true} {
+		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { test(t, off) })
+	}
+}
+
 // TestPolledPipelines: requests served inside the poller's callback and
 // those handed to the ordinary loop (MULTI, CLIENT, an unknown command)
 // interleave in one packet and answer in order.
 func TestPolledPipelines(t *testing.T) {
-	for _, off := range []bool{false, true} {
-		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledPipelines(t, off) })
-	}
+	bothWays(t, testPolledPipelines)
 }
 
 func testPolledPipelines(t *testing.T, off bool) {
@@ -112,13 +117,23 @@ func TestPolledLargeInput(t *testing.T) {
 // script holds waits outside the poller's callback, so CLIENT KILL of it
 // (which closes its socket, and Close waits for a running callback) is
 // answered while the script still runs.
+// The waiting command is a GET, or the EXEC of a MULTI block, which the
+// callback serves when its shards are free.
 func TestPolledKillWhileWaiting(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		t.Run("serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledKillWhileWaiting(t, off) })
+		for _, req := range []struct {
+			name string
+			b    []byte
+		}{
+			{"get", encode("GET", "k")},
+			{"exec", append(append(encode("MULTI"), encode("SET", "k", "2")...), encode("EXEC")...)},
+		} {
+			t.Run(req.name+"/serve-in-poller="+strconv.FormatBool(!off), func(t *testing.T) { testPolledKillWhileWaiting(t, off, req.b) })
+		}
 	}
 }
 
-func testPolledKillWhileWaiting(t *testing.T, off bool) {
+func testPolledKillWhileWaiting(t *testing.T, off bool, req []byte) {
 	srv := startServer(t, func(c *Config) {
 		c.BusyReplyThreshold = time.Minute
 		c.NoServeInPoller = off
@@ -131,7 +146,7 @@ func testPolledKillWhileWaiting(t *testing.T, off bool) {
 	id := strings.TrimSpace(strings.TrimPrefix(victim.do("CLIENT", "ID"), ":"))
 	runner.nc.Write(encode("EVAL", loop, "1", "k", "loop"))
 	time.Sleep(20 * time.Millisecond)
-	victim.nc.Write(encode("GET", "k")) // waits for the script's shard
+	victim.nc.Write(req) // waits for the script's shard
 	time.Sleep(20 * time.Millisecond)
 
 	killed := make(chan string, 1)
@@ -223,5 +238,96 @@ func TestPolledNativeScripts(t *testing.T) {
 	}
 	if !strings.HasPrefix(polled.replies[2], "-") || polled.replies[0] != ":1\r\n" {
 		t.Errorf("the batch did not run as planned: %q", polled.replies)
+	}
+}
+
+// TestPolledInputDuringOutsideCommand: a request that arrives while a
+// command handed to the ordinary loop runs (a script busy for 50 ms), with
+// nothing sent after it, is answered. Between the read that drained the
+// socket and the next wait, the runtime's poller may note the arrival, and
+// starting the next read operation forgets that note: the callback must
+// read once before it waits, or this request would wait for an arrival
+// that never comes.
+func TestPolledInputDuringOutsideCommand(t *testing.T) {
+	bothWays(t, testPolledInputDuringOutsideCommand)
+}
+
+func testPolledInputDuringOutsideCommand(t *testing.T, off bool) {
+	srv := startServer(t, func(c *Config) { c.NoServeInPoller = off })
+	c := dial(t, srv)
+	busy := "local t = redis.call('TIME') local s = t[1] * 1e6 + t[2] " +
+		"repeat local n = redis.call('TIME') until n[1] * 1e6 + n[2] - s > 50000 return 1"
+	for round := range 5 {
+		c.nc.Write(encode("EVAL", busy, "0"))
+		time.Sleep(20 * time.Millisecond) // the script runs
+		c.nc.Write(encode("SET", "k", strconv.Itoa(round)))
+		if got := c.read(); got != ":1\r\n" {
+			t.Fatalf("round %d, EVAL: %q", round, got)
+		}
+		if got := c.read(); got != "+OK\r\n" {
+			t.Fatalf("round %d, SET sent while the script ran: %q", round, got)
+		}
+	}
+}
+
+// TestPolledTransactions: MULTI blocks sent whole in one packet, which the
+// callback serves (plain key commands) or hands to the ordinary loop at
+// EXEC (a WATCHed key, a subcommand, a script), answer as they would
+// outside it, including an EXEC whose queue kills its own connection.
+func TestPolledTransactions(t *testing.T) {
+	bothWays(t, testPolledTransactions)
+}
+
+func testPolledTransactions(t *testing.T, off bool) {
+	srv := startServer(t, func(c *Config) { c.NoServeInPoller = off })
+	c, other := dial(t, srv), dial(t, srv)
+	block := func(cmds ...[]string) []byte {
+		var b []byte
+		for _, cmd := range cmds {
+			b = append(b, encode(cmd...)...)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name  string
+		batch []byte
+		want  []string
+	}{
+		{"plain", block([]string{"MULTI"}, []string{"ZADD", "w", "1", "a"}, []string{"ZCARD", "w"}, []string{"EXPIRE", "w", "60"}, []string{"EXEC"}),
+			[]string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*3\r\n:1\r\n:1\r\n:1\r\n"}},
+		{"watched", block([]string{"WATCH", "k"}, []string{"MULTI"}, []string{"INCR", "k"}, []string{"EXEC"}),
+			[]string{"+OK\r\n", "+OK\r\n", "+QUEUED\r\n", "*1\r\n:1\r\n"}},
+		{"subcommand", block([]string{"MULTI"}, []string{"CLIENT", "SETNAME", "t"}, []string{"GET", "k"}, []string{"EXEC"}, []string{"CLIENT", "GETNAME"}),
+			[]string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n$1\r\n1\r\n", "$1\r\nt\r\n"}},
+		{"script", block([]string{"MULTI"}, []string{"EVAL", "return redis.call('INCR', KEYS[1])", "1", "k"}, []string{"EXEC"}),
+			[]string{"+OK\r\n", "+QUEUED\r\n", "*1\r\n:2\r\n"}},
+		{"discard", block([]string{"MULTI"}, []string{"INCR", "k"}, []string{"DISCARD"}, []string{"GET", "k"}),
+			[]string{"+OK\r\n", "+QUEUED\r\n", "+OK\r\n", "$1\r\n2\r\n"}},
+		{"error", block([]string{"MULTI"}, []string{"INCR"}, []string{"EXEC"}),
+			[]string{"+OK\r\n", "-ERR wrong number of arguments for 'incr' command\r\n",
+				"-EXECABORT Transaction discarded because of previous errors.\r\n"}},
+		{"exec without multi", block([]string{"EXEC"}), []string{"-ERR EXEC without MULTI\r\n"}},
+	} {
+		c.nc.Write(tc.batch)
+		for i, w := range tc.want {
+			if got := c.read(); got != w {
+				t.Fatalf("%s, reply %d: %q, want %q", tc.name, i, got, w)
+			}
+		}
+	}
+	// A queue that kills its own connection: the replies, then the end,
+	// with no wait for itself (the kill closes the socket it reads).
+	id := strings.TrimSpace(strings.TrimPrefix(c.do("CLIENT", "ID"), ":"))
+	c.nc.Write(block([]string{"MULTI"}, []string{"CLIENT", "KILL", "ID", id, "SKIPME", "no"}, []string{"EXEC"}))
+	for i, w := range []string{"+OK\r\n", "+QUEUED\r\n", "*1\r\n:1\r\n"} {
+		if got := c.read(); got != w {
+			t.Fatalf("self-kill, reply %d: %q, want %q", i, got, w)
+		}
+	}
+	if rest, closed := c.readToClose(5 * time.Second); !closed || rest != "" {
+		t.Fatalf("self-kill: connection closed %v, then %q", closed, rest)
+	}
+	if got := other.do("GET", "k"); got != "$1\r\n2\r\n" {
+		t.Fatalf("GET k after the transactions: %q", got)
 	}
 }
