@@ -41,22 +41,26 @@ type evLoop struct {
 	conns map[int64]*Client
 }
 
-// startLoops starts n loops when the platform has them.
+// startLoops starts n loops when the platform has them. The slice is
+// published under s.mu once whole, before any client is accepted.
 func (s *Server) startLoops(n int) {
+	var loops []*evLoop
 	for range n {
 		p, err := newLoopPoller()
 		if err != nil {
 			s.log.Warn("event loop not available, connections wait on their own", "err", err)
-			for _, l := range s.loops {
+			for _, l := range loops {
 				l.p.close()
 			}
-			s.loops = nil
 			return
 		}
 		l := &evLoop{p: p, conns: make(map[int64]*Client)}
-		s.loops = append(s.loops, l)
+		loops = append(loops, l)
 		go l.run()
 	}
+	s.mu.Lock()
+	s.loops = loops
+	s.mu.Unlock()
 }
 
 // stopLoops ends the loops (Shutdown): their goroutines return.

@@ -15,7 +15,10 @@ func loopServer(t *testing.T) (*Server, *testConn) {
 	srv := startServer(t, func(c *Config) { c.EventLoop = true })
 	c := dial(t, srv)
 	c.do("PING")
-	if len(srv.loops) == 0 {
+	srv.mu.Lock()
+	n := len(srv.loops)
+	srv.mu.Unlock()
+	if n == 0 {
 		t.Skip("no event loop on this platform")
 	}
 	return srv, c

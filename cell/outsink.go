@@ -31,6 +31,7 @@ type outSink struct {
 	free    [][]byte // written blocks kept for reuse, at most sinkKeep
 	blk     int      // the size of new blocks (sinkMinBlock up to sinkBlock)
 	dead    bool     // over the limit or the socket failed: drop everything
+	holding bool     // hold: the writer leaves q alone until release
 	softAt  int64    // Unix s the unsent bytes went above the soft limit; 0: below
 	proto   atomic.Int32
 	replica bool          // a replica's: client-output-buffer-limit replica
@@ -160,6 +161,28 @@ func (s *outSink) pushParts(exempt bool, parts ...[]byte) {
 	}
 }
 
+// hold keeps the writer from sending until release, so that what is
+// pushed meanwhile (a subscription's confirmation) reaches the client
+// only after the caller has done what must precede it (joining the
+// registry: a client that read the confirmation is counted by the next
+// PUBLISH, as in Redis).
+func (s *outSink) hold() {
+	s.mu.Lock()
+	s.holding = true
+	s.mu.Unlock()
+}
+
+// release ends hold and lets the writer send what was queued.
+func (s *outSink) release() {
+	s.mu.Lock()
+	s.holding = false
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 // appendCopy queues a copy of p in the sink's blocks. s.mu is held.
 func (s *outSink) appendCopy(p []byte) {
 	for len(p) > 0 {
@@ -277,6 +300,10 @@ func (s *outSink) run() {
 			runtime.Gosched()
 		}
 		s.mu.Lock()
+		if s.holding {
+			s.mu.Unlock()
+			continue // release wakes it again
+		}
 		segs, s.q = s.q, segs[:0]
 		s.sending, s.queued = s.queued, 0
 		s.mu.Unlock()

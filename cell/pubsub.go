@@ -321,8 +321,8 @@ func (c *Client) subs() *clientSubs {
 func (c *Client) subscribed() bool { return c.ps != nil && c.ps.total() > 0 }
 
 // settleSubs runs after each command of a client that has used pub/sub:
-// the reply joins the sink (made on the first subscription), then the new
-// subscriptions join the registry. A client left with none leaves pub/sub
+// the reply joins the sink (made on the first subscription), held there
+// until the new subscriptions have joined the registry. A client left with none leaves pub/sub
 // mode and its sink.
 func (c *Client) settleSubs() {
 	ps := c.ps
@@ -335,12 +335,17 @@ func (c *Client) settleSubs() {
 		}
 		s := c.attachSink()
 		s.proto.Store(int32(c.w.Proto()))
+		s.hold() // the confirmations go out once the channels are joined
+		defer s.release()
 		s.push(c.w.Bytes(), nil)
 		c.w.Reset()
 	}
 	// The class of the output limits first: the registry may deliver as
 	// soon as a subscription joins.
 	setClientFlag(&c.shared.flags, cflagPubSub, n > 0)
+	if f := testBeforeJoin.Load(); f != nil {
+		(*f)()
+	}
 	reg := c.srv.pubsub
 	for _, ch := range ps.joinedChans {
 		if _, ok := ps.channels[ch]; ok {
@@ -366,6 +371,10 @@ func (c *Client) settleSubs() {
 		c.releaseSink()
 	}
 }
+
+// testBeforeJoin, set only by tests, runs in settleSubs between queuing
+// the confirmations and joining the registry.
+var testBeforeJoin atomic.Pointer[func()]
 
 // dropSubs ends every subscription without replies (RESET, disconnect).
 func (c *Client) dropSubs() {

@@ -418,3 +418,32 @@ func TestPubsubServerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestPubsubConfirmedMeansJoined: a client that has read a subscription's
+// confirmation is counted by the next PUBLISH, as in Redis, even when
+// joining the registry lags behind queuing the confirmation (fails with
+// the sink's hold in settleSubs removed).
+func TestPubsubConfirmedMeansJoined(t *testing.T) {
+	srv := startServer(t, nil)
+	lag := func() { time.Sleep(100 * time.Millisecond) }
+	testBeforeJoin.Store(&lag)
+	defer testBeforeJoin.Store(nil)
+	sub, pub := dial(t, srv), dial(t, srv)
+	for _, tc := range []struct {
+		subscribe, publish []string
+		want               string
+	}{
+		{[]string{"SUBSCRIBE", "c1"}, []string{"PUBLISH", "c1", "m"}, ":1\r\n"},
+		{[]string{"PSUBSCRIBE", "c*"}, []string{"PUBLISH", "c1", "m"}, ":2\r\n"},
+		{[]string{"SSUBSCRIBE", "c2"}, []string{"SPUBLISH", "c2", "m"}, ":1\r\n"},
+	} {
+		sub.do(tc.subscribe...)
+		r := pub.do(tc.publish...)
+		if r != tc.want {
+			t.Fatalf("%v right after %v was confirmed: %q, want %q", tc.publish, tc.subscribe, r, tc.want)
+		}
+		for n := r[1] - '0'; n > 0; n-- {
+			sub.read() // the messages delivered
+		}
+	}
+}

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"encoding/binary"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cellserver/cellserver/internal/prefetch"
@@ -186,8 +187,10 @@ func (ks *Keyspace) ChangedKeys() (keys, changed int) {
 // milliseconds to write in one hold, during which every client that
 // touched the shard waited: p99.9 of CL.THROTTLE over a million keys went
 // from about 50 ms to about 30 ms when the visit let go of the lock every
-// 256 slots. A var for the tests, which make it tiny.
-var visitChunk = 256
+// 256 slots. Tests make it tiny (SetVisitChunk), while checkpoints run.
+var visitChunk atomic.Int64
+
+func init() { visitChunk.Store(256) }
 
 // visitAhead is how many slots ahead of the one it reads a visit
 // prefetches the entry: each is a cache miss of its own (entries are
@@ -254,7 +257,7 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 	for {
 		end := len(sh.keys.slots)
 		if restarts < visitRestarts {
-			end = min(end, pos+visitChunk)
+			end = min(end, pos+int(visitChunk.Load()))
 		}
 		slots := sh.keys.slots
 		for ; pos < end; pos++ {
@@ -283,8 +286,8 @@ func (v *shardVisit) run(db int, sh *Shard) (err error) {
 		if v.b.Size() >= snapshotBatchBytes {
 			err = v.store.WriteSnapshot(v.b)
 		}
-		if visitPause != nil {
-			visitPause(sh)
+		if f := visitPause.Load(); f != nil {
+			(*f)(sh)
 		}
 		runtime.Gosched() // the clients that waited for the lock go first
 		sh.mu.Lock()
@@ -336,7 +339,7 @@ func writes(e *Entry) bool {
 
 // visitPause, when set (by tests), runs between two parts of a shard's
 // visit, with the shard unlocked.
-var visitPause func(sh *Shard)
+var visitPause atomic.Pointer[func(sh *Shard)]
 
 // deletions writes the deletions recorded on sh, locked, and forgets them:
 // a key that is gone gets a KindGone record (a delete would let the base's

@@ -61,14 +61,17 @@ func (ks *Keyspace) ForgetUnsaved() {
 
 // SetVisitChunk makes a checkpoint visit n slots per hold of a shard's
 // lock, and returns the previous count (tests make it tiny).
-func SetVisitChunk(n int) (old int) {
-	old, visitChunk = visitChunk, n
-	return old
-}
+func SetVisitChunk(n int) (old int) { return int(visitChunk.Swap(int64(n))) }
 
 // SetVisitPause makes fn (nil: nothing) run between two parts of a
 // shard's checkpoint visit, with the shard unlocked.
-func SetVisitPause(fn func(sh *Shard)) { visitPause = fn }
+func SetVisitPause(fn func(sh *Shard)) {
+	if fn == nil {
+		visitPause.Store(nil)
+		return
+	}
+	visitPause.Store(&fn)
+}
 
 // KeyBehindVisit is the key of the slot just behind where a checkpoint's
 // visit of s stopped, or "", taking the shard's lock.
