@@ -654,7 +654,8 @@ func killRuns(x *Ctx, functions bool) {
 		runs = append(runs, r)
 	}
 	srv.scriptMu.Unlock()
-	killed, unkillable, other := false, false, false
+	var killed []<-chan struct{} // the done signals of the runs killed
+	unkillable, other := false, false
 	for _, r := range runs {
 		busy, done := r.mark.Signals()
 		select {
@@ -668,13 +669,28 @@ func killRuns(x *Ctx, functions bool) {
 		case (r.fn != nil) != functions:
 			other = true
 		case r.kill():
-			killed = true
+			killed = append(killed, done)
 		default:
 			unkillable = true
 		}
 	}
 	switch {
-	case killed:
+	case len(killed) > 0:
+		// OK once the runs have ended: Redis ends a killed script before
+		// it reads its killer's next command, so a client's command sent
+		// after the OK must not meet the script still busy (BUSY). A
+		// run hears the kill at its next hook; the wait is bounded so
+		// that a run stuck elsewhere cannot hold the killer.
+		limit := time.NewTimer(killWait)
+		defer limit.Stop()
+	wait:
+		for _, done := range killed {
+			select {
+			case <-done:
+			case <-limit.C:
+				break wait
+			}
+		}
 		x.W.OK()
 	case unkillable:
 		x.Error(ErrUnkillable)
@@ -686,6 +702,10 @@ func killRuns(x *Ctx, functions bool) {
 		x.Error(ErrNotBusy)
 	}
 }
+
+// killWait bounds how long SCRIPT KILL and FUNCTION KILL wait for the
+// runs they killed to end before answering OK.
+const killWait = 5 * time.Second
 
 // hasWritten reports whether r ran a write command.
 func (r *scriptRun) hasWritten() bool {
