@@ -43,14 +43,21 @@ func (p *loadProgress) record() {
 	}
 }
 
-// loadWithProgress runs loadStore with the progress reported; Load ends
-// the loading state.
-func (s *Server) loadWithProgress() error {
+// measureLoad sets the figures INFO reports from the moment the server
+// is loading (OpenStore), before Load reads anything: a client answered
+// -LOADING sees loading_total_bytes too, as Redis sets both at once.
+func (s *Server) measureLoad() {
 	p := &s.loadProgress
 	p.start.Store(time.Now().Unix())
 	p.snapBytes.Store(int64(s.store.SnapshotSize()))
 	p.logBytes.Store(s.store.LogSize())
 	p.keysHint.Store(s.keysHint())
+}
+
+// loadWithProgress runs loadStore with the progress reported; Load ends
+// the loading state.
+func (s *Server) loadWithProgress() error {
+	p := &s.loadProgress
 	p.slow = s.cfg.SlowLoad
 	s.log.Info("persistence: loading", "dir", s.store.Path(), "snapshot_bytes", p.snapBytes.Load(),
 		"log_bytes", p.logBytes.Load(), "keys_expected", p.keysHint.Load())

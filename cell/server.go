@@ -142,6 +142,7 @@ func OpenStore(cfg Config) (*Server, error) {
 		}
 		s.store = st
 		s.ckptBase.Store(int64(st.SnapshotSize()))
+		s.measureLoad() // loading.go
 	}
 	s.loading.Store(true) // until Load ends: the store, or an RDB file
 	return s, nil
