@@ -48,10 +48,14 @@ func (c *Client) prefetchKeys() {
 	for _, h := range hints[:n] {
 		h.PrefetchEntry()
 	}
+	inside := 0 // the sorted sets, moved to the front
 	for _, h := range hints[:n] {
-		h.PrefetchValue()
+		if h.PrefetchValue() {
+			hints[inside] = h
+			inside++
+		}
 	}
-	for _, h := range hints[:n] {
+	for _, h := range hints[:inside] {
 		h.PrefetchInside()
 	}
 }

@@ -136,17 +136,22 @@ func (ix *keyIndex) prefetchEntry(h uint32) {
 // its old value or of its new one, both still allocated (the value is
 // read through the entry, never the reverse).
 //
+// It reports whether the entry is a sorted set, which the fourth step
+// looks inside: for any other, that step would probe for nothing.
+//
 //go:norace
-func (ix *keyIndex) prefetchValue(h uint32) {
+func (ix *keyIndex) prefetchValue(h uint32) bool {
 	v := (*indexView)(atomic.LoadPointer(&ix.view))
 	if v == nil {
-		return
+		return false
 	}
 	if i := v.probeHint(h); i >= 0 {
 		if e := v.slots[i]; e != nil && e.hash == h && e.kind != valInt && e.ptr != nil {
 			prefetch.Line((*byte)(e.ptr))
+			return e.kind == valZSet
 		}
 	}
+	return false
 }
 
 // prefetchPacked is the fourth step, once the value's line has arrived:

@@ -360,11 +360,10 @@ func (k KeyHint) PrefetchEntry() {
 }
 
 // PrefetchValue asks for the first line of the key's value
-// (keyIndex.prefetchValue).
-func (k KeyHint) PrefetchValue() {
-	if k.ix != nil {
-		k.ix.prefetchValue(k.h)
-	}
+// (keyIndex.prefetchValue). False: PrefetchInside has nothing to ask
+// for (the key is not a sorted set, or was not found).
+func (k KeyHint) PrefetchValue() bool {
+	return k.ix != nil && k.ix.prefetchValue(k.h)
 }
 
 // PrefetchInside asks for the lines inside the value that commands read
