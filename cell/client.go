@@ -97,7 +97,8 @@ type Client struct {
 	// lookups from its tally), summed by INFO and the sampler
 	// (stats_sample.go): no cache line shared between clients per command.
 	netIn, netOut, hits, misses atomic.Int64
-	tally                       statsTally // this client's stats not yet in ncmds and commandstats
+	tally                       statsTally  // this client's stats not yet in ncmds and commandstats
+	scriptCalls                 scriptCalls // a native run's calls, counted at its command's end (native_scripts.go)
 	killed                      atomic.Bool
 	running                     atomic.Bool // a command is executing: not idle (ops.go)
 

@@ -519,7 +519,11 @@ func (x *Ctx) refuseScriptCall(cmd *Command, msg string, w *resp.Writer) {
 // frozen clock, its reply into w. It returns the database the command
 // left selected, and whether it failed.
 func (x *Ctx) runScriptCmd(sub *Ctx, cmd *Command, args [][]byte, w *resp.Writer, db int) (int, bool) {
-	*sub = Ctx{srv: x.srv, cl: x.cl, cmd: cmd, Args: args, W: w, inScript: true}
+	// Field by field, as exec's loop does (cmd_txn.go): a composite
+	// literal is built on the stack and copied, and the copy's wide loads
+	// of its narrow stores stall; ulule's native profile showed the stall.
+	*sub = Ctx{}
+	sub.srv, sub.cl, sub.cmd, sub.Args, sub.W, sub.inScript = x.srv, x.cl, cmd, args, w, true
 	sub.Begin(x.srv.ks, x.Effects(), db, x.Now())
 	sub.SetReady(x.Ready())
 	cmd.Handler(sub)

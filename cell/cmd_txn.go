@@ -1,7 +1,5 @@
 package cell
 
-import "time"
-
 func init() {
 	register(
 		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | flagTxn, Handler: multi,
@@ -215,7 +213,7 @@ func exec(x *Ctx) {
 		sub.Begin(x.srv.ks, x.Effects(), c.db, x.Now())
 		sub.SetReady(x.Ready())
 		q.cmd.Handler(sub)
-		c.record(q.cmd, q.args, sub.failed, time.Duration(c.clock.end()-mono))
+		c.record(q.cmd, q.args, sub.failed, c.endCommand(mono))
 	}
 	*sub = Ctx{}
 	if len(c.ready.Keys()) != 0 {

@@ -245,7 +245,16 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	if len(c.ready.Keys()) != 0 {
 		c.serveReady() // those it could not serve holding its shards
 	}
-	c.record(cmd, args, x.failed, time.Duration(c.clock.end()-mono))
+	c.record(cmd, args, x.failed, c.endCommand(mono))
+}
+
+// endCommand reads the clock at the end of the command that began at
+// mono, counts the calls of its native run (scriptCalls) on that
+// reading, and returns the command's duration.
+func (c *Client) endCommand(mono int64) time.Duration {
+	end := c.clock.end()
+	c.scriptCalls.settle(c, end)
+	return time.Duration(end - mono)
 }
 
 // lockShard locks s for a flagShardAtATime command, which callAt left

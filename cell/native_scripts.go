@@ -128,10 +128,13 @@ type nativeRun struct {
 	// untimed are the calls made since mark, counted with their
 	// durations at the end of the run (timeCalls), when the observer's
 	// gate is at least untimedGate.
-	untimed  [8]untimedCall
+	untimed  [maxUntimed]untimedCall
 	nuntimed int
 	timeEach bool // the gate is below untimedGate: each call reads the clock
 }
+
+// maxUntimed is how many calls a native run counts at its end.
+const maxUntimed = 8
 
 // untimedCall is a call whose statistics wait for the run's end.
 type untimedCall struct {
@@ -173,7 +176,17 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	}
 	n.timeEach, n.nuntimed = x.srv.obs.gate.Load() < untimedGate, 0
 	ok := ns.run(n)
-	n.timeCalls()
+	if n.nuntimed != 0 {
+		// Counted at the EVALSHA's end, on the clock reading that ends
+		// it (Client.endCommand): one reading fewer per run.
+		p := &x.cl.scriptCalls
+		if p.n != 0 {
+			p.settle(x.cl, monoNow()) // a path that missed endCommand
+		}
+		p.n = copy(p.calls[:], n.untimed[:n.nuntimed])
+		p.mark = n.mark
+		n.nuntimed = 0
+	}
 	out := n.out
 	n.x, n.ns, n.keys, n.argv, n.w, n.c = nil, nil, nil, nil, nil, nil
 	n.sub = Ctx{}
@@ -300,18 +313,42 @@ func (n *nativeRun) call(i int) []byte {
 }
 
 // timeCalls counts the untimed calls, sharing the time since mark
-// evenly (untimedGate).
+// evenly (untimedGate): for a run of more calls than untimed holds.
 func (n *nativeRun) timeCalls() {
-	if n.nuntimed == 0 {
+	end := monoNow()
+	shareTime(n.x.cl, n.untimed[:n.nuntimed], end-n.mark)
+	n.mark = end
+	n.nuntimed = 0
+}
+
+// shareTime counts calls in c's tally, sharing d evenly.
+func shareTime(c *Client, calls []untimedCall, d int64) {
+	if len(calls) == 0 {
 		return
 	}
-	end := monoNow()
-	d := time.Duration(end-n.mark) / time.Duration(n.nuntimed)
-	n.mark = end
-	for _, u := range n.untimed[:n.nuntimed] {
-		n.x.cl.tally.addInScript(n.x.cl, u.cmd, u.failed, d)
+	each := time.Duration(d) / time.Duration(len(calls))
+	for _, u := range calls {
+		c.tally.addInScript(c, u.cmd, u.failed, each)
 	}
-	n.nuntimed = 0
+}
+
+// scriptCalls are the untimed calls of the native run that the client's
+// command (EVALSHA, EVAL) just made, waiting for the reading that ends
+// the command: they share the time from mark to it, which so also
+// counts the command's commit after the run (a few tens of ns).
+type scriptCalls struct {
+	calls [maxUntimed]untimedCall
+	n     int
+	mark  int64
+}
+
+// settle counts the calls with the time from mark to end.
+func (p *scriptCalls) settle(c *Client, end int64) {
+	if p.n == 0 {
+		return
+	}
+	shareTime(c, p.calls[:p.n], end-p.mark)
+	p.n = 0
 }
 
 // oomDenied is scriptOOMDenied for a native run.
