@@ -22,8 +22,9 @@ const prefetchMax = 32
 // commands have their key, or a script call's first key; for other
 // commands the hint is merely useless). It asks for every key's index
 // lines, then for every entry those lines point to, then for every
-// entry's value, then for what commands read first inside it: each step finds the lines the step before asked for
-// arrived or on their way, so the misses of all the keys overlap.
+// entry's value, then for what commands read first inside it: each step
+// finds the lines the step before asked for arrived or on their way, so
+// the misses of all the keys overlap.
 func (c *Client) prefetchKeys() {
 	b := c.rd.Unparsed()
 	var hints [prefetchMax]keyspace.KeyHint

@@ -322,8 +322,8 @@ func (c *Client) subscribed() bool { return c.ps != nil && c.ps.total() > 0 }
 
 // settleSubs runs after each command of a client that has used pub/sub:
 // the reply joins the sink (made on the first subscription), held there
-// until the new subscriptions have joined the registry. A client left with none leaves pub/sub
-// mode and its sink.
+// until the new subscriptions have joined the registry. A client left
+// with none leaves pub/sub mode and its sink.
 func (c *Client) settleSubs() {
 	ps := c.ps
 	n := ps.total()
@@ -335,8 +335,10 @@ func (c *Client) settleSubs() {
 		}
 		s := c.attachSink()
 		s.proto.Store(int32(c.w.Proto()))
-		s.hold() // the confirmations go out once the channels are joined
-		defer s.release()
+		if len(ps.joinedChans)+len(ps.joinedPats)+len(ps.joinedShards) > 0 {
+			s.hold() // the confirmations go out once the channels are joined
+			defer s.release()
+		}
 		s.push(c.w.Bytes(), nil)
 		c.w.Reset()
 	}
