@@ -15,12 +15,13 @@ import (
 //
 // A load runs with the collector off (beginLoadGC, endLoadGC): nearly all
 // it allocates stays live. A Go memory limit at nine tenths of the
-// process's memory guards it (loadMemoryGuard), unless a lower one is set. Turning it back on at the end started a cycle
-// over the whole loaded heap at once, since the pacer's goal still came
-// from the few MB live before the load: a pass that finds everything
-// live, run while the server starts to serve (about 8% of the CPU of a
-// durable load of a million keys before it served). After a
-// load at start the collector stays off instead, with the Go memory limit
+// process's memory guards it (loadMemoryGuard), unless a lower one is
+// set. Turning it back on at the end started a cycle over the whole
+// loaded heap at once, since the pacer's goal still came from the few MB
+// live before the load: a pass that finds everything live, run while the
+// server starts to serve (about 8% of the CPU of a durable load of a
+// million keys before it served). After a load at start the collector
+// stays off instead, with the Go memory limit
 // lowered to the heap GOGC would have let the loaded heap grow to (the
 // memory in use plus GOGC percent of the heap's objects), or to the limit
 // already set if lower (maxmemory's, GOMEMLIMIT). The first collection
