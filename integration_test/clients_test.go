@@ -3,9 +3,11 @@ package integration_test
 import (
 	"net"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cli runs redis-cli against addr with args and returns its output.
@@ -161,4 +163,51 @@ func debianPython(t *testing.T) string {
 	}
 	requirePeer(t, "python3-redis-module")
 	return ""
+}
+
+// TestClientPausedInList: a client held by CLIENT PAUSE WRITE shows in
+// CLIENT LIST as blocked (flags=b) with its held command (cmd=set) on
+// both servers, and its write runs after CLIENT UNPAUSE. (CLIENT UNBLOCK
+// of such a client aborts redis-server 7.0.15, so it is not sent here.)
+func TestClientPausedInList(t *testing.T) {
+	s := startServers(t, serverOptions{})
+	fields := regexp.MustCompile(`\b(flags|cmd)=\S+`)
+	var views [2]string
+	for i, p := range []*process{s.redis, s.cell} {
+		admin, err := dialRESP(p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		held, err := dialRESP(p.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		r, _ := held.Do("CLIENT", "ID")
+		id := strings.TrimSpace(strings.TrimPrefix(string(r), ":"))
+		admin.Do("CLIENT", "PAUSE", "10000", "WRITE")
+		if err := held.Send("SET", "paused:k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r, err := admin.Do("CLIENT", "LIST", "ID", id)
+			if err != nil {
+				t.Fatalf("%s: CLIENT LIST: %v", p.name, err)
+			}
+			views[i] = strings.Join(fields.FindAllString(string(r), -1), " ")
+			if strings.Contains(views[i], "flags=b") || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		admin.Do("CLIENT", "UNPAUSE")
+		if r, err := held.ReadReply(); err != nil || string(r) != "+OK\r\n" {
+			t.Errorf("%s: the held SET after UNPAUSE: %q %v", p.name, r, err)
+		}
+	}
+	if views[0] != views[1] || views[0] != "flags=b cmd=set" {
+		t.Errorf("CLIENT LIST of a paused client: redis-server %q, cellserver %q", views[0], views[1])
+	}
 }
