@@ -249,6 +249,9 @@ type scriptRun struct {
 	// past them after writing, and took them.
 	abandoned bool
 	needsAll  bool
+	// waitFor: the shard the run waits for, having written (tryReach);
+	// guarded by the server's scriptMu.
+	waitFor *keyspace.Shard
 	// probing: held every shard to learn whether it stays within its
 	// declared keys; outside: it did not.
 	probing bool

@@ -350,9 +350,10 @@ func errUndeclaredWholeDB(name string) string {
 }
 
 // ErrScriptReach ends a call of a script that reached past its declared
-// keys after writing, while another script held the shard it needed past
-// busy-reply-threshold (script_shards.go). Declaring every key avoids it.
-const ErrScriptReach = "ERR script reached a key outside its declared KEYS after writing, and another script held it: list every key in KEYS"
+// keys after writing, for a shard held by another script that waits, as
+// it did, for one it holds (a cycle: script_shards.go). Redis has no such
+// error; declaring every key avoids it.
+const ErrScriptReach = "ERR script reached a key outside its declared KEYS after writing, while another script that had done the same held it: list every key in KEYS"
 
 // Cluster.
 const (

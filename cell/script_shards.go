@@ -20,12 +20,20 @@ import (
 //     start holding every shard of every database. Its script is noted
 //     (script.ShardNotes.NeedsAll), so later runs start that way.
 //   - after a write, it cannot be rerun, so it try-locks the shards it
-//     lacks, out of ascending order. Commands and scripts still taking
-//     their locks have shown nothing, so a lock wait that holds what the
-//     script wants lets it go when the script marks itself reaching
-//     (keyspace's lockwait.go). Only a shard held by another running
-//     script in the same state can stay held: that ends the call with
-//     ErrScriptReach once busy-reply-threshold passes.
+//     lacks, out of ascending order, until it has them. Commands and
+//     scripts still taking their locks have shown nothing, so a lock wait
+//     that holds what the script wants lets it go when the script marks
+//     itself reaching (keyspace's lockwait.go). A running script holding
+//     it lets it go when it ends, however long it runs (Redis would have
+//     run the two one after the other). Only scripts that each wait, so,
+//     for a shard the next one holds, in a cycle, could wait forever: the
+//     one that closes the cycle (tryReach) gives way, its call failing
+//     with ErrScriptReach. That is where this differs from Redis, which
+//     never fails there: what the script wrote before stays, as after
+//     any error in a script; undoing it to run it again holding every
+//     shard is not done. runCallable's probing makes it rare: a script runs
+//     on its declared shards only once seen staying within them, and
+//     after it reaches past them once it holds every shard.
 //
 // Invariant: every run that shows anything to another client (a reply, a
 // write, a log line) holds each shard it touched from its first touch to
@@ -74,24 +82,80 @@ func (r *scriptRun) reach(s *keyspace.Shard, refuse func(string)) bool {
 		return false
 	}
 	r.needsAll = true
-	locks := &r.x.cl.locks
-	var deadline time.Time
-	for !locks.TryAdd(s) {
-		now := time.Now()
-		if deadline.IsZero() {
-			// Lock waits holding the shard s let it go (keyspace's
-			// lockwait.go); a script in the same state cannot.
-			r.mark.MarkReaching()
-			deadline = now.Add(time.Duration(r.x.srv.live.busyReplyThresholdMs.Load())*time.Millisecond + 100*time.Millisecond)
-		} else if now.After(deadline) {
+	srv := r.x.srv
+	defer srv.stopWaiting(r)
+	pause := 20 * time.Microsecond
+	for marked := false; ; marked = true {
+		taken, cycle := srv.tryReach(r, s)
+		switch {
+		case taken:
+			return true
+		case cycle:
 			refuse(ErrScriptReach)
 			return false
 		}
-		time.Sleep(20 * time.Microsecond)
+		if !marked {
+			// Lock waits holding the shard s let it go (keyspace's
+			// lockwait.go); a running script does when it ends.
+			r.mark.MarkReaching()
+		}
+		select {
+		case <-r.stop: // the memory limit, or the server's end
+			refuse(ErrScriptReach)
+			return false
+		default:
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Millisecond)
 	}
-	r.held = append(r.held, s)
-	keyspace.Hold(r.held[len(r.held)-1:], &r.mark)
-	return true
+}
+
+// tryReach tries to lock s for r, under scriptMu: the shards the running
+// scripts hold and wait for hold still meanwhile, since every script
+// takes a shard out of order here. taken: r holds s (and has marked it).
+// Otherwise r now waits for s; cycle: s's holder waits for a shard whose
+// holder waits ... for one r holds, so none of them can ever go on, and
+// r gives way (it stops waiting, so the others see no cycle).
+func (srv *Server) tryReach(r *scriptRun, s *keyspace.Shard) (taken, cycle bool) {
+	srv.scriptMu.Lock()
+	defer srv.scriptMu.Unlock()
+	if r.x.cl.locks.TryAdd(s) {
+		r.waitFor = nil
+		r.held = append(r.held, s)
+		keyspace.Hold(r.held[len(r.held)-1:], &r.mark)
+		return true, false
+	}
+	r.waitFor = s
+	at := s
+	for range len(srv.running) {
+		b := at.Holder()
+		if b == nil {
+			return false, false // a command, or a script not yet marking it: it ends
+		}
+		if b == &r.mark {
+			r.waitFor = nil
+			return false, true
+		}
+		var h *scriptRun
+		for q := range srv.running {
+			if &q.mark == b {
+				h = q
+				break
+			}
+		}
+		if h == nil || h.waitFor == nil {
+			return false, false // a running script that waits for nothing: it ends
+		}
+		at = h.waitFor
+	}
+	return false, false
+}
+
+// stopWaiting notes that r waits for no shard.
+func (srv *Server) stopWaiting(r *scriptRun) {
+	srv.scriptMu.Lock()
+	r.waitFor = nil
+	srv.scriptMu.Unlock()
 }
 
 // reachDB makes every shard of db (of every database with all) available.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // runningScripts samples the scripts running now: how many, and whether
@@ -185,4 +186,101 @@ func sumMGET(reply string) string {
 		return "-MGET sum " + strconv.Itoa(s) + " total " + strconv.Itoa(vals[0])
 	}
 	return "+ok"
+}
+
+// reachAfterWrite is a script that stays within its declared key unless
+// ARGV[1] is 'reach': then, after writing KEYS[1], it spins for ARGV[3]
+// ms (TIME's clock) and increments ARGV[2], a key it did not declare.
+const reachAfterWrite = "redis.call('incr', KEYS[1]) if ARGV[1] ~= 'reach' then return 0 end " +
+	"local t = redis.call('time') local start = t[1] * 1000000 + t[2] " +
+	"repeat t = redis.call('time') until t[1] * 1000000 + t[2] - start >= tonumber(ARGV[3]) * 1000 " +
+	"return redis.call('incr', ARGV[2])"
+
+// spinScript increments KEYS[1] and spins for ARGV[1] ms (TIME's clock).
+const spinScript = "redis.call('incr', KEYS[1]) local t = redis.call('time') local start = t[1] * 1000000 + t[2] " +
+	"repeat t = redis.call('time') until t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) * 1000 return 1"
+
+// declaredOnly runs body until the server runs it on its declared shards
+// (its first run, holding every shard, saw it stay within them).
+func declaredOnly(t *testing.T, c *testConn, body, key string) {
+	t.Helper()
+	for range 2 {
+		if got := c.do("EVAL", body, "1", key, "stay", "x", "0"); got != ":0\r\n" {
+			t.Fatalf("staying run: %q", got)
+		}
+	}
+}
+
+// TestScriptReachWaitsForSlowScript: a script on its declared shard that,
+// after writing, reaches a shard held by another script running longer
+// than busy-reply-threshold waits for that script's end and succeeds, as
+// it would on Redis, where the two would have run one after the other.
+// It used to give up with ErrScriptReach once the threshold passed.
+func TestScriptReachWaitsForSlowScript(t *testing.T) {
+	srv := startServer(t, func(c *Config) { c.BusyReplyThreshold = 50 * time.Millisecond })
+	a, b := keysOnShards(srv)
+	reacher, slow := dial(t, srv), dial(t, srv)
+	declaredOnly(t, reacher, reachAfterWrite, a)
+	if got := slow.do("EVAL", spinScript, "1", b, "0"); got != ":1\r\n" { // its probing run
+		t.Fatalf("slow script's first run: %q", got)
+	}
+	slow.nc.Write(encode("EVAL", spinScript, "1", b, "400"))
+	for n, _ := runningScripts(srv); n == 0; n, _ = runningScripts(srv) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := reacher.do("EVAL", reachAfterWrite, "1", a, "reach", b, "0"); got != ":3\r\n" {
+		t.Errorf("reaching script: %q, want :3 (the slow script's two increments, then its own)", got)
+	}
+	if got := slow.read(); got != ":1\r\n" {
+		t.Errorf("slow script: %q", got)
+	}
+	if got := reacher.do("MGET", a, b); got != "*2\r\n$1\r\n3\r\n$1\r\n3\r\n" {
+		t.Errorf("MGET: %q", got)
+	}
+}
+
+// TestScriptReachCycle: two scripts on their declared shards that, after
+// writing, each reach the other's shard wait for each other; one gives
+// way at once with ErrScriptReach (the one known difference from Redis,
+// where both succeed), the other then succeeds. Neither hangs until
+// busy-reply-threshold (left at its default here, far past the test's
+// length), and the keys hold exactly the increments that ran. A script
+// that reached once holds every shard after, so each round is a new one.
+func TestScriptReachCycle(t *testing.T) {
+	srv := startServer(t, nil)
+	a, b := keysOnShards(srv)
+	ca, cb := dial(t, srv), dial(t, srv)
+	want, cycles := 0, 0
+	for round := range 5 {
+		body := reachAfterWrite + " -- " + strconv.Itoa(round)
+		declaredOnly(t, ca, body, a)
+		declaredOnly(t, ca, body, b)
+		// Each spins 150 ms after its write, so that both hold their
+		// own shard when they reach.
+		ca.nc.Write(encode("EVAL", body, "1", a, "reach", b, "150"))
+		cb.nc.Write(encode("EVAL", body, "1", b, "reach", a, "150"))
+		ra, rb := ca.read(), cb.read()
+		errs := 0
+		for _, r := range []string{ra, rb} {
+			switch {
+			case strings.HasPrefix(r, ":"):
+			case strings.HasPrefix(r, "-"+ErrScriptReach+" script: "):
+				errs++
+			default:
+				t.Fatalf("round %d: %q", round, r)
+			}
+		}
+		if errs == 2 {
+			t.Fatalf("round %d: both gave way: %q, %q", round, ra, rb)
+		}
+		cycles += errs
+		// Four staying runs, each script's own key, and the other's
+		// for each that did not give way.
+		want += 4 + 2 + 2 - errs
+		got := ca.do("EVAL", "return redis.call('get', KEYS[1]) + redis.call('get', KEYS[2])", "2", a, b)
+		if got != ":"+strconv.Itoa(want)+"\r\n" {
+			t.Fatalf("round %d: a+b = %q, want %d", round, got, want)
+		}
+	}
+	t.Logf("%d of 5 rounds met the cycle", cycles)
 }

@@ -109,6 +109,11 @@ func Hold(shards []*Shard, b *Busy) {
 	}
 }
 
+// Holder is the mark of the running script holding s, or nil: none, or
+// one that has not marked it yet (Hold comes after the lock, and the mark
+// is cleared before the lock is let go, so a mark read means held).
+func (s *Shard) Holder() *Busy { return s.script.Load() }
+
 // HeldBusy returns the mark of a script holding one of shards that has
 // passed busy-reply-threshold, or nil.
 func HeldBusy(shards []*Shard) *Busy {
