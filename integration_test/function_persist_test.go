@@ -3,6 +3,7 @@ package integration_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,4 +131,91 @@ func checkLibraries(t *testing.T, c *respConn, want, alt map[string]int, when st
 	}
 	t.Fatalf("%s: libraries %v after the restart, want %v (or %v with the change in flight)", when, got, want, alt)
 	return nil
+}
+
+// TestFunctionsRestart: libraries with several functions and flags are
+// what redis-server shows, byte for byte, after cellserver restarts from
+// its own data: after SIGTERM, after SIGKILL, and after FUNCTION RESTORE
+// of redis-server's own DUMP payload. redis-server keeps running as the
+// reference.
+func TestFunctionsRestart(t *testing.T) {
+	ref := mustDial(t, sharedServers(t).redis)
+	dir := t.TempDir()
+	p := cellOnDir(t, dir)
+	cell := mustDial(t, p)
+	second := "#!lua name=second\nredis.register_function{function_name='ro2', callback=function(keys, args) return redis.call('get', keys[1]) end, flags={'no-writes', 'allow-stale'}, description='second'}\n" +
+		"redis.register_function('w2', function(keys, args) return redis.call('incrby', keys[1], args[1]) end)"
+	queries := [][]string{
+		{"FUNCTION", "LIST", "LIBRARYNAME", "mylib", "WITHCODE"},
+		{"FUNCTION", "LIST", "LIBRARYNAME", "second", "WITHCODE"},
+		{"FCALL", "setit", "1", "fk", "v"}, {"FCALL_RO", "getit", "1", "fk"}, {"FCALL", "double", "0", "21"},
+		{"FCALL", "ro", "0"}, {"FCALL", "w2", "1", "fn", "5"}, {"FCALL_RO", "ro2", "1", "fn"}, {"FCALL_RO", "w2", "1", "fn", "1"},
+		{"FCALL", "nosuch", "0"},
+	}
+	compare := func(when string) {
+		t.Helper()
+		for _, q := range queries {
+			want, got := mustDo(t, ref, q...), mustDo(t, cell, q...)
+			if q[0] == "FUNCTION" {
+				want, got = functionsInOrder(t, want), functionsInOrder(t, got)
+			}
+			if got != want {
+				t.Errorf("%s: %q:\n cellserver %q\n redis      %q", when, q, got, want)
+			}
+		}
+	}
+	change := func(cmd ...string) {
+		t.Helper()
+		if want, got := mustDo(t, ref, cmd...), mustDo(t, cell, cmd...); got != want {
+			t.Fatalf("%q: cellserver %q, redis %q", cmd, got, want)
+		}
+	}
+	mustDo(t, ref, "FUNCTION", "FLUSH")
+	mustDo(t, ref, "DEL", "fk", "fn")
+	change("FUNCTION", "LOAD", testLibrary)
+	change("FUNCTION", "LOAD", second)
+	compare("before a restart")
+
+	p.Stop()
+	p = cellOnDir(t, dir)
+	cell = mustDial(t, p)
+	compare("after SIGTERM")
+
+	change("FUNCTION", "DELETE", "second")
+	change("FUNCTION", "LOAD", strings.Replace(second, "description='second'", "description='again'", 1))
+	p.kill()
+	p = cellOnDir(t, dir)
+	cell = mustDial(t, p)
+	compare("after SIGKILL")
+
+	// redis-server's payload, restored over a flushed cellserver.
+	dump := mustDo(t, ref, "FUNCTION", "DUMP")
+	dump = dump[strings.Index(dump, "\n")+1 : len(dump)-2]
+	change("FUNCTION", "FLUSH")
+	change("FUNCTION", "RESTORE", dump)
+	p.kill()
+	p = cellOnDir(t, dir)
+	cell = mustDial(t, p)
+	compare("after RESTORE of redis-server's DUMP and SIGKILL")
+	mustDo(t, ref, "FUNCTION", "FLUSH")
+}
+
+// functionsInOrder is a FUNCTION LIST reply with each library's functions
+// sorted: Redis lists them in the order of its hash table, which its
+// random hash seed changes from one start to the next.
+func functionsInOrder(t *testing.T, reply string) string {
+	t.Helper()
+	v, err := parseReply([]byte(reply))
+	if err != nil {
+		t.Fatalf("%q: %v", reply, err)
+	}
+	for _, lib := range v.elems {
+		for i := 0; i+1 < len(lib.elems); i += 2 {
+			if lib.elems[i].text == "functions" {
+				fns := lib.elems[i+1].elems
+				sort.Slice(fns, func(a, b int) bool { return string(fns[a].encode()) < string(fns[b].encode()) })
+			}
+		}
+	}
+	return string(v.encode())
 }

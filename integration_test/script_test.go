@@ -369,6 +369,49 @@ func TestScriptUndeclaredKeys(t *testing.T) {
 	})
 }
 
+// TestScriptReachPastDeclared: scripts that stay within their declared
+// keys for a few calls (so cellserver runs them on those keys' shards
+// alone) and then, depending on ARGV, reach past them: before writing
+// (cellserver drops that run and runs it again holding every shard) and
+// after writing (it takes the other shards as it goes), with undeclared
+// keys, KEYS, SCAN, SELECT and FLUSHDB. The replies and the keys after
+// are Redis's.
+func TestScriptReachPastDeclared(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		for i := range 20 {
+			c.Do("SET", "r"+strconv.Itoa(i), strconv.Itoa(i))
+		}
+		for run, body := range []string{
+			// reach before any write: a read, then a write
+			"if ARGV[1] == 'reach' then local v = redis.call('get', 'r3') redis.call('set', 'r4', v .. 'x') end return redis.call('incr', KEYS[1])",
+			// a write, then undeclared reads and writes
+			"local n = redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then redis.call('incr', 'r5') redis.call('append', 'r6', 'w') return {n, redis.call('get', 'r5'), redis.call('get', 'r6')} end return n",
+			// a write, then KEYS and SCAN
+			"redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then local k = redis.call('keys', 'r1*') table.sort(k) local s = redis.call('scan', 0, 'count', 1000) table.sort(s[2]) return {k, s[2]} end return 0",
+			// a write, then SELECT and a write in another database
+			"redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then redis.call('select', 7) redis.call('rpush', 'rl', KEYS[1]) local n = redis.call('dbsize') redis.call('select', 0) return n end return 0",
+			// a write, then FLUSHDB of another database
+			"redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then redis.call('select', 7) redis.call('flushdb') redis.call('select', 0) return redis.call('dbsize') end return 0",
+			// an error after reaching past, caught and not
+			"redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then return redis.pcall('lpush', 'r7', 'x') end return 0",
+			"redis.call('incr', KEYS[1]) if ARGV[1] == 'reach' then return redis.call('hget', 'r8', 'f') end return 0",
+		} {
+			body += " -- " + strconv.Itoa(c.proto) + "/" + strconv.Itoa(run)
+			for range 3 {
+				c.Do("EVAL", body, "1", "decl", "stay")
+			}
+			c.Do("EVAL", body, "1", "decl", "reach")
+			c.Do("EVAL", body, "1", "decl", "reach")
+			c.Do("EVAL", body, "1", "decl", "stay")
+			c.Do("MGET", "decl", "r3", "r4", "r5", "r6")
+		}
+		c.Do("SELECT", "7")
+		c.Do("DBSIZE")
+		c.Do("SELECT", "0")
+		c.Do("DBSIZE")
+	})
+}
+
 // TestScriptSelect: SELECT inside a script does not change the caller's
 // database (7.0).
 func TestScriptSelect(t *testing.T) {
