@@ -28,14 +28,21 @@ func (c *Client) prefetchKeys() {
 	var hints [prefetchMax]keyspace.KeyHint
 	n := 0
 	var last []byte
+	var h uint64
 	for i := range reqs {
 		key := c.rd.AheadKey(i)
-		// A MULTI block names its key once per command: once is enough.
-		if key != nil && string(key) != string(last) {
-			hints[n] = c.srv.ks.Hint(c.db, key)
+		if key == nil {
+			continue
+		}
+		// A MULTI block names its key once per command: one hint is
+		// enough, and one hash for all.
+		if string(key) != string(last) {
+			h = keyspace.KeyHash(key)
+			hints[n] = c.srv.ks.HintHash(c.db, key, h)
 			n++
 			last = key
 		}
+		c.rd.SetAheadTag(i, h) // the request's lookups use it (lockFor)
 	}
 	if n < 2 {
 		return // one request: its lookup comes next, nothing to overlap
