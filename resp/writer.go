@@ -6,6 +6,10 @@ import "strconv"
 type Writer struct {
 	buf   []byte
 	proto int
+	// oneEnd is where the reply Int wrote at the start of buf ends, and
+	// oneInt its number (OneInt); 0: none.
+	oneEnd int
+	oneInt int64
 }
 
 // NewWriter returns a RESP2 writer.
@@ -24,10 +28,16 @@ func (w *Writer) Bytes() []byte { return w.buf }
 func (w *Writer) Len() int { return len(w.buf) }
 
 // Truncate drops everything written after the first n bytes.
-func (w *Writer) Truncate(n int) { w.buf = w.buf[:n] }
+func (w *Writer) Truncate(n int) {
+	w.buf = w.buf[:n]
+	if n < w.oneEnd {
+		w.oneEnd = 0
+	}
+}
 
 // Reset empties the buffer, keeping its capacity unless it grew very large.
 func (w *Writer) Reset() {
+	w.oneEnd = 0
 	if cap(w.buf) > 1<<20 {
 		w.buf = make([]byte, 0, 4096)
 		return
@@ -66,7 +76,22 @@ func appendLine(b []byte, s string) []byte {
 }
 
 // Int writes :n.
-func (w *Writer) Int(n int64) { w.header(':', n) }
+func (w *Writer) Int(n int64) {
+	if len(w.buf) != 0 {
+		w.header(':', n)
+		return
+	}
+	w.header(':', n)
+	w.oneEnd, w.oneInt = len(w.buf), n
+}
+
+// OneInt reports whether the buffer holds exactly one reply, an integer
+// that Int wrote, and returns it: a caller that reads a command's reply
+// (a native script's redis.call) has the number without parsing its
+// text back.
+func (w *Writer) OneInt() (int64, bool) {
+	return w.oneInt, w.oneEnd != 0 && w.oneEnd == len(w.buf)
+}
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {

@@ -76,3 +76,34 @@ func TestWriterIntRange(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterOneInt: OneInt gives the number exactly when the buffer holds
+// one integer reply that Int wrote, and nothing else.
+func TestWriterOneInt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(w *Writer)
+		want  int64 // -1: none
+	}{
+		{"int", func(w *Writer) { w.Int(59321) }, 59321},
+		{"small", func(w *Writer) { w.Int(7) }, 7},
+		{"negative", func(w *Writer) { w.Int(-2) }, -2},
+		{"empty", func(w *Writer) {}, -1},
+		{"error", func(w *Writer) { w.Error("ERR x") }, -1},
+		{"raw int", func(w *Writer) { w.Raw([]byte(":5\r\n")) }, -1},
+		{"in an array", func(w *Writer) { w.Array(1); w.Int(5) }, -1},
+		{"two", func(w *Writer) { w.Int(5); w.Int(6) }, -1},
+		{"then more", func(w *Writer) { w.Int(5); w.OK() }, -1},
+		{"reset", func(w *Writer) { w.Int(5); w.Reset(); w.Raw([]byte(":6\r\n")) }, -1},
+		{"truncated", func(w *Writer) { w.Int(5); w.Truncate(0); w.Raw([]byte(":6\r\n")) }, -1},
+		{"truncated after", func(w *Writer) { w.Int(5); w.OK(); w.Truncate(4) }, 5},
+		{"reset then int", func(w *Writer) { w.OK(); w.Reset(); w.Int(8) }, 8},
+	} {
+		w := NewWriter()
+		tc.write(w)
+		v, ok := w.OneInt()
+		if ok != (tc.want != -1) || ok && v != tc.want {
+			t.Errorf("%s: OneInt %d %v, want %d", tc.name, v, ok, tc.want)
+		}
+	}
+}
