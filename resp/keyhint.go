@@ -1,9 +1,6 @@
 package resp
 
-import (
-	"bytes"
-	"unsafe"
-)
+import "unsafe"
 
 // Requests parsed ahead: once a read has brought a pipeline's requests,
 // the server wants their keys before the first one runs (to ask the CPU
@@ -159,18 +156,37 @@ func requestKey(b []byte, offs []int) int {
 	return 1
 }
 
-// scriptCalls are the commands whose keys follow a numkeys.
-var scriptCalls = [...]string{"evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"}
-
 // scriptCall reports whether name is EVAL, EVALSHA, FCALL or one of their
-// _RO forms, in any case.
+// _RO forms, in any case: by its length first, as most names are not.
 func scriptCall(name []byte) bool {
-	for _, c := range scriptCalls {
-		if len(name) == len(c) && bytes.EqualFold(name, []byte(c)) {
-			return true
-		}
+	switch len(name) {
+	case 4:
+		return lowerIs(name, "eval")
+	case 5:
+		return lowerIs(name, "fcall")
+	case 7:
+		return lowerIs(name, "evalsha") || lowerIs(name, "eval_ro")
+	case 8:
+		return lowerIs(name, "fcall_ro")
+	case 10:
+		return lowerIs(name, "evalsha_ro")
 	}
 	return false
+}
+
+// lowerIs reports whether b is lower, a lower-case name of the same
+// length, in any case.
+func lowerIs(b []byte, lower string) bool {
+	for i := range len(lower) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // positive reports whether b is the decimal text of a number above 0
