@@ -605,3 +605,42 @@ func refusedStart(t *testing.T, bin, conf string) string {
 	}
 	return sp.LogTail(20)
 }
+
+// TestACLSort: SORT's BY (with a '*') and GET patterns read keys no key
+// pattern names, so Redis allows them only to a user with a selector
+// that allows the command and reads every key (allkeys, "~*", "%R~*");
+// the others get an error, in a transaction and a script too.
+func TestACLSort(t *testing.T) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
+		c.Do("RPUSH", "rw:a", "2", "1", "3")
+		c.Do("MSET", "w:1", "30", "w:2", "20", "w:3", "10", "r:1", "one")
+		for _, rules := range [][]string{
+			{"%R~r:*", "%W~w:*", "~rw:*", "+@all"},
+			{"~*", "+@all"},
+			{"allkeys", "+@all"},
+			{"%R~*", "+@all"},
+			{"%W~*", "~rw:*", "+@all"},
+			{"~rw:*", "+@all", "(%R~* +sort)"},
+			{"~rw:*", "+@all", "(%R~* +get)"},
+			{"~rw:*", "+@all", "(~* -sort)"},
+		} {
+			c.Do(append([]string{"ACL", "SETUSER", "u", "reset", "on", "nopass"}, rules...)...)
+			u := c.OtherClient()
+			u.Do("AUTH", "u", "x")
+			u.Do("SORT", "rw:a", "BY", "nosort")
+			u.Do("SORT", "rw:a", "BY", "constant", "LIMIT", "0", "2")
+			u.Do("SORT", "rw:a", "BY", "w:*")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("SORT", "rw:a", "GET", "r:*", "BY", "w:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "FOO") // the first bad option answers
+			u.Do("SORT_RO", "rw:a", "GET", "r:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "STORE", "rw:d")
+			u.Do("LRANGE", "rw:d", "0", "-1")
+			u.Do("EVAL", "return redis.pcall('SORT', KEYS[1], 'BY', 'w:*')", "1", "rw:a")
+			u.Do("MULTI")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("EXEC")
+		}
+		c.DoMasked(maskACLLog, "ACL", "LOG")
+	})
+}
