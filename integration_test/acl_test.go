@@ -644,3 +644,48 @@ func TestACLSort(t *testing.T) {
 		c.DoMasked(maskACLLog, "ACL", "LOG")
 	})
 }
+
+// TestACLFileRelativeToDir: a relative aclfile is in dir, not in the
+// directory the server was started in (Redis changes to dir as it reads
+// its configuration): the start loads it from there, ACL SAVE writes it
+// there and ACL LOAD reads it back.
+func TestACLFileRelativeToDir(t *testing.T) {
+	redis := requirePeer(t, "redis-server")
+	cellserverBinary(t)
+	users := "user default on nopass ~* &* +@all\nuser svc on nopass ~svc:* -@all +get\n"
+	opt := serverOptions{args: []string{"--aclfile", "users.acl"}}
+	var procs [2]*process
+	var dirs [2]string
+	for i, s := range []struct {
+		name, bin string
+		args      func(int, string, serverOptions) []string
+	}{{"redis-server", redis, redisArgs}, {"cellserver", harness.binary, cellserverArgs}} {
+		dirs[i] = t.TempDir()
+		if err := os.WriteFile(filepath.Join(dirs[i], "users.acl"), []byte(users), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		port, err := serverproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := launch(s.name, s.bin, s.args(port, dirs[i], opt), t.TempDir(), port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		procs[i] = p
+	}
+	c := newPairOn(t, &servers{redis: procs[0], cell: procs[1]})
+	c.DoMasked(maskACLRules, "ACL", "LIST")
+	c.Do("ACL", "SETUSER", "new", "on", "nopass", "~n:*", "+set")
+	c.Do("ACL", "SAVE")
+	for i, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "users.acl"))
+		if err != nil || !strings.Contains(string(b), "user new on nopass") {
+			t.Errorf("%s: users.acl in dir after ACL SAVE: %v\n%s", procs[i].name, err, b)
+		}
+	}
+	c.Do("ACL", "DELUSER", "new")
+	c.Do("ACL", "LOAD")
+	c.Do("ACL", "USERS")
+}
