@@ -605,3 +605,87 @@ func refusedStart(t *testing.T, bin, conf string) string {
 	}
 	return sp.LogTail(20)
 }
+
+// TestACLSort: SORT's BY (with a '*') and GET patterns read keys no key
+// pattern names, so Redis allows them only to a user with a selector
+// that allows the command and reads every key (allkeys, "~*", "%R~*");
+// the others get an error, in a transaction and a script too.
+func TestACLSort(t *testing.T) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
+		c.Do("RPUSH", "rw:a", "2", "1", "3")
+		c.Do("MSET", "w:1", "30", "w:2", "20", "w:3", "10", "r:1", "one")
+		for _, rules := range [][]string{
+			{"%R~r:*", "%W~w:*", "~rw:*", "+@all"},
+			{"~*", "+@all"},
+			{"allkeys", "+@all"},
+			{"%R~*", "+@all"},
+			{"%W~*", "~rw:*", "+@all"},
+			{"~rw:*", "+@all", "(%R~* +sort)"},
+			{"~rw:*", "+@all", "(%R~* +get)"},
+			{"~rw:*", "+@all", "(~* -sort)"},
+		} {
+			c.Do(append([]string{"ACL", "SETUSER", "u", "reset", "on", "nopass"}, rules...)...)
+			u := c.OtherClient()
+			u.Do("AUTH", "u", "x")
+			u.Do("SORT", "rw:a", "BY", "nosort")
+			u.Do("SORT", "rw:a", "BY", "constant", "LIMIT", "0", "2")
+			u.Do("SORT", "rw:a", "BY", "w:*")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("SORT", "rw:a", "GET", "r:*", "BY", "w:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "FOO") // the first bad option answers
+			u.Do("SORT_RO", "rw:a", "GET", "r:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "STORE", "rw:d")
+			u.Do("LRANGE", "rw:d", "0", "-1")
+			u.Do("EVAL", "return redis.pcall('SORT', KEYS[1], 'BY', 'w:*')", "1", "rw:a")
+			u.Do("MULTI")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("EXEC")
+		}
+		c.DoMasked(maskACLLog, "ACL", "LOG")
+	})
+}
+
+// TestACLFileRelativeToDir: a relative aclfile is in dir, not in the
+// directory the server was started in (Redis changes to dir as it reads
+// its configuration): the start loads it from there, ACL SAVE writes it
+// there and ACL LOAD reads it back.
+func TestACLFileRelativeToDir(t *testing.T) {
+	redis := requirePeer(t, "redis-server")
+	cellserverBinary(t)
+	users := "user default on nopass ~* &* +@all\nuser svc on nopass ~svc:* -@all +get\n"
+	opt := serverOptions{args: []string{"--aclfile", "users.acl"}}
+	var procs [2]*process
+	var dirs [2]string
+	for i, s := range []struct {
+		name, bin string
+		args      func(int, string, serverOptions) []string
+	}{{"redis-server", redis, redisArgs}, {"cellserver", harness.binary, cellserverArgs}} {
+		dirs[i] = t.TempDir()
+		if err := os.WriteFile(filepath.Join(dirs[i], "users.acl"), []byte(users), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		port, err := serverproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := launch(s.name, s.bin, s.args(port, dirs[i], opt), t.TempDir(), port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		procs[i] = p
+	}
+	c := newPairOn(t, &servers{redis: procs[0], cell: procs[1]})
+	c.DoMasked(maskACLRules, "ACL", "LIST")
+	c.Do("ACL", "SETUSER", "new", "on", "nopass", "~n:*", "+set")
+	c.Do("ACL", "SAVE")
+	for i, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "users.acl"))
+		if err != nil || !strings.Contains(string(b), "user new on nopass") {
+			t.Errorf("%s: users.acl in dir after ACL SAVE: %v\n%s", procs[i].name, err, b)
+		}
+	}
+	c.Do("ACL", "DELUSER", "new")
+	c.Do("ACL", "LOAD")
+	c.Do("ACL", "USERS")
+}
