@@ -86,10 +86,6 @@ func (c *Cluster) Info() string {
 	if c.stateOK {
 		state = "ok"
 	}
-	myEpoch := c.myself.ConfigEpoch
-	if m := c.myMaster(); m != nil {
-		myEpoch = m.ConfigEpoch
-	}
 	var b strings.Builder
 	f := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
 	f("cluster_state", state)
@@ -100,7 +96,7 @@ func (c *Cluster) Info() string {
 	f("cluster_known_nodes", len(c.nodes))
 	f("cluster_size", c.size)
 	f("cluster_current_epoch", c.currentEpoch)
-	f("cluster_my_epoch", myEpoch)
+	f("cluster_my_epoch", c.myself.epoch())
 	var sent, recv uint64
 	for t := Type(0); t < TypeCount; t++ {
 		if n := c.statsSent[t]; n > 0 {

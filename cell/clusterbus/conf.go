@@ -36,7 +36,7 @@ func (c *Cluster) nodeLine(b *strings.Builder, n *Node) {
 	if n.Connected() {
 		link = "connected"
 	}
-	fmt.Fprintf(b, " %d %d %d %s", n.PingSent, n.PongReceived, n.ConfigEpoch, link)
+	fmt.Fprintf(b, " %d %d %d %s", n.PingSent, n.PongReceived, n.epoch(), link)
 	if n.IsMaster() {
 		for _, r := range slotRanges(&n.Slots) {
 			if r[0] == r[1] {
