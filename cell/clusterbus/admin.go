@@ -392,7 +392,7 @@ func (c *Cluster) Reset(hard bool) error {
 func (c *Cluster) SaveConfig() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.save(); err != nil {
+	if err := c.saveConf(true); err != nil {
 		return errorf("error saving the cluster node config: %s", err)
 	}
 	return nil
