@@ -59,12 +59,28 @@ func busNodeWith(t *testing.T, kind string, i int, extra func(port int) []string
 		p, err := launch(fmt.Sprintf("%s bus node %d", kind, i), bin, args, dir, port)
 		if err == nil {
 			t.Cleanup(p.Stop)
+			// Before the stop: what the node logged (state changes, FAIL
+			// marks, elections) tells why a test failed.
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("--- %s %s (%s), last lines:\n%s", p.name, p.addr, nodeIDOrNone(p), p.LogTail(30))
+				}
+			})
 			return p
 		}
 		lastErr = err
 	}
 	t.Fatal(lastErr)
 	return nil
+}
+
+// nodeIDOrNone is CLUSTER MYID of a node still up, for logs.
+func nodeIDOrNone(p *process) string {
+	out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", portOf(p.addr), "CLUSTER", "MYID").Output()
+	if err != nil || len(out) == 0 {
+		return "down"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // busCluster is what redis-cli --cluster create made of n cellserver
@@ -559,13 +575,17 @@ func TestBusClusterReshard(t *testing.T) {
 	bc := createBusCluster(t, 3, 0)
 	verify := fillAndVerify(t, bc.addrs[0], 3000)
 	before := cli(t, bc.addrs[0], "", "DBSIZE")
+	start := time.Now()
 	reshard(t, bc.addrs[0], bc.ids[0], bc.ids[1], 1000)
+	took := time.Since(start)
 	checkClean(t, bc.addrs[2], "after the reshard")
 	verify("after the reshard")
 	after := cli(t, bc.addrs[0], "", "DBSIZE")
 	if after == before {
 		t.Errorf("node 0 still holds %s keys after giving away 1000 slots", after)
 	}
+	t.Logf("reshard: 1000 slots with %d of the 3000 keys moved in %v; every key reads back",
+		mustAtoi(strings.TrimSpace(before))-mustAtoi(strings.TrimSpace(after)), took.Round(time.Millisecond))
 	nodes := cli(t, bc.addrs[2], "", "CLUSTER", "NODES")
 	if !regexp.MustCompile(bc.ids[1] + ` .* 0-999 `).MatchString(nodes) {
 		t.Errorf("node 1 does not serve slots 0-999 seen from node 2:\n%s", nodes)
@@ -592,16 +612,26 @@ func TestBusClusterMixed(t *testing.T) {
 	}
 	checkClean(t, bc.addrs[1], "after add-node")
 	rid := strings.TrimSpace(cli(t, r.addr, "", "CLUSTER", "MYID"))
+	start := time.Now()
 	reshard(t, bc.addrs[0], bc.ids[0], rid, 300)
+	took := time.Since(start)
 	checkClean(t, r.addr, "after moving slots to redis-server")
 	checkClean(t, bc.addrs[0], "after moving slots to redis-server")
-	if n := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE")); n == "0" {
+	moved := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE"))
+	if moved == "0" {
 		t.Errorf("redis-server holds no keys after taking 300 slots")
 	}
 	verify("with slots on redis-server")
+	start = time.Now()
 	reshard(t, bc.addrs[0], rid, bc.ids[0], 300)
+	back := time.Since(start)
 	checkClean(t, bc.addrs[2], "after moving the slots back")
+	if n := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE")); n != "0" {
+		t.Errorf("redis-server holds %s keys after giving its slots back", n)
+	}
 	verify("after moving the slots back")
+	t.Logf("mixed: 300 slots with %s of the 2000 keys to redis-server in %v and back in %v; every key reads back",
+		moved, took.Round(time.Millisecond), back.Round(time.Millisecond))
 }
 
 // TestBusClusterErrors: the CLUSTER subcommands' replies and refusals on a
