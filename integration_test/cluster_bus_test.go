@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -417,6 +418,9 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 	if n, err := direct.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 on the master: %d, %v", n, err)
 	}
+	// A client of its own writes to the victim's slots all along: its
+	// writes fail while the slots have no master, then carry on.
+	writes := carryOn(t, bc.addrs[0], acked)
 	victim.kill()
 	start := time.Now()
 	deadline := start.Add(20 * time.Second)
@@ -459,6 +463,12 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 			t.Fatalf("SET %s through the cluster client after the failover: %v", k, err)
 		}
 	}
+	w := writes()
+	outage := "none"
+	if w.failed > 0 {
+		outage = fmt.Sprintf("the last %v after the kill (%v)", w.lastFail.Sub(start).Round(time.Millisecond), w.lastErr)
+	}
+	t.Logf("a client writing all along: %d writes, %d failed, %s; then %d in a row succeeded", w.writes, w.failed, outage, w.okAfter)
 	// The old master comes back with its nodes.conf: told of the newer
 	// epoch, it turns into a replica of the new master and syncs.
 	q, err := launch("cellserver bus node restarted after failover", cellserverBinary(t), victim.Cmd.Args[1:], victim.Cmd.Dir, mustAtoi(portOf(victim.addr)))
@@ -480,6 +490,72 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	checkClean(t, bc.addrs[0], "after the failover and the old master's return")
+}
+
+// writeLog is what carryOn's client saw.
+type writeLog struct {
+	writes, failed int
+	lastFail       time.Time
+	lastErr        error
+	okAfter        int // writes that succeeded since the last failure
+}
+
+// carryOn starts a cluster client that SETs keys tagged like keys, one
+// at a time. It returns once the client has written 50 keys, and a
+// function that waits until the last 50 writes all succeeded (failing t
+// after 30 s: the client did not carry on), stops the client and tells
+// how it went. go-redis's ClusterClient sends a slot's writes to the
+// master of its slot map, which it reloads on a MOVED or when 10 s old:
+// writes to a killed master's slots fail until then, whichever server
+// runs the cluster.
+func carryOn(t *testing.T, addr string, keys []string) func() writeLog {
+	t.Helper()
+	ctx := context.Background()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	var mu sync.Mutex
+	var w writeLog
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cl.Close()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			err := cl.Set(ctx, "{"+keys[i%len(keys)]+"}:w", i, 0).Err()
+			mu.Lock()
+			w.writes++
+			if err != nil {
+				w.failed, w.lastFail, w.lastErr, w.okAfter = w.failed+1, time.Now(), err, 0
+			} else {
+				w.okAfter++
+			}
+			mu.Unlock()
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+	var once sync.Once
+	stopIt := func() { once.Do(func() { close(stop); <-done }) }
+	t.Cleanup(stopIt)
+	carried := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if w.okAfter < 50 {
+			return fmt.Sprintf("the writing client: %d writes, %d failed, %d in a row since the last failure (%v)", w.writes, w.failed, w.okAfter, w.lastErr)
+		}
+		return ""
+	}
+	waitFor(t, 10*time.Second, carried)
+	return func() writeLog {
+		t.Helper()
+		waitFor(t, 30*time.Second, carried)
+		stopIt()
+		return w
+	}
 }
 
 // TestBusClusterRestart: a node restarted with its --dir keeps its id and
