@@ -105,18 +105,26 @@ func copyCmd(x *Ctx) {
 
 // storeCopy stores a copy of e's value, with its expiry, under key in the
 // selected database, replacing what key held. false: a type that cannot
-// be copied (none so far).
+// be copied (none so far). A string and a set keep their encoding, as
+// Redis's dupStringObject and setTypeDup do (and MOVE, which moves the
+// object): a raw string (a bitmap, an APPEND's) stays raw, an intset
+// stays one past today's set-max-intset-entries, a hashtable of integers
+// stays a hashtable.
 func storeCopy(x *Ctx, key []byte, e *keyspace.Entry) bool {
+	if s, ok := e.Obj().(*keyspace.Set); ok {
+		x.SetObject(key, s.Clone(), e.Exp)
+		return true
+	}
 	v, ok := entryValue(e)
 	if !ok {
 		return false
 	}
-	str, obj, ok := valueObject(&v, x.zsetConfig())
+	str, obj, ok := valueObject(&v, x.zsetConfig(), x.setMaxInts())
 	if !ok {
 		return false
 	}
 	if obj == nil {
-		x.SetString(key, str, e.Exp)
+		x.SetString(key, str, e.Exp).SetStrEnc(e.StrEnc())
 	} else {
 		x.SetObject(key, obj, e.Exp)
 	}

@@ -1,6 +1,9 @@
 package integration_test
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // COPY, MOVE and TOUCH.
 
@@ -111,5 +114,73 @@ func TestTouch(t *testing.T) {
 		c.Do("TOUCH", "a", "b", "nokey", "a")
 		c.Do("TOUCH", "nokey")
 		c.Error("TOUCH")
+	})
+}
+
+// TestCopySets: COPY and MOVE keep a set's encoding (Redis's setTypeDup
+// copies an intset as it is and a hashtable member by member; MOVE moves
+// the object), even past today's set-max-intset-entries; RESTORE makes
+// what the limit of now allows, as Redis's loader does. A bitmap is a
+// string and copies as one.
+func TestCopySets(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		t.Cleanup(func() { c.Do("CONFIG", "SET", "set-max-intset-entries", "512") })
+		c.Do("SADD", "i", "3", "1", "2")
+		c.Do("SADD", "w", "a", "b")
+		c.Do("SETBIT", "b", "9", "1")
+		c.Do("EXPIRE", "w", "100")
+		for _, k := range []string{"i", "w", "b"} {
+			c.Do("COPY", k, k+"2")
+			c.Do("TYPE", k+"2")
+			c.Do("OBJECT", "ENCODING", k+"2")
+		}
+		c.Do("SMEMBERS", "i2")
+		c.DoSorted("SMEMBERS", "w2")
+		c.Do("TTL", "w2")
+		c.Do("GET", "b2")
+		c.Do("SADD", "i2", "x") // the copy is its own
+		c.Do("SMEMBERS", "i")
+		c.Do("SETBIT", "b2", "0", "1")
+		c.Do("GET", "b")
+		// A hashtable left with integers only stays a hashtable.
+		add, rem := []string{"SADD", "ht"}, []string{"SREM", "ht"}
+		for i := range 600 {
+			add = append(add, strconv.Itoa(i))
+			if i >= 5 {
+				rem = append(rem, strconv.Itoa(i))
+			}
+		}
+		c.Do(add...)
+		c.Do(rem...)
+		c.Do("OBJECT", "ENCODING", "ht")
+		c.Do("COPY", "ht", "ht2")
+		c.Do("OBJECT", "ENCODING", "ht2")
+		c.DoSorted("SMEMBERS", "ht2")
+		c.Do("COPY", "ht", "ht", "DB", "1")
+		c.Do("MOVE", "ht2", "2")
+		// An intset past a lowered limit stays an intset.
+		c.Do("CONFIG", "SET", "set-max-intset-entries", "2")
+		c.Do("COPY", "i", "i3")
+		c.Do("OBJECT", "ENCODING", "i3")
+		c.Do("SMEMBERS", "i3")
+		c.Do("COPY", "i", "i", "DB", "1")
+		c.Do("MOVE", "i3", "2")
+		// DUMP and RESTORE: the limit of now decides.
+		restore := "redis.call('RESTORE', KEYS[2], 0, redis.call('DUMP', KEYS[1])); return redis.call('OBJECT', 'ENCODING', KEYS[2])"
+		c.Do("EVAL", restore, "2", "i", "ri")
+		c.Do("EVAL", restore, "2", "ht", "rht")
+		c.Do("CONFIG", "SET", "set-max-intset-entries", "512")
+		c.Do("EVAL", restore, "2", "i", "ri2")
+		c.Do("EVAL", restore, "2", "ht", "rht2")
+		c.Do("SMEMBERS", "rht2")
+		for _, db := range []string{"1", "2"} {
+			c.Do("SELECT", db)
+			c.Do("OBJECT", "ENCODING", "ht")
+			c.Do("OBJECT", "ENCODING", "ht2")
+			c.Do("OBJECT", "ENCODING", "i")
+			c.Do("OBJECT", "ENCODING", "i3")
+			c.Do("SMEMBERS", "i")
+		}
+		c.Do("SELECT", "0")
 	})
 }

@@ -194,6 +194,20 @@ func TestSetPopRandom(t *testing.T) {
 		c.DoSorted("SRANDMEMBER", "s", "4")
 		c.DoSorted("SPOP", "s", "4")
 		c.Do("EXISTS", "s")
+		// Popping most of a hashtable of integers: the members that stay
+		// are built into a new set, an intset (count >= 5 x what stays);
+		// popping fewer leaves the hashtable.
+		for _, count := range []string{"590", "500", "499"} {
+			args := []string{"SADD", "h" + count}
+			for i := range 600 {
+				args = append(args, strconv.Itoa(i))
+			}
+			c.Do(args...)
+			c.Do("OBJECT", "ENCODING", "h"+count)
+			c.DoLoosely("SPOP", "h"+count, count)
+			c.Do("OBJECT", "ENCODING", "h"+count)
+			c.Do("SCARD", "h"+count)
+		}
 		c.Do("SADD", "s", "a")
 		c.Error("SPOP", "s", "-1")
 		c.Error("SPOP", "s", "x")
