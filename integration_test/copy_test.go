@@ -117,14 +117,17 @@ func TestTouch(t *testing.T) {
 	})
 }
 
-// TestCopySets: COPY and MOVE keep a set's encoding (Redis's setTypeDup
-// copies an intset as it is and a hashtable member by member; MOVE moves
-// the object), even past today's set-max-intset-entries; RESTORE makes
-// what the limit of now allows, as Redis's loader does. A bitmap is a
-// string and copies as one.
-func TestCopySets(t *testing.T) {
+// TestCopyEncodings: COPY and MOVE keep a value's encoding (Redis's
+// setTypeDup copies an intset as it is and a hashtable member by member,
+// hashTypeDup and zsetDup likewise; MOVE moves the object), even past
+// today's thresholds; RESTORE makes what the thresholds of now allow, as
+// Redis's loader does. A bitmap is a raw string and copies as one.
+func TestCopyEncodings(t *testing.T) {
 	forBothProtocols(t, func(t *testing.T, c *pair) {
-		t.Cleanup(func() { c.Do("CONFIG", "SET", "set-max-intset-entries", "512") })
+		t.Cleanup(func() {
+			c.Do("CONFIG", "SET", "set-max-intset-entries", "512")
+			c.Do("CONFIG", "SET", "zset-max-listpack-entries", "128")
+		})
 		c.Do("SADD", "i", "3", "1", "2")
 		c.Do("SADD", "w", "a", "b")
 		c.Do("SETBIT", "b", "9", "1")
@@ -180,6 +183,46 @@ func TestCopySets(t *testing.T) {
 			c.Do("OBJECT", "ENCODING", "i")
 			c.Do("OBJECT", "ENCODING", "i3")
 			c.Do("SMEMBERS", "i")
+		}
+		c.Do("SELECT", "0")
+		// A hash and a sorted set made large, then emptied down to a few.
+		hset, hdel := []string{"HSET", "h"}, []string{"HDEL", "h"}
+		zadd := []string{"ZADD", "z"}
+		for i := range 600 {
+			f := "f" + strconv.Itoa(i)
+			hset = append(hset, f, "v")
+			if i >= 5 {
+				hdel = append(hdel, f)
+			}
+			if i < 200 {
+				zadd = append(zadd, strconv.Itoa(i), "m"+strconv.Itoa(i))
+			}
+		}
+		c.Do(hset...)
+		c.Do(hdel...)
+		c.Do(zadd...)
+		c.Do("ZREMRANGEBYRANK", "z", "0", "194")
+		for _, k := range []string{"h", "z"} {
+			c.Do("OBJECT", "ENCODING", k)
+			c.Do("COPY", k, k+"2")
+			c.Do("OBJECT", "ENCODING", k+"2")
+			c.Do("COPY", k, k, "DB", "3")
+		}
+		c.DoSorted("HGETALL", "h2")
+		c.Do("ZRANGE", "z2", "0", "-1", "WITHSCORES")
+		// A listpack past a lowered zset-max-listpack-entries stays one;
+		// the next insert into the copy converts it.
+		c.Do("CONFIG", "SET", "zset-max-listpack-entries", "300")
+		c.Do(append([]string{"ZADD", "zl"}, zadd[2:]...)...)
+		c.Do("CONFIG", "SET", "zset-max-listpack-entries", "128")
+		c.Do("COPY", "zl", "zl2")
+		c.Do("OBJECT", "ENCODING", "zl2")
+		c.Do("MOVE", "zl", "3")
+		c.Do("ZADD", "zl2", "1000", "new")
+		c.Do("OBJECT", "ENCODING", "zl2")
+		c.Do("SELECT", "3")
+		for _, k := range []string{"h", "z", "zl"} {
+			c.Do("OBJECT", "ENCODING", k)
 		}
 		c.Do("SELECT", "0")
 	})
