@@ -171,15 +171,50 @@ func (w *Writer) Set(n int) {
 // Single digits, most array lengths and many integer replies (CL.THROTTLE's
 // limited flag, its zero counts), take one append of four bytes instead of
 // three appends and a call to strconv.
+//
+// Other numbers below 10^8 (counts, TTLs in ms, lengths) are formatted
+// two digits at a time into one line appended at once, without strconv's
+// call and its three appends.
 func (w *Writer) header(kind byte, n int64) {
 	if uint64(n) < 10 {
 		w.buf = append(w.buf, kind, '0'+byte(n), '\r', '\n')
+		return
+	}
+	if uint64(n) < 1e8 {
+		var line [11]byte // kind, 8 digits, CRLF
+		i := len(line) - 2
+		line[i], line[i+1] = '\r', '\n'
+		u := uint32(n)
+		for u >= 100 {
+			q := u / 100
+			r := 2 * (u - 100*q)
+			i -= 2
+			line[i], line[i+1] = digitPairs[r], digitPairs[r+1]
+			u = q
+		}
+		if u >= 10 {
+			i -= 2
+			line[i], line[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+		} else {
+			i--
+			line[i] = '0' + byte(u)
+		}
+		i--
+		line[i] = kind
+		w.buf = append(w.buf, line[i:]...)
 		return
 	}
 	w.buf = append(w.buf, kind)
 	w.buf = strconv.AppendInt(w.buf, n, 10)
 	w.buf = append(w.buf, '\r', '\n')
 }
+
+// digitPairs are the two-digit numbers 00 to 99, for header.
+const digitPairs = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // Double writes a score as Redis 7.0 does: %.17g text, a bulk string in
 // RESP2 and a double in RESP3.

@@ -61,6 +61,12 @@ func BenchmarkWriterThrottleReply(b *testing.B) {
 // the boundaries of their formatting.
 func TestWriterIntRange(t *testing.T) {
 	vals := []int64{math.MinInt64, math.MinInt64 + 1, -1000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 1 << 40, math.MaxInt64}
+	for p := int64(10); p <= 1e10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, p*5, p*10-1)
+	}
+	for v := int64(0); v < 100_000; v += 37 {
+		vals = append(vals, v)
+	}
 	for _, v := range vals {
 		w := NewWriter()
 		w.Int(v)
