@@ -181,27 +181,29 @@ func (w *Writer) header(kind byte, n int64) {
 		return
 	}
 	if uint64(n) < 1e8 {
-		var line [11]byte // kind, 8 digits, CRLF
-		i := len(line) - 2
-		line[i], line[i+1] = '\r', '\n'
 		u := uint32(n)
-		for u >= 100 {
+		d := 2 // digits
+		for p := uint32(100); d < 8 && u >= p; p *= 10 {
+			d++
+		}
+		// Written in place: digits stored a byte at a time into a
+		// scratch line and copied stall the copy's wide loads.
+		l := len(w.buf)
+		if cap(w.buf)-l < d+3 {
+			w.buf = append(w.buf, make([]byte, d+3)...)
+		}
+		b := w.buf[l : l+d+3]
+		b[0], b[d+1], b[d+2] = kind, '\r', '\n'
+		for i := d - 1; i > 0; i -= 2 {
 			q := u / 100
 			r := 2 * (u - 100*q)
-			i -= 2
-			line[i], line[i+1] = digitPairs[r], digitPairs[r+1]
+			b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
 			u = q
 		}
-		if u >= 10 {
-			i -= 2
-			line[i], line[i+1] = digitPairs[2*u], digitPairs[2*u+1]
-		} else {
-			i--
-			line[i] = '0' + byte(u)
+		if d&1 == 1 {
+			b[1] = '0' + byte(u)
 		}
-		i--
-		line[i] = kind
-		w.buf = append(w.buf, line[i:]...)
+		w.buf = w.buf[:l+d+3]
 		return
 	}
 	w.buf = append(w.buf, kind)
