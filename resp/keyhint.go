@@ -17,7 +17,7 @@ import "unsafe"
 
 // aheadReq is a request Ahead parsed.
 type aheadReq struct {
-	first, n int    // its arguments' start/end pairs: aheadOffs[first:first+2n]
+	first, n int    // its arguments: args[first:first+n]
 	end      int    // where it ends in buf
 	key      int    // the argument that is its key; -1: none
 	tag      uint64 // the caller's (SetAheadTag); valid when tagged
@@ -26,10 +26,12 @@ type aheadReq struct {
 
 // aheadState is the Reader's queue of requests parsed ahead.
 type aheadState struct {
-	reqs   []aheadReq
-	at     int   // the next of reqs that Next returns
-	offs   []int // the queued requests' argument start/end pairs in buf
-	authed bool  // the limits Ahead applied
+	reqs []aheadReq
+	at   int // the next of reqs that Next returns
+	// The queued requests' arguments, in buf: Next hands out each
+	// request's part as it is.
+	args   [][]byte
+	authed bool // the limits Ahead applied
 	// The key and tag of the request Next returned last, if it came
 	// from the queue tagged (KeyTag).
 	lastKey []byte
@@ -60,7 +62,7 @@ func (rd *Reader) Ahead(max int, authed bool) int {
 		if !ok || count == 0 || count > unauthMultibulkMax && !authed {
 			break
 		}
-		first := len(q.offs)
+		first := len(q.args)
 		for range count {
 			if next >= len(b) || b[next] != '$' {
 				ok = false
@@ -72,14 +74,14 @@ func (rd *Reader) Ahead(max int, authed bool) int {
 				ok = false
 				break
 			}
-			q.offs = append(q.offs, next, next+size)
+			q.args = append(q.args, b[next:next+size:next+size])
 			next += size + 2 // Next does not check the CRLF either
 		}
 		if !ok {
-			q.offs = q.offs[:first]
+			q.args = q.args[:first]
 			break
 		}
-		q.reqs = append(q.reqs, aheadReq{first: first, n: count, end: next, key: requestKey(b, q.offs[first:])})
+		q.reqs = append(q.reqs, aheadReq{first: first, n: count, end: next, key: requestKey(q.args[first:])})
 		p = next
 	}
 	return len(q.reqs) - q.at
@@ -95,8 +97,7 @@ func (rd *Reader) AheadKey(i int) []byte {
 	if r.key < 0 {
 		return nil
 	}
-	o := rd.ahead.offs[r.first+2*r.key:]
-	return rd.buf[o[0]:o[1]:o[1]]
+	return rd.ahead.args[r.first+r.key]
 }
 
 // SetAheadTag attaches tag, which the caller computed from AheadKey(i)
@@ -118,39 +119,36 @@ func (rd *Reader) KeyTag(key []byte) (tag uint64, ok bool) {
 	return rd.ahead.lastTag, true
 }
 
-// nextAhead is Next for a queued request.
+// nextAhead is Next for a queued request: its part of the queue's
+// arguments, which stays as it is until the next Fill.
 func (rd *Reader) nextAhead() [][]byte {
 	q := &rd.ahead
 	r := &q.reqs[q.at]
 	q.at++
-	rd.args = rd.args[:0]
-	offs := q.offs[r.first : r.first+2*r.n]
-	for i := 0; i < len(offs); i += 2 {
-		rd.args = append(rd.args, rd.buf[offs[i]:offs[i+1]:offs[i+1]])
-	}
+	args := q.args[r.first : r.first+r.n : r.first+r.n]
 	q.lastKey = nil
 	if r.tagged && r.key >= 0 {
-		q.lastKey, q.lastTag = rd.args[r.key], r.tag
+		q.lastKey, q.lastTag = args[r.key], r.tag
 	}
 	rd.r = r.end
-	if q.at == len(q.reqs) {
-		q.reqs, q.offs, q.at = q.reqs[:0], q.offs[:0], 0
-	}
-	return rd.args
+	return args
 }
 
 // reset empties the queue.
 func (q *aheadState) reset() {
-	q.reqs, q.offs, q.at, q.lastKey = q.reqs[:0], q.offs[:0], 0, nil
+	q.reqs, q.args, q.at, q.lastKey = q.reqs[:0], q.args[:0], 0, nil
 }
 
+// forget drops the queue's hold on a buffer the reader let go of.
+func (q *aheadState) forget() { clear(q.args[:cap(q.args)]) }
+
 // requestKey is the index of the key among a request's arguments (see
-// AheadKey), given their start/end pairs in b; -1: none.
-func requestKey(b []byte, offs []int) int {
-	if len(offs) < 4 {
+// AheadKey); -1: none.
+func requestKey(args [][]byte) int {
+	if len(args) < 2 {
 		return -1
 	}
-	if len(offs) >= 8 && scriptCall(b[offs[0]:offs[1]]) && positive(b[offs[4]:offs[5]]) {
+	if len(args) >= 4 && scriptCall(args[0]) && positive(args[2]) {
 		return 3
 	}
 	return 1

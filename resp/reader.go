@@ -319,6 +319,7 @@ func (rd *Reader) Fill() error {
 		rd.r, rd.w = 0, 0
 		if len(rd.buf) > 1<<20 { // give back what a big request needed
 			rd.buf = make([]byte, minReadSpace)
+			rd.ahead.forget()
 		}
 	}
 	if len(rd.buf)-rd.w < minReadSpace {
@@ -336,6 +337,7 @@ func (rd *Reader) Fill() error {
 			nb := make([]byte, size)
 			copy(nb, rd.buf[rd.r:rd.w])
 			rd.buf = nb
+			rd.ahead.forget()
 		}
 		rd.r, rd.w = 0, pending
 	}
