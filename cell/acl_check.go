@@ -112,6 +112,34 @@ func (r *aclRules) checkCommand(cmd *Command, args [][]byte) (int, int) {
 	return reason, at
 }
 
+// unrestrictedKeyAccess says whether a selector of r allows cmd with args
+// and grants want on every key (Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess).
+func (r *aclRules) unrestrictedKeyAccess(cmd *Command, args [][]byte, want int) bool {
+	var keys []int
+	keysDone := false
+	for _, s := range r.selectors {
+		if res, _ := s.check(cmd, args, &keys, &keysDone); res == aclOK && s.allKeysFor(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// allKeysFor says whether the selector grants want on every key:
+// allkeys, or a pattern "*" with those permissions ("~*", "%R~*").
+func (s *aclSelector) allKeysFor(want int) bool {
+	if s.allKeys {
+		return true
+	}
+	for _, p := range s.keys {
+		if p.perm&want == want && p.pattern == "*" {
+			return true
+		}
+	}
+	return false
+}
+
 // check is one selector's verdict (Redis's ACLSelectorCheckCmd). keys
 // caches the key positions between selectors.
 func (s *aclSelector) check(cmd *Command, args [][]byte, keys *[]int, keysDone *bool) (int, int) {

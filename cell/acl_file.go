@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -97,7 +98,7 @@ func (s *Server) loadUsersAtStartup() error {
 // The default user keeps its identity: its connections stay, with the
 // file's rules.
 func (s *Server) loadACLFile(path string) string {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(s.inDir(path))
 	if err != nil {
 		return fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, errnoText(err))
 	}
@@ -185,6 +186,7 @@ func (s *Server) loadACLFile(path string) string {
 // saveACLFile writes every user to path, through a temporary file renamed
 // over it (Redis's ACLSaveToFile).
 func (s *Server) saveACLFile(path string) error {
+	path = s.inDir(path)
 	var b strings.Builder
 	for _, u := range s.acl.users.Load().sorted() {
 		b.WriteString(u.line())
@@ -199,6 +201,16 @@ func (s *Server) saveACLFile(path string) error {
 		return err
 	}
 	return nil
+}
+
+// inDir is where a file the configuration names is: Redis changes to
+// dir as it reads its configuration, so a relative name is in dir,
+// whatever directory the server was started in.
+func (s *Server) inDir(name string) string {
+	if filepath.IsAbs(name) || s.cfg.Dir == "" {
+		return name
+	}
+	return filepath.Join(s.cfg.Dir, name)
 }
 
 // userLines are the users as CONFIG REWRITE writes them, when there is

@@ -99,6 +99,7 @@ type Client struct {
 	netIn, netOut, hits, misses atomic.Int64
 	tally                       statsTally  // this client's stats not yet in ncmds and commandstats
 	scriptCalls                 scriptCalls // a native run's calls, counted at its command's end (native_scripts.go)
+	native                      *nativeRun  // the state of its native runs, reused (native_scripts.go)
 	killed                      atomic.Bool
 	running                     atomic.Bool // a command is executing: not idle (ops.go)
 

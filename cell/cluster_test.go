@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/rdb"
 	"github.com/cellserver/cellserver/resp"
 	"github.com/cellserver/cellserver/zsetlite"
@@ -293,7 +294,7 @@ func FuzzRestoreBody(f *testing.F) {
 	f.Add([]byte{5, 1, 1, 'm', 0, 0, 0, 0, 0, 0, 0xf0, 0x3f})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if v, err := rdb.DecodeDump(sealDump(body)); err == nil {
-			valueObject(&v, zsetlite.Config{MaxListpackEntries: 2, MaxListpackValue: 4})
+			valueObject(&v, zsetlite.Config{MaxListpackEntries: 2, MaxListpackValue: 4}, keyspace.SetMaxIntsetEntries)
 		}
 		rdb.DecodeDump(body)
 	})

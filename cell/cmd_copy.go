@@ -2,9 +2,11 @@ package cell
 
 import (
 	"bytes"
+	"math"
 
 	"github.com/cellserver/cellserver/cell/keyspace"
 	"github.com/cellserver/cellserver/resp"
+	"github.com/cellserver/cellserver/zsetlite"
 )
 
 // COPY, MOVE and TOUCH (db.c in Redis 7.0). COPY with DB and MOVE reach a
@@ -105,18 +107,42 @@ func copyCmd(x *Ctx) {
 
 // storeCopy stores a copy of e's value, with its expiry, under key in the
 // selected database, replacing what key held. false: a type that cannot
-// be copied (none so far).
+// be copied (none so far). The copy keeps the value's encoding, as
+// Redis's dupStringObject, setTypeDup, hashTypeDup and zsetDup do (and
+// MOVE, which moves the object), whatever the thresholds are now: a raw
+// string (a bitmap, an APPEND's) stays raw, an intset stays one, a
+// hashtable of integers stays a hashtable, a large hash or sorted set
+// stays large however small it has become.
 func storeCopy(x *Ctx, key []byte, e *keyspace.Entry) bool {
+	switch o := e.Obj().(type) {
+	case *keyspace.Set:
+		x.SetObject(key, o.Clone(), e.Exp)
+		return true
+	case *keyspace.Hash:
+		x.SetObject(key, o.Clone(), e.Exp)
+		return true
+	}
 	v, ok := entryValue(e)
 	if !ok {
 		return false
 	}
-	str, obj, ok := valueObject(&v, x.zsetConfig())
+	zcfg := x.zsetConfig()
+	built := zcfg
+	if z, ok := e.Obj().(*keyspace.ZSet); ok {
+		built = zsetlite.Config{} // large from the first member
+		if z.Encoding() == zsetlite.EncodingListpack {
+			built = zsetlite.Config{MaxListpackEntries: math.MaxInt32, MaxListpackValue: math.MaxInt32}
+		}
+	}
+	str, obj, ok := valueObject(&v, built, x.setMaxInts())
 	if !ok {
 		return false
 	}
+	if z, ok := obj.(*keyspace.ZSet); ok {
+		z.SetConfig(zcfg) // later inserts check today's thresholds
+	}
 	if obj == nil {
-		x.SetString(key, str, e.Exp)
+		x.SetString(key, str, e.Exp).SetStrEnc(e.StrEnc())
 	} else {
 		x.SetObject(key, obj, e.Exp)
 	}

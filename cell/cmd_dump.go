@@ -120,7 +120,7 @@ func restore(x *Ctx) {
 		x.Error(ErrDumpPayload)
 		return
 	}
-	str, obj, ok := valueObject(&v, x.zsetConfig())
+	str, obj, ok := valueObject(&v, x.zsetConfig(), x.setMaxInts())
 	if err != nil || !ok {
 		x.Error(ErrBadDataFormat)
 		return

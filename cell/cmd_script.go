@@ -528,6 +528,7 @@ func (x *Ctx) runScriptCmd(sub *Ctx, cmd *Command, args [][]byte, w *resp.Writer
 	*sub = Ctx{}
 	sub.srv, sub.cl, sub.cmd, sub.Args, sub.W, sub.inScript = x.srv, x.cl, cmd, args, w, true
 	sub.Begin(x.srv.ks, x.Effects(), db, x.Now())
+	sub.KnowHash(x.KnownHash()) // a native run passes the EVALSHA's keys on
 	sub.SetReady(x.Ready())
 	cmd.Handler(sub)
 	return sub.DB(), sub.failed

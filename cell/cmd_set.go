@@ -266,8 +266,16 @@ func spop(x *Ctx) {
 		x.NoteSetMember(s, m)
 		s.RemoveAt(i)
 	}
+	if int64(s.Len())*spopMoveStrategyMul <= n {
+		s.ToIntset(x.setMaxInts())
+	}
 	x.RemovedFromNoted(key, s.Len(), true)
 }
+
+// spopMoveStrategyMul is Redis's SPOP_MOVE_STRATEGY_MUL: when fewer than
+// count/5 members stay, Redis builds them into a new set (an intset if
+// they allow) rather than removing the popped ones from the old.
+const spopMoveStrategyMul = 5
 
 // maxSetRandReply bounds SRANDMEMBER's reply with a negative count, as
 // maxRandReply does HRANDFIELD's: Redis would build it until the client's

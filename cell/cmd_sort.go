@@ -120,11 +120,18 @@ func parseSort(x *Ctx, ro bool) (o sortOpts, ok bool) {
 			} else if x.srv.clusterOn {
 				x.Error(ErrSortByCluster)
 				return o, false
+			} else if !x.fullKeyAccess() {
+				x.Error(ErrSortByACL)
+				return o, false
 			}
 			j++
 		case optIs(a, "get") && left >= 1:
 			if x.srv.clusterOn {
 				x.Error(ErrSortGetCluster)
+				return o, false
+			}
+			if !x.fullKeyAccess() {
+				x.Error(ErrSortGetACL)
 				return o, false
 			}
 			o.gets = append(o.gets, args[j+1])
@@ -135,6 +142,18 @@ func parseSort(x *Ctx, ro bool) (o sortOpts, ok bool) {
 		}
 	}
 	return o, true
+}
+
+// fullKeyAccess says whether the client's user may read every key with
+// the running command, as SORT's BY and GET patterns require (Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess with CMD_KEY_ACCESS): a
+// selector that allows the command and reads all keys. A script's
+// commands run with its caller's user.
+func (x *Ctx) fullKeyAccess() bool {
+	if x.cl == nil || x.cl.user == nil || x.cl.user.open.Load() {
+		return true
+	}
+	return x.cl.user.rules.Load().unrestrictedKeyAccess(x.cmd, x.Args, aclPermRead)
 }
 
 // sortGeneric is SORT (STORE allowed) and SORT_RO.

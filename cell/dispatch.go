@@ -209,8 +209,10 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 	x.SetNow(wall / int64(time.Millisecond))
 	x.wallNs, x.monoNs = wall, mono
 	x.stepping, x.busy = cmd.Flags&flagShardAtATime != 0, false
+	var known []byte // a key the hints hashed (keyhint.go), and its hash
+	var hash uint64
 	if !x.stepping {
-		c.lockFor(&c.locks, cmd, args, c.db)
+		known, hash = c.lockFor(&c.locks, cmd, args, c.db)
 		if c.noWait {
 			// Inside the poller's callback: no waiting for a shard
 			// another execution holds (pollserve.go).
@@ -223,7 +225,9 @@ func (c *Client) callAt(cmd *Command, args [][]byte, mono, wall int64) {
 			return
 		}
 	}
+	x.KnowHash(known, hash)
 	cmd.Handler(x)
+	x.KnowHash(nil, 0) // its bytes are valid until the next read only
 	if c.wouldWait {
 		// The handler gave up, having done nothing, rather than wait
 		// inside the poller's callback (polledNative).
@@ -285,8 +289,10 @@ func (x *Ctx) unlockShard() {
 	}
 }
 
-// lockFor adds to l the shards cmd needs when run in db.
-func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db int) {
+// lockFor adds to l the shards cmd needs when run in db. It returns the
+// key among args whose hash the key hints computed (resp.Reader.KeyTag),
+// and that hash, for the command's lookups (keyspace.Tx.KnowHash).
+func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db int) (known []byte, hash uint64) {
 	ks := c.srv.ks
 	switch {
 	case cmd.allDBs(args):
@@ -299,9 +305,15 @@ func (c *Client) lockFor(l *keyspace.LockSet, cmd *Command, args [][]byte, db in
 	default:
 		c.keyIdx = cmd.keyIndexes(args, c.keyIdx[:0])
 		for _, i := range c.keyIdx {
+			if h, ok := c.rd.KeyTag(args[i]); ok {
+				l.Add(ks.ShardOfHash(db, args[i], h))
+				known, hash = args[i], h
+				continue
+			}
 			l.Add(ks.ShardOf(db, args[i]))
 		}
 	}
+	return known, hash
 }
 
 // record counts a command that ran for d, in the client's tally

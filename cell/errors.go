@@ -142,6 +142,8 @@ const (
 	ErrSortScore      = "ERR One or more scores can't be converted into double"
 	ErrSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
 	ErrSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
+	ErrSortByACL      = "ERR BY option of SORT denied due to insufficient ACL permissions."
+	ErrSortGetACL     = "ERR GET option of SORT denied due to insufficient ACL permissions."
 )
 
 // errUnsupportedOption is EXPIRE's reply to an unknown option word, echoed

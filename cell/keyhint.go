@@ -1,9 +1,6 @@
 package cell
 
-import (
-	"github.com/cellserver/cellserver/cell/keyspace"
-	"github.com/cellserver/cellserver/resp"
-)
+import "github.com/cellserver/cellserver/cell/keyspace"
 
 // Asking for the keys' index lines before a pipeline runs.
 //
@@ -18,30 +15,34 @@ import (
 const prefetchMax = 32
 
 // prefetchKeys hints the keys of the whole requests the last Fill left
-// in the buffer (resp.RequestKey: the second argument, where most
-// commands have their key, or a script call's first key; for other
+// in the buffer, which it has the reader parse for the hints and for
+// Next at once (resp.Reader.Ahead; the key is the second argument, where
+// most commands have their key, or a script call's first key; for other
 // commands the hint is merely useless). It asks for every key's index
 // lines, then for every entry those lines point to, then for every
 // entry's value, then for what commands read first inside it: each step
 // finds the lines the step before asked for arrived or on their way, so
 // the misses of all the keys overlap.
 func (c *Client) prefetchKeys() {
-	b := c.rd.Unparsed()
+	reqs := c.rd.Ahead(prefetchMax, c.authed)
 	var hints [prefetchMax]keyspace.KeyHint
 	n := 0
 	var last []byte
-	for i := 0; i < prefetchMax && len(b) > 0; i++ {
-		key, used := resp.RequestKey(b)
-		if used == 0 {
-			break
+	var h uint64
+	for i := range reqs {
+		key := c.rd.AheadKey(i)
+		if key == nil {
+			continue
 		}
-		// A MULTI block names its key once per command: once is enough.
-		if key != nil && string(key) != string(last) {
-			hints[n] = c.srv.ks.Hint(c.db, key)
+		// A MULTI block names its key once per command: one hint is
+		// enough, and one hash for all.
+		if string(key) != string(last) {
+			h = keyspace.KeyHash(key)
+			hints[n] = c.srv.ks.HintHash(c.db, key, h)
 			n++
 			last = key
 		}
-		b = b[used:]
+		c.rd.SetAheadTag(i, h) // the request's lookups use it (lockFor)
 	}
 	if n < 2 {
 		return // one request: its lookup comes next, nothing to overlap

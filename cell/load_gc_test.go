@@ -157,3 +157,50 @@ func TestLoadMemoryGuard(t *testing.T) {
 		t.Errorf("memory limit %d after maxmemory 0, want %d", l, limit)
 	}
 }
+
+// TestGCPausedAfterStoreLoad: a restart from the store with no log to
+// replay (a clean stop checkpointed it all) keeps the collector off after
+// the load, as an RDB load at start does; one with a log to replay turns
+// it back on for the replay, whose garbage must be collected
+// (TestReplayCollectsGarbage).
+func TestGCPausedAfterStoreLoad(t *testing.T) {
+	gogc, limit := gcPercentNow(), debug.SetMemoryLimit(-1)
+	if gogc < 0 {
+		t.Skip("GOGC=off: nothing to pause")
+	}
+	for _, withLog := range []bool{false, true} {
+		dir := t.TempDir()
+		srv, stop := openServer(t, dir, manualCheckpoints)
+		for i := range 20_000 {
+			setKey(srv, 0, "user:"+strconv.Itoa(i), "1700000000000000", 0)
+		}
+		if withLog {
+			crashStop(srv, stop)
+		} else {
+			stop() // a clean stop checkpoints the log
+		}
+		srv, stop = openServer(t, dir, manualCheckpoints)
+		if n := srv.ks.DBSize(0); n != 20_000 {
+			t.Fatalf("log %v: %d keys loaded", withLog, n)
+		}
+		if withLog != (srv.replayed != 0) {
+			t.Fatalf("log %v: %d records replayed", withLog, srv.replayed)
+		}
+		want := -1
+		if withLog {
+			want = gogc
+		}
+		if p := gcPercentNow(); p != want {
+			t.Errorf("log %v: GOGC %d after the load, want %d", withLog, p, want)
+		}
+		runtime.GC() // ends a pause
+		deadline := time.Now().Add(10 * time.Second)
+		for gcPercentNow() != gogc && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if p, l := gcPercentNow(), debug.SetMemoryLimit(-1); p != gogc || l != limit {
+			t.Errorf("log %v: GOGC %d and memory limit %d after a collection, want %d and %d back", withLog, p, l, gogc, limit)
+		}
+		crashStop(srv, stop)
+	}
+}

@@ -156,8 +156,6 @@ type untimedCall struct {
 // and its calls are not.
 const untimedGate = int64(time.Millisecond)
 
-var nativeRuns = sync.Pool{New: func() any { return &nativeRun{sw: resp.NewWriter()} }}
-
 // runNative runs s for x's EVAL or EVALSHA natively, when it is a known
 // script and the setting allows: false leaves it to Lua, nothing done.
 // readOnly: the script may not write (EVAL_RO, EVALSHA_RO, no-writes).
@@ -166,7 +164,13 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	if ns == nil || srv.native.off.Load() {
 		return false
 	}
-	n := nativeRuns.Get().(*nativeRun)
+	// The client's own: a native run makes no script call, so never
+	// runs inside another, and a client runs one command at a time.
+	n := x.cl.native
+	if n == nil {
+		n = &nativeRun{sw: resp.NewWriter()}
+		x.cl.native = n
+	}
 	n.x, n.ns, n.sha, n.keys, n.argv, n.w = x, ns, s.SHA, keys, argv, x.W
 	n.db, n.readOnly, n.wrote = x.DB(), readOnly, false
 	n.allowOOM = s.Flags&(script.FlagAllowOOM|script.FlagCompat) == script.FlagAllowOOM
@@ -190,7 +194,6 @@ func (srv *Server) runNative(x *Ctx, s *script.Script, readOnly bool, keys, argv
 	out := n.out
 	n.x, n.ns, n.keys, n.argv, n.w, n.c = nil, nil, nil, nil, nil, nil
 	n.sub = Ctx{}
-	nativeRuns.Put(n)
 	if !ok {
 		return false
 	}
@@ -380,6 +383,16 @@ func (n *nativeRun) fail(e []byte, i int, counted bool) {
 	if !counted {
 		n.out.Errors = append(n.out.Errors, msg)
 	}
+}
+
+// intReply reads the integer reply b of the call that just ran: the
+// number its command wrote, as it wrote it (resp.Writer.OneInt), else
+// read from the text.
+func (n *nativeRun) intReply(b []byte) (int64, bool) {
+	if v, ok := n.sw.OneInt(); ok {
+		return v, true
+	}
+	return replyInt(b)
 }
 
 // replyInt reads an integer reply.

@@ -33,7 +33,7 @@ func nativeUluleIncr(n *nativeRun) bool {
 	if b == nil {
 		return true
 	}
-	r, ok := replyInt(b)
+	r, ok := n.intReply(b)
 	if !ok {
 		return n.internal()
 	}
@@ -54,7 +54,7 @@ func nativeUluleIncr(n *nativeRun) bool {
 	if b = n.call(2); b == nil {
 		return true
 	}
-	pttl, ok := replyInt(b)
+	pttl, ok := n.intReply(b)
 	if !ok {
 		return n.internal()
 	}
@@ -93,7 +93,7 @@ func nativeUlulePeek(n *nativeRun) bool {
 	if b = n.call(1); b == nil {
 		return true
 	}
-	pttl, ok := replyInt(b)
+	pttl, ok := n.intReply(b)
 	if !ok {
 		return n.internal()
 	}

@@ -46,7 +46,7 @@ func nativeWindow(n *nativeRun) bool {
 	if b == nil {
 		return true
 	}
-	count, ok := replyInt(b)
+	count, ok := n.intReply(b)
 	if !ok {
 		return n.internal()
 	}

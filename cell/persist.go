@@ -2,7 +2,6 @@ package cell
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,9 +128,17 @@ func (s *Server) loadStore() error {
 	// cuts the load time by about a third. Not during the log's replay,
 	// which replaces values as often as the log changed them: its garbage
 	// is as large as the log, which may be as large as the data
-	// (TestReplayCollectsGarbage).
-	gcPercent := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(gcPercent)
+	// (TestReplayCollectsGarbage). With no log to replay the pause goes
+	// on after the load, as an RDB load's does (load_gc.go), so the
+	// first collection, a pass over all that was loaded, waits until
+	// memory grows.
+	beginLoadGC()
+	gcOn := false
+	defer func() {
+		if !gcOn {
+			endLoadGC(false)
+		}
+	}()
 	start := time.Now()
 	now := start.UnixMilli()
 	s.presizeShards()
@@ -180,11 +187,10 @@ func (s *Server) loadStore() error {
 	if err != nil {
 		return err
 	}
-	if replaying {
-		// Not for a start with no log: the first collection, a pass over
-		// all that was loaded, can then wait until the server serves.
-		debug.SetGCPercent(gcPercent)
-	}
+	// The collector comes back for the replay; with none, it stays off
+	// after the load until memory grows.
+	gcOn = true
+	endLoadGC(!replaying)
 	s.loadProgress.snapDone.Store(true)
 	if err := s.loadLibraries(); err != nil { // functions_persist.go
 		return err

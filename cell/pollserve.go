@@ -150,37 +150,8 @@ func (c *Client) servePolled() bool {
 			return true
 		}
 		c.prefetchKeys()
-		for {
-			args, ok, err := c.rd.Next(c.authed)
-			if err != nil {
-				c.pendErr = err
-				return true
-			}
-			if !ok {
-				break
-			}
-			if !c.polledReady() || !c.polledCommand(args) {
-				c.pending = args
-				return true
-			}
-			c.noWait = true
-			c.run(args)
-			c.noWait = false
-			if c.wouldWait {
-				c.wouldWait = false
-				c.pending = args
-				return true
-			}
-			if c.closeAfter {
-				return true
-			}
-			if c.w.Len() > 64<<10 && !c.flush() {
-				c.fillErr = errFlushFailed
-				return true
-			}
-			if c.unsent != nil {
-				return true // the socket is full: wait outside
-			}
+		if c.runBuffered() {
+			return true
 		}
 		if !c.endBatch() {
 			c.fillErr = errFlushFailed
@@ -194,6 +165,44 @@ func (c *Client) servePolled() bool {
 		}
 		if !c.sock.full {
 			return false // the socket was drained: wait for it
+		}
+	}
+}
+
+// runBuffered runs, inside the callback, the complete requests the input
+// holds: false once they are all done, true to leave the callback (as
+// servePolled's result).
+func (c *Client) runBuffered() bool {
+	for {
+		args, ok, err := c.rd.Next(c.authed)
+		if err != nil {
+			c.pendErr = err
+			return true
+		}
+		if !ok {
+			return false
+		}
+		if !c.polledReady() || !c.polledCommand(args) {
+			c.pending = args
+			return true
+		}
+		c.noWait = true
+		c.run(args)
+		c.noWait = false
+		if c.wouldWait {
+			c.wouldWait = false
+			c.pending = args
+			return true
+		}
+		if c.closeAfter {
+			return true
+		}
+		if c.w.Len() > 64<<10 && !c.flush() {
+			c.fillErr = errFlushFailed
+			return true
+		}
+		if c.unsent != nil {
+			return true // the socket is full: wait outside
 		}
 	}
 }

@@ -308,7 +308,7 @@ func putRDBKey(s *Server, rec *rdb.Record, now int64, zcfg zsetlite.Config, st *
 			e.SetStr(bytes.Clone(rec.Value.Str)) // borrowed from the reader
 		}
 	} else {
-		_, obj, ok := valueObject(&rec.Value, zcfg)
+		_, obj, ok := valueObject(&rec.Value, zcfg, int(s.live.setMaxIntsetEntries.Load()))
 		if !ok {
 			if rec.Value.Type != rdb.TypeStream && rec.Value.Type != rdb.TypeModule && rec.Value.Len() == 0 {
 				st.emptySkipped++ // Redis skips empty keys too

@@ -82,8 +82,10 @@ func windowValue(v *rdb.Value) (*keyspace.Window, bool) {
 // valueObject builds a keyspace value: a string (obj nil) or an object.
 // ok is false for what the keyspace cannot hold (streams, module
 // values other than a CL.WINDOW window), an empty aggregate, or a hash field or set member twice, which
-// Redis's loader refuses too. zcfg is the sorted sets' thresholds.
-func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bool) {
+// Redis's loader refuses too. zcfg is the sorted sets' thresholds,
+// setInts set-max-intset-entries: a set of integers is an intset up to it,
+// as Redis's rdbLoadObject makes one, whatever encoding the payload had.
+func valueObject(v *rdb.Value, zcfg zsetlite.Config, setInts int) (str []byte, obj any, ok bool) {
 	switch v.Type {
 	case rdb.TypeString:
 		if v.Str == nil {
@@ -116,7 +118,7 @@ func valueObject(v *rdb.Value, zcfg zsetlite.Config) (str []byte, obj any, ok bo
 		}
 		set := keyspace.NewSet()
 		for _, m := range v.Elems {
-			if !set.Add(m, keyspace.SetMaxIntsetEntries) {
+			if !set.Add(m, setInts) {
 				return nil, nil, false
 			}
 		}

@@ -68,11 +68,11 @@ func TestValueObjectInts(t *testing.T) {
 			text.Elems = append(text.Elems, strconv.AppendInt(nil, n, 10))
 			text.Scores = append(text.Scores, float64(n))
 		}
-		_, want, ok := valueObject(&text, c.cfg)
+		_, want, ok := valueObject(&text, c.cfg, keyspace.SetMaxIntsetEntries)
 		if !ok {
 			t.Fatalf("%s: members as text refused", c.name)
 		}
-		_, got, ok := valueObject(&rdb.Value{Type: rdb.TypeZSet, Ints: c.ints}, c.cfg)
+		_, got, ok := valueObject(&rdb.Value{Type: rdb.TypeZSet, Ints: c.ints}, c.cfg, keyspace.SetMaxIntsetEntries)
 		if !ok {
 			t.Fatalf("%s: Ints refused", c.name)
 		}

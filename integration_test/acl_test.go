@@ -1,11 +1,17 @@
 package integration_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // ACL users, compared with redis-server 7.0.15. Each test starts servers
@@ -215,7 +221,8 @@ func TestACLCatAndGenPass(t *testing.T) {
 	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
 		c.Do("ACL", "CAT")
 		// The categories whose commands cellserver all serves.
-		for _, cat := range []string{"hash", "string", "pubsub", "connection", "transaction", "HASH"} {
+		for _, cat := range []string{"hash", "string", "pubsub", "connection", "transaction", "HASH",
+			"set", "list", "sortedset", "bitmap", "keyspace", "scripting"} {
 			c.DoSorted("ACL", "CAT", cat)
 		}
 		c.Error("ACL", "CAT", "nosuch")
@@ -525,4 +532,160 @@ func TestACLUserLinesInConfig(t *testing.T) {
 		o.Error("GET", "other")
 		o.Do("GET", "svc:1")
 	})
+}
+
+// TestACLUserLinesInConfigFile: user lines in the configuration file make
+// the users, as on the command line. With an aclfile as well, a rule that
+// names no command, a bad rule or a user declared twice, neither server
+// starts: both exit with status 1 and say why.
+func TestACLUserLinesInConfigFile(t *testing.T) {
+	conf := "user svc on >pw ~svc:* &jobs -@all +@read +set\nuser default on nopass ~* &* +@all\n"
+	forBothProtocolsOwn(t, serverOptions{conf: conf}, func(t *testing.T, c *pair) {
+		c.DoMasked(maskACLRules, "ACL", "LIST")
+		c.DoMasked(maskACLRules, "ACL", "GETUSER", "svc")
+		o := c.OtherClient()
+		o.Error("AUTH", "svc", "nope")
+		o.Do("AUTH", "svc", "pw")
+		o.Do("SET", "svc:1", "v")
+		o.Error("SET", "other", "v")
+		o.Error("DEL", "svc:1")
+		o.Do("GET", "svc:1")
+		o.Error("PUBLISH", "jobs", "x")
+		c.DoMasked(maskACLLog, "ACL", "LOG")
+	})
+	dir := t.TempDir()
+	aclfile := filepath.Join(dir, "users.acl")
+	if err := os.WriteFile(aclfile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	redis := requirePeer(t, "redis-server")
+	cellserverBinary(t)
+	for _, tc := range []struct{ name, conf, says string }{
+		{"aclfile too", "user svc on >pw +get\naclfile " + aclfile + "\n", "users defined in redis.conf and at the same setting an ACL file"},
+		{"unknown command", "user svc on >pw +nosuch\n", "Unknown command or category name in ACL"},
+		{"bad rule", "user svc on bogus\n", "Error in user declaration"},
+		{"user twice", "user a on\nuser a off\n", "Duplicate user found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "server.conf")
+			if err := os.WriteFile(path, []byte(tc.conf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, bin := range []string{redis, harness.binary} {
+				if log := refusedStart(t, bin, path); !strings.Contains(log, tc.says) {
+					t.Errorf("%s: the output lacks %q:\n%s", filepath.Base(bin), tc.says, log)
+				}
+			}
+		})
+	}
+}
+
+// refusedStart starts bin with the configuration file conf and requires
+// it to exit with status 1 without serving; it returns the output.
+func refusedStart(t *testing.T, bin, conf string) string {
+	t.Helper()
+	port, err := serverproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sp, err := serverproc.Start(bin, []string{conf, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sp.Exited():
+	case <-time.After(startTimeout):
+		sp.Stop()
+		t.Fatalf("%s started with %s", filepath.Base(bin), conf)
+	}
+	var ee *exec.ExitError
+	if !errors.As(sp.Err(), &ee) || ee.ExitCode() != 1 {
+		t.Errorf("%s: exit %v, want status 1", filepath.Base(bin), sp.Err())
+	}
+	return sp.LogTail(20)
+}
+
+// TestACLSort: SORT's BY (with a '*') and GET patterns read keys no key
+// pattern names, so Redis allows them only to a user with a selector
+// that allows the command and reads every key (allkeys, "~*", "%R~*");
+// the others get an error, in a transaction and a script too.
+func TestACLSort(t *testing.T) {
+	forBothProtocolsOwn(t, serverOptions{}, func(t *testing.T, c *pair) {
+		c.Do("RPUSH", "rw:a", "2", "1", "3")
+		c.Do("MSET", "w:1", "30", "w:2", "20", "w:3", "10", "r:1", "one")
+		for _, rules := range [][]string{
+			{"%R~r:*", "%W~w:*", "~rw:*", "+@all"},
+			{"~*", "+@all"},
+			{"allkeys", "+@all"},
+			{"%R~*", "+@all"},
+			{"%W~*", "~rw:*", "+@all"},
+			{"~rw:*", "+@all", "(%R~* +sort)"},
+			{"~rw:*", "+@all", "(%R~* +get)"},
+			{"~rw:*", "+@all", "(~* -sort)"},
+		} {
+			c.Do(append([]string{"ACL", "SETUSER", "u", "reset", "on", "nopass"}, rules...)...)
+			u := c.OtherClient()
+			u.Do("AUTH", "u", "x")
+			u.Do("SORT", "rw:a", "BY", "nosort")
+			u.Do("SORT", "rw:a", "BY", "constant", "LIMIT", "0", "2")
+			u.Do("SORT", "rw:a", "BY", "w:*")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("SORT", "rw:a", "GET", "r:*", "BY", "w:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "FOO") // the first bad option answers
+			u.Do("SORT_RO", "rw:a", "GET", "r:*")
+			u.Do("SORT", "rw:a", "BY", "w:*", "STORE", "rw:d")
+			u.Do("LRANGE", "rw:d", "0", "-1")
+			u.Do("EVAL", "return redis.pcall('SORT', KEYS[1], 'BY', 'w:*')", "1", "rw:a")
+			u.Do("MULTI")
+			u.Do("SORT", "rw:a", "GET", "#")
+			u.Do("EXEC")
+		}
+		c.DoMasked(maskACLLog, "ACL", "LOG")
+	})
+}
+
+// TestACLFileRelativeToDir: a relative aclfile is in dir, not in the
+// directory the server was started in (Redis changes to dir as it reads
+// its configuration): the start loads it from there, ACL SAVE writes it
+// there and ACL LOAD reads it back.
+func TestACLFileRelativeToDir(t *testing.T) {
+	redis := requirePeer(t, "redis-server")
+	cellserverBinary(t)
+	users := "user default on nopass ~* &* +@all\nuser svc on nopass ~svc:* -@all +get\n"
+	opt := serverOptions{args: []string{"--aclfile", "users.acl"}}
+	var procs [2]*process
+	var dirs [2]string
+	for i, s := range []struct {
+		name, bin string
+		args      func(int, string, serverOptions) []string
+	}{{"redis-server", redis, redisArgs}, {"cellserver", harness.binary, cellserverArgs}} {
+		dirs[i] = t.TempDir()
+		if err := os.WriteFile(filepath.Join(dirs[i], "users.acl"), []byte(users), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		port, err := serverproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := launch(s.name, s.bin, s.args(port, dirs[i], opt), t.TempDir(), port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		procs[i] = p
+	}
+	c := newPairOn(t, &servers{redis: procs[0], cell: procs[1]})
+	c.DoMasked(maskACLRules, "ACL", "LIST")
+	c.Do("ACL", "SETUSER", "new", "on", "nopass", "~n:*", "+set")
+	c.Do("ACL", "SAVE")
+	for i, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "users.acl"))
+		if err != nil || !strings.Contains(string(b), "user new on nopass") {
+			t.Errorf("%s: users.acl in dir after ACL SAVE: %v\n%s", procs[i].name, err, b)
+		}
+	}
+	c.Do("ACL", "DELUSER", "new")
+	c.Do("ACL", "LOAD")
+	c.Do("ACL", "USERS")
 }

@@ -90,7 +90,11 @@ func TestBlockingArguments(t *testing.T) {
 		c.Do("RPUSH", "l", "a")
 		c.Do("ZADD", "z", "1", "a")
 		c.Error("BLPOP", "nokey", "s", "l", "0")
+		c.Error("BRPOP", "z", "l", "0")
+		c.Error("BRPOPLPUSH", "s", "d", "0")
+		c.Error("BRPOPLPUSH", "l", "z", "0")
 		c.Error("BZPOPMIN", "l", "z", "0")
+		c.Error("BZPOPMAX", "nokey", "s", "0")
 		c.Error("BLMOVE", "s", "d", "LEFT", "RIGHT", "0")
 		c.Error("BLMOVE", "l", "s", "LEFT", "RIGHT", "0")
 		c.Do("LRANGE", "l", "0", "-1")
@@ -413,4 +417,74 @@ func TestBlockingShutdown(t *testing.T) {
 	o.Send("SHUTDOWN", "NOSAVE")
 	c.ExpectClosed()
 	o.ExpectClosed()
+}
+
+// TestBlockingEachWaker: each blocking pop, blocked on a missing key and
+// a key that gets a value, woken each way there is: a write on another
+// connection, a MULTI/EXEC, a script, and its own timeout (fractional);
+// the reply, what the keys hold after and blocked_clients compared byte
+// for byte.
+func TestBlockingEachWaker(t *testing.T) {
+	list := []string{"RPUSH", "k", "x", "y", "z"}
+	zset := []string{"ZADD", "k", "1", "x", "2", "y", "3", "z"}
+	for _, tc := range []struct {
+		block []string // "T" is the timeout
+		feed  []string
+	}{
+		{[]string{"BLPOP", "a", "k", "T"}, list},
+		{[]string{"BRPOP", "a", "k", "T"}, list},
+		{[]string{"BRPOPLPUSH", "k", "d", "T"}, list},
+		{[]string{"BLMOVE", "k", "d", "RIGHT", "LEFT", "T"}, list},
+		{[]string{"BLMPOP", "T", "2", "a", "k", "RIGHT", "COUNT", "2"}, list},
+		{[]string{"BZPOPMIN", "a", "k", "T"}, zset},
+		{[]string{"BZPOPMAX", "a", "k", "T"}, zset},
+		{[]string{"BZMPOP", "T", "2", "a", "k", "MAX", "COUNT", "2"}, zset},
+	} {
+		t.Run(tc.block[0], func(t *testing.T) {
+			forBothProtocols(t, func(t *testing.T, c *pair) {
+				o := c.OtherClient()
+				block := func(timeout string) {
+					args := append([]string(nil), tc.block...)
+					for i := range args {
+						if args[i] == "T" {
+							args[i] = timeout
+						}
+					}
+					c.Send(args...)
+				}
+				after := func() {
+					t.Helper()
+					o.blockedClients(0)
+					if tc.feed[0] == "RPUSH" {
+						o.Do("LRANGE", "k", "0", "-1")
+						o.Do("LRANGE", "d", "0", "-1")
+					} else {
+						o.Do("ZRANGE", "k", "0", "-1", "WITHSCORES")
+					}
+					o.Do("DEL", "k", "d")
+				}
+				script := "return redis.call(unpack(ARGV))"
+				for _, wake := range []func(){
+					func() { o.Do(tc.feed...) },
+					func() {
+						o.Do("MULTI")
+						o.Do(tc.feed...)
+						o.Do("DEL", "a")
+						o.Do("EXEC")
+					},
+					func() { o.Do(append([]string{"EVAL", script, "1", "k"}, tc.feed...)...) },
+				} {
+					block("0")
+					c.Silent()
+					o.blockedClients(1)
+					wake()
+					c.Receive()
+					after()
+				}
+				block("0.05")
+				c.Receive()
+				after()
+			})
+		})
+	}
 }

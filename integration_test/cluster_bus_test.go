@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,12 +60,28 @@ func busNodeWith(t *testing.T, kind string, i int, extra func(port int) []string
 		p, err := launch(fmt.Sprintf("%s bus node %d", kind, i), bin, args, dir, port)
 		if err == nil {
 			t.Cleanup(p.Stop)
+			// Before the stop: what the node logged (state changes, FAIL
+			// marks, elections) tells why a test failed.
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("--- %s %s (%s), last lines:\n%s", p.name, p.addr, nodeIDOrNone(p), p.LogTail(30))
+				}
+			})
 			return p
 		}
 		lastErr = err
 	}
 	t.Fatal(lastErr)
 	return nil
+}
+
+// nodeIDOrNone is CLUSTER MYID of a node still up, for logs.
+func nodeIDOrNone(p *process) string {
+	out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", portOf(p.addr), "CLUSTER", "MYID").Output()
+	if err != nil || len(out) == 0 {
+		return "down"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // busCluster is what redis-cli --cluster create made of n cellserver
@@ -401,6 +418,9 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 	if n, err := direct.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 on the master: %d, %v", n, err)
 	}
+	// A client of its own writes to the victim's slots all along: its
+	// writes fail while the slots have no master, then carry on.
+	writes := carryOn(t, bc.addrs[0], acked)
 	victim.kill()
 	start := time.Now()
 	deadline := start.Add(20 * time.Second)
@@ -443,6 +463,12 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 			t.Fatalf("SET %s through the cluster client after the failover: %v", k, err)
 		}
 	}
+	w := writes()
+	outage := "none"
+	if w.failed > 0 {
+		outage = fmt.Sprintf("the last %v after the kill (%v)", w.lastFail.Sub(start).Round(time.Millisecond), w.lastErr)
+	}
+	t.Logf("a client writing all along: %d writes, %d failed, %s; then %d in a row succeeded", w.writes, w.failed, outage, w.okAfter)
 	// The old master comes back with its nodes.conf: told of the newer
 	// epoch, it turns into a replica of the new master and syncs.
 	q, err := launch("cellserver bus node restarted after failover", cellserverBinary(t), victim.Cmd.Args[1:], victim.Cmd.Dir, mustAtoi(portOf(victim.addr)))
@@ -464,6 +490,72 @@ func busFailover(t *testing.T, bc *busCluster, cl *redis.ClusterClient) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	checkClean(t, bc.addrs[0], "after the failover and the old master's return")
+}
+
+// writeLog is what carryOn's client saw.
+type writeLog struct {
+	writes, failed int
+	lastFail       time.Time
+	lastErr        error
+	okAfter        int // writes that succeeded since the last failure
+}
+
+// carryOn starts a cluster client that SETs keys tagged like keys, one
+// at a time. It returns once the client has written 50 keys, and a
+// function that waits until the last 50 writes all succeeded (failing t
+// after 30 s: the client did not carry on), stops the client and tells
+// how it went. go-redis's ClusterClient sends a slot's writes to the
+// master of its slot map, which it reloads on a MOVED or when 10 s old:
+// writes to a killed master's slots fail until then, whichever server
+// runs the cluster.
+func carryOn(t *testing.T, addr string, keys []string) func() writeLog {
+	t.Helper()
+	ctx := context.Background()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	var mu sync.Mutex
+	var w writeLog
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cl.Close()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			err := cl.Set(ctx, "{"+keys[i%len(keys)]+"}:w", i, 0).Err()
+			mu.Lock()
+			w.writes++
+			if err != nil {
+				w.failed, w.lastFail, w.lastErr, w.okAfter = w.failed+1, time.Now(), err, 0
+			} else {
+				w.okAfter++
+			}
+			mu.Unlock()
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+	var once sync.Once
+	stopIt := func() { once.Do(func() { close(stop); <-done }) }
+	t.Cleanup(stopIt)
+	carried := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if w.okAfter < 50 {
+			return fmt.Sprintf("the writing client: %d writes, %d failed, %d in a row since the last failure (%v)", w.writes, w.failed, w.okAfter, w.lastErr)
+		}
+		return ""
+	}
+	waitFor(t, 10*time.Second, carried)
+	return func() writeLog {
+		t.Helper()
+		waitFor(t, 30*time.Second, carried)
+		stopIt()
+		return w
+	}
 }
 
 // TestBusClusterRestart: a node restarted with its --dir keeps its id and
@@ -559,13 +651,17 @@ func TestBusClusterReshard(t *testing.T) {
 	bc := createBusCluster(t, 3, 0)
 	verify := fillAndVerify(t, bc.addrs[0], 3000)
 	before := cli(t, bc.addrs[0], "", "DBSIZE")
+	start := time.Now()
 	reshard(t, bc.addrs[0], bc.ids[0], bc.ids[1], 1000)
+	took := time.Since(start)
 	checkClean(t, bc.addrs[2], "after the reshard")
 	verify("after the reshard")
 	after := cli(t, bc.addrs[0], "", "DBSIZE")
 	if after == before {
 		t.Errorf("node 0 still holds %s keys after giving away 1000 slots", after)
 	}
+	t.Logf("reshard: 1000 slots with %d of the 3000 keys moved in %v; every key reads back",
+		mustAtoi(strings.TrimSpace(before))-mustAtoi(strings.TrimSpace(after)), took.Round(time.Millisecond))
 	nodes := cli(t, bc.addrs[2], "", "CLUSTER", "NODES")
 	if !regexp.MustCompile(bc.ids[1] + ` .* 0-999 `).MatchString(nodes) {
 		t.Errorf("node 1 does not serve slots 0-999 seen from node 2:\n%s", nodes)
@@ -592,16 +688,26 @@ func TestBusClusterMixed(t *testing.T) {
 	}
 	checkClean(t, bc.addrs[1], "after add-node")
 	rid := strings.TrimSpace(cli(t, r.addr, "", "CLUSTER", "MYID"))
+	start := time.Now()
 	reshard(t, bc.addrs[0], bc.ids[0], rid, 300)
+	took := time.Since(start)
 	checkClean(t, r.addr, "after moving slots to redis-server")
 	checkClean(t, bc.addrs[0], "after moving slots to redis-server")
-	if n := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE")); n == "0" {
+	moved := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE"))
+	if moved == "0" {
 		t.Errorf("redis-server holds no keys after taking 300 slots")
 	}
 	verify("with slots on redis-server")
+	start = time.Now()
 	reshard(t, bc.addrs[0], rid, bc.ids[0], 300)
+	back := time.Since(start)
 	checkClean(t, bc.addrs[2], "after moving the slots back")
+	if n := strings.TrimSpace(cli(t, r.addr, "", "DBSIZE")); n != "0" {
+		t.Errorf("redis-server holds %s keys after giving its slots back", n)
+	}
 	verify("after moving the slots back")
+	t.Logf("mixed: 300 slots with %s of the 2000 keys to redis-server in %v and back in %v; every key reads back",
+		moved, took.Round(time.Millisecond), back.Round(time.Millisecond))
 }
 
 // TestBusClusterErrors: the CLUSTER subcommands' replies and refusals on a

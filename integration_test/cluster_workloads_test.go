@@ -80,6 +80,7 @@ func compareClusterSession(t *testing.T, what string, command func(addr, mode st
 	t.Helper()
 	single := freshSingle(t)
 	cc := createBusCluster(t, 6, 1).cluster
+	checkClean(t, cc.addrs[0], "after create")
 	one, err := runScript(command(single.addr, "single"))
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func compareClusterSession(t *testing.T, what string, command func(addr, mode st
 	}
 	compareLines(t, what, "one node", one.Lines, many.Lines)
 	requireSpread(t, cc, 25, 120)
+	checkClean(t, cc.addrs[1], "after the session")
 }
 
 // TestClusterIoredis: ioredis's Cluster client runs W1, W2, W3, W4 and W8
@@ -241,6 +243,7 @@ func TestClusterGoRedis(t *testing.T) {
 	}
 	single := freshSingle(t)
 	cc := createBusCluster(t, 6, 1).cluster
+	checkClean(t, cc.addrs[0], "after create")
 	one := redis.NewClient(&redis.Options{Addr: single.addr})
 	defer one.Close()
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{cc.addrs[2]}})
@@ -249,6 +252,7 @@ func TestClusterGoRedis(t *testing.T) {
 	got := goRedisSession(t, cl, cl.ForEachMaster)
 	compareLines(t, "go-redis ClusterClient", "one node", want, got)
 	requireSpread(t, cc, 25, 120)
+	checkClean(t, cc.addrs[1], "after the session")
 }
 
 // TestClusterRedisPy: redis-py's RedisCluster runs python/redis_py_cluster.py
@@ -307,16 +311,29 @@ const w2Inline = "redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[1]) " +
 	"redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[2])) " +
 	"redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3])) return c"
 
-// TestClusterRedisCli: redis-cli -c types W1-W4 and W8 at a 3-node cluster,
+// TestClusterRedisCli: redis-cli -c types W1-W4 and W8 at a cluster,
 // following MOVED, and prints what plain redis-cli prints against one node;
-// redis-cli --cluster call counts the keys of every node.
+// redis-cli --cluster call counts the keys of every master. The cluster is
+// six nodes on the bus (3 masters, 3 replicas, check clean before and
+// after), then three of the simple mode's topology file.
 func TestClusterRedisCli(t *testing.T) {
 	if selfTest() {
 		t.Skip("self-test mode has no cellserver cluster")
 	}
 	requirePeer(t, "redis-cli")
+	t.Run("Bus", func(t *testing.T) {
+		bc := createBusCluster(t, 6, 1)
+		checkClean(t, bc.addrs[0], "after create")
+		redisCliWorkloads(t, bc.cluster)
+		checkClean(t, bc.addrs[1], "after the session")
+	})
+	t.Run("TopologyFile", func(t *testing.T) { redisCliWorkloads(t, startCellCluster(t, evenRanges(3))) })
+}
+
+// redisCliWorkloads runs redisCliSession with redis-cli -c against the
+// masters of cc and compares it with the same session on one node.
+func redisCliWorkloads(t *testing.T, cc *cluster) {
 	single := freshSingle(t)
-	cc := startCellCluster(t, evenRanges(3))
 	session := redisCliSession(12)
 	// The TATs (ns) differ between the two runs; their shape does not.
 	tat := regexp.MustCompile(`(?m)^1[0-9]{18}$`)
@@ -335,15 +352,15 @@ func TestClusterRedisCli(t *testing.T) {
 	requireSpread(t, cc, 10, 48)
 
 	// W8 over the whole cluster: redis-cli --cluster call runs a command on
-	// every node; the DBSIZEs add up to the one node's.
-	calls := cli(t, cc.addrs[0], "", "--cluster", "call", cc.addrs[0], "DBSIZE")
+	// every master; the DBSIZEs add up to the one node's.
+	calls := cli(t, cc.addrs[0], "", "--cluster", "call", cc.addrs[0], "DBSIZE", "--cluster-only-masters")
 	sizes := regexp.MustCompile(`(?m)^127\.0\.0\.1:\d+: (\d+)$`).FindAllStringSubmatch(calls, -1)
 	total := 0
 	for _, m := range sizes {
 		n, _ := strconv.Atoi(m[1])
 		total += n
 	}
-	if single := strings.TrimSpace(cli(t, single.addr, "DBSIZE\n")); len(sizes) != 3 || strconv.Itoa(total) != single {
+	if single := strings.TrimSpace(cli(t, single.addr, "DBSIZE\n")); len(sizes) != len(cc.addrs) || strconv.Itoa(total) != single {
 		t.Errorf("redis-cli --cluster call DBSIZE (sum %d, one node %s):\n%s", total, single, calls)
 	}
 }

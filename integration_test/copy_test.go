@@ -1,6 +1,9 @@
 package integration_test
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // COPY, MOVE and TOUCH.
 
@@ -111,5 +114,116 @@ func TestTouch(t *testing.T) {
 		c.Do("TOUCH", "a", "b", "nokey", "a")
 		c.Do("TOUCH", "nokey")
 		c.Error("TOUCH")
+	})
+}
+
+// TestCopyEncodings: COPY and MOVE keep a value's encoding (Redis's
+// setTypeDup copies an intset as it is and a hashtable member by member,
+// hashTypeDup and zsetDup likewise; MOVE moves the object), even past
+// today's thresholds; RESTORE makes what the thresholds of now allow, as
+// Redis's loader does. A bitmap is a raw string and copies as one.
+func TestCopyEncodings(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		t.Cleanup(func() {
+			c.Do("CONFIG", "SET", "set-max-intset-entries", "512")
+			c.Do("CONFIG", "SET", "zset-max-listpack-entries", "128")
+		})
+		c.Do("SADD", "i", "3", "1", "2")
+		c.Do("SADD", "w", "a", "b")
+		c.Do("SETBIT", "b", "9", "1")
+		c.Do("EXPIRE", "w", "100")
+		for _, k := range []string{"i", "w", "b"} {
+			c.Do("COPY", k, k+"2")
+			c.Do("TYPE", k+"2")
+			c.Do("OBJECT", "ENCODING", k+"2")
+		}
+		c.Do("SMEMBERS", "i2")
+		c.DoSorted("SMEMBERS", "w2")
+		c.Do("TTL", "w2")
+		c.Do("GET", "b2")
+		c.Do("SADD", "i2", "x") // the copy is its own
+		c.Do("SMEMBERS", "i")
+		c.Do("SETBIT", "b2", "0", "1")
+		c.Do("GET", "b")
+		// A hashtable left with integers only stays a hashtable.
+		add, rem := []string{"SADD", "ht"}, []string{"SREM", "ht"}
+		for i := range 600 {
+			add = append(add, strconv.Itoa(i))
+			if i >= 5 {
+				rem = append(rem, strconv.Itoa(i))
+			}
+		}
+		c.Do(add...)
+		c.Do(rem...)
+		c.Do("OBJECT", "ENCODING", "ht")
+		c.Do("COPY", "ht", "ht2")
+		c.Do("OBJECT", "ENCODING", "ht2")
+		c.DoSorted("SMEMBERS", "ht2")
+		c.Do("COPY", "ht", "ht", "DB", "1")
+		c.Do("MOVE", "ht2", "2")
+		// An intset past a lowered limit stays an intset.
+		c.Do("CONFIG", "SET", "set-max-intset-entries", "2")
+		c.Do("COPY", "i", "i3")
+		c.Do("OBJECT", "ENCODING", "i3")
+		c.Do("SMEMBERS", "i3")
+		c.Do("COPY", "i", "i", "DB", "1")
+		c.Do("MOVE", "i3", "2")
+		// DUMP and RESTORE: the limit of now decides.
+		restore := "redis.call('RESTORE', KEYS[2], 0, redis.call('DUMP', KEYS[1])); return redis.call('OBJECT', 'ENCODING', KEYS[2])"
+		c.Do("EVAL", restore, "2", "i", "ri")
+		c.Do("EVAL", restore, "2", "ht", "rht")
+		c.Do("CONFIG", "SET", "set-max-intset-entries", "512")
+		c.Do("EVAL", restore, "2", "i", "ri2")
+		c.Do("EVAL", restore, "2", "ht", "rht2")
+		c.Do("SMEMBERS", "rht2")
+		for _, db := range []string{"1", "2"} {
+			c.Do("SELECT", db)
+			c.Do("OBJECT", "ENCODING", "ht")
+			c.Do("OBJECT", "ENCODING", "ht2")
+			c.Do("OBJECT", "ENCODING", "i")
+			c.Do("OBJECT", "ENCODING", "i3")
+			c.Do("SMEMBERS", "i")
+		}
+		c.Do("SELECT", "0")
+		// A hash and a sorted set made large, then emptied down to a few.
+		hset, hdel := []string{"HSET", "h"}, []string{"HDEL", "h"}
+		zadd := []string{"ZADD", "z"}
+		for i := range 600 {
+			f := "f" + strconv.Itoa(i)
+			hset = append(hset, f, "v")
+			if i >= 5 {
+				hdel = append(hdel, f)
+			}
+			if i < 200 {
+				zadd = append(zadd, strconv.Itoa(i), "m"+strconv.Itoa(i))
+			}
+		}
+		c.Do(hset...)
+		c.Do(hdel...)
+		c.Do(zadd...)
+		c.Do("ZREMRANGEBYRANK", "z", "0", "194")
+		for _, k := range []string{"h", "z"} {
+			c.Do("OBJECT", "ENCODING", k)
+			c.Do("COPY", k, k+"2")
+			c.Do("OBJECT", "ENCODING", k+"2")
+			c.Do("COPY", k, k, "DB", "3")
+		}
+		c.DoSorted("HGETALL", "h2")
+		c.Do("ZRANGE", "z2", "0", "-1", "WITHSCORES")
+		// A listpack past a lowered zset-max-listpack-entries stays one;
+		// the next insert into the copy converts it.
+		c.Do("CONFIG", "SET", "zset-max-listpack-entries", "300")
+		c.Do(append([]string{"ZADD", "zl"}, zadd[2:]...)...)
+		c.Do("CONFIG", "SET", "zset-max-listpack-entries", "128")
+		c.Do("COPY", "zl", "zl2")
+		c.Do("OBJECT", "ENCODING", "zl2")
+		c.Do("MOVE", "zl", "3")
+		c.Do("ZADD", "zl2", "1000", "new")
+		c.Do("OBJECT", "ENCODING", "zl2")
+		c.Do("SELECT", "3")
+		for _, k := range []string{"h", "z", "zl"} {
+			c.Do("OBJECT", "ENCODING", k)
+		}
+		c.Do("SELECT", "0")
 	})
 }

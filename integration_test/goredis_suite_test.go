@@ -102,6 +102,53 @@ func TestGoRedisSuite(t *testing.T) {
 	}
 	t.Logf("go-redis %s suite: cellserver passes %d of %d specs; %d of the %d that pass on redis-server 7.0.15",
 		goRedisVersion(), passCell, len(cell), passBoth, passRedis)
+	logGoRedisAreas(t, known, cell)
+}
+
+// goRedisAreas are the suite's command areas counted one by one in the
+// log (a spec is in an area by its containers' names; ACL by its own).
+var goRedisAreas = []struct {
+	name string
+	spec *regexp.Regexp
+}{
+	{"strings", regexp.MustCompile(`^Commands / strings / `)},
+	{"bitmaps", regexp.MustCompile(`@bitmap_commands_test\.go:|^Commands / strings / should (SetBit|GetBit|BitCount|BitOp|BitPos|BitField)`)},
+	{"lists", regexp.MustCompile(`^Commands / lists / `)},
+	{"sorted sets", regexp.MustCompile(`^Commands / sorted sets / `)},
+	{"sets", regexp.MustCompile(`^Commands / sets / `)},
+	{"hashes", regexp.MustCompile(`^Commands / hashes / `)},
+	{"keys", regexp.MustCompile(`^Commands / keys / `)},
+	{"ACL", regexp.MustCompile(`(?i)\bacl\b`)},
+}
+
+// logGoRedisAreas logs, per area, how many specs pass on redis-server
+// (from the results file) and how many of those pass on cellserver now.
+func logGoRedisAreas(t *testing.T, known map[string]knownOutcome, cell map[string]specOutcome) {
+	t.Helper()
+	for _, a := range goRedisAreas {
+		specs, redis, both, cellOnly := 0, 0, 0, 0
+		var short []string
+		for spec, r := range known {
+			if !a.spec.MatchString(spec) {
+				continue
+			}
+			specs++
+			passed := cell[spec].State == "passed"
+			switch {
+			case r.redis == "passed" && passed:
+				redis++
+				both++
+			case r.redis == "passed":
+				redis++
+				short = append(short, spec)
+			case passed:
+				cellOnly++
+			}
+		}
+		sort.Strings(short)
+		t.Logf("go-redis area %s: %d specs; redis-server 7.0.15 passes %d, cellserver %d of those (and %d more)%s",
+			a.name, specs, redis, both, cellOnly, strings.Join(append([]string{""}, short...), "\n\tnot on cellserver: "))
+	}
 }
 
 // goRedisSuiteBinary copies the pinned go-redis module out of the module

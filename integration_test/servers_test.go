@@ -42,6 +42,20 @@ type serverOptions struct {
 	// aclfile, when not nil, is written to users.acl in each server's
 	// directory, which the server then uses as its ACL file.
 	aclfile *string
+	// conf, when not empty, is written to server.conf in each server's
+	// directory, which the server then reads as its configuration file.
+	conf string
+}
+
+// confFileArgs writes the configuration file of opt in dir and names it,
+// for the front of the command line.
+func confFileArgs(dir string, opt serverOptions) []string {
+	if opt.conf == "" {
+		return nil
+	}
+	path := filepath.Join(dir, "server.conf")
+	os.WriteFile(path, []byte(opt.conf), 0o644)
+	return []string{path}
 }
 
 // aclFileArgs writes the ACL file of opt in dir and names it.
@@ -118,7 +132,7 @@ func launchServers(opt serverOptions) (*servers, error) {
 }
 
 func redisArgs(port int, dir string, opt serverOptions) []string {
-	args := []string{
+	args := append(confFileArgs(dir, opt),
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -128,7 +142,7 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 		"--enable-debug-command", "yes",
 		// No wait before a diskless full resync: the tests sync often.
 		"--repl-diskless-sync-delay", "0",
-	}
+	)
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}
@@ -137,7 +151,7 @@ func redisArgs(port int, dir string, opt serverOptions) []string {
 }
 
 func cellserverArgs(port int, dir string, opt serverOptions) []string {
-	args := []string{
+	args := append(confFileArgs(dir, opt),
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--dir", dir,
@@ -145,7 +159,7 @@ func cellserverArgs(port int, dir string, opt serverOptions) []string {
 		// CONFIG GET then agree. persist_test.go covers persistence.
 		"--appendonly", "no",
 		"--repl-diskless-sync-delay", "0", // as redisArgs
-	}
+	)
 	if opt.requirepass != "" {
 		args = append(args, "--requirepass", opt.requirepass)
 	}

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -194,6 +195,20 @@ func TestSetPopRandom(t *testing.T) {
 		c.DoSorted("SRANDMEMBER", "s", "4")
 		c.DoSorted("SPOP", "s", "4")
 		c.Do("EXISTS", "s")
+		// Popping most of a hashtable of integers: the members that stay
+		// are built into a new set, an intset (count >= 5 x what stays);
+		// popping fewer leaves the hashtable.
+		for _, count := range []string{"590", "500", "499"} {
+			args := []string{"SADD", "h" + count}
+			for i := range 600 {
+				args = append(args, strconv.Itoa(i))
+			}
+			c.Do(args...)
+			c.Do("OBJECT", "ENCODING", "h"+count)
+			c.DoLoosely("SPOP", "h"+count, count)
+			c.Do("OBJECT", "ENCODING", "h"+count)
+			c.Do("SCARD", "h"+count)
+		}
 		c.Do("SADD", "s", "a")
 		c.Error("SPOP", "s", "-1")
 		c.Error("SPOP", "s", "x")
@@ -309,5 +324,80 @@ func TestSetInScriptsAndMulti(t *testing.T) {
 		c.Do("SINTERCARD", "2", "{k}i", "{k}j")
 		c.Do("EXEC")
 		c.Do("SMEMBERS", "{k}u")
+	})
+}
+
+// TestSetRandomOps runs random set writes and reads on both servers, with
+// a low set-max-intset-entries so that sets cross from intset to
+// hashtable often: members, cardinalities, encodings, the STOREs'
+// results and their empty-key removal, WRONGTYPE on a string. A
+// hashtable's order is Redis's hash order, so unordered replies are
+// compared sorted; an intset's are compared as they are.
+func TestSetRandomOps(t *testing.T) {
+	forBothProtocols(t, func(t *testing.T, c *pair) {
+		t.Cleanup(func() { c.Do("CONFIG", "SET", "set-max-intset-entries", "512") })
+		c.Do("CONFIG", "SET", "set-max-intset-entries", "8")
+		r := rand.New(rand.NewPCG(32, uint64(c.proto)))
+		key := func() string { return "s" + strconv.Itoa(r.IntN(4)) }
+		member := func() string {
+			if r.IntN(6) == 0 {
+				return []string{"x", "y", "007", "-0", "1.0", ""}[r.IntN(6)]
+			}
+			return strconv.Itoa(r.IntN(24) - 4)
+		}
+		// unordered compares exactly when every key read is an intset.
+		unordered := func(keys []string, args ...string) {
+			t.Helper()
+			for _, k := range keys {
+				if _, cell := c.Replies("OBJECT", "ENCODING", k); string(cell) == "$9\r\nhashtable\r\n" {
+					c.DoSorted(args...)
+					return
+				}
+			}
+			c.Do(args...)
+		}
+		c.Do("SET", "str", "v")
+		for range 1500 {
+			k, k2 := key(), key()
+			switch r.IntN(14) {
+			case 0, 1, 2:
+				c.Do("SADD", k, member(), member(), member())
+			case 3, 4:
+				c.Do("SREM", k, member(), member())
+			case 5:
+				c.Do("SMOVE", k, k2, member())
+			case 6:
+				c.Do("SISMEMBER", k, member())
+				c.Do("SMISMEMBER", k, member(), member())
+			case 7:
+				c.Do("SCARD", k)
+				c.Do("OBJECT", "ENCODING", k)
+			case 8:
+				unordered([]string{k}, "SMEMBERS", k)
+			case 9:
+				// SINTER lists its smallest set in its order; SUNION and
+				// SDIFF build a set, a hashtable past the intset limit.
+				unordered([]string{k, k2}, "SINTER", k, k2)
+				c.DoSorted([]string{"SUNION", "SDIFF"}[r.IntN(2)], k, k2)
+				c.Do("SINTERCARD", "2", k, k2, "LIMIT", strconv.Itoa(r.IntN(4)))
+			case 10:
+				op := []string{"SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"}[r.IntN(3)]
+				dst := "d" + strconv.Itoa(r.IntN(2))
+				c.Do(op, dst, k, k2)
+				c.Do("EXISTS", dst)
+				c.Do("OBJECT", "ENCODING", dst)
+				unordered([]string{dst}, "SMEMBERS", dst)
+			case 11:
+				unordered([]string{k}, "SPOP", k, "100") // all of it: the same on both
+				c.Do("EXISTS", k)
+			case 12:
+				c.Do("SADD", "str", member())
+				c.Do("SUNION", k, "str")
+				c.Do("SMOVE", k, "str", member())
+			case 13:
+				unordered([]string{k}, "SRANDMEMBER", k, "100") // all of it
+			}
+		}
+		c.Do("DBSIZE")
 	})
 }

@@ -76,6 +76,8 @@ type Reader struct {
 	bigs    [][]byte // the current command's big bulks, read in full
 	bigLen  int      // bytes of big and bigs: part of the pending request
 	hadBigs bool     // args holds big bulks: drop them at the next Fill
+
+	ahead aheadState // requests parsed ahead (keyhint.go)
 }
 
 // NewReader reads requests from src within lim.
@@ -91,6 +93,7 @@ func NewReader(src io.Reader, lim Limits) *Reader {
 
 // SetLimits changes the limits for the requests still to come (CONFIG SET).
 func (rd *Reader) SetLimits(lim Limits) {
+	rd.ahead.reset() // parsed under the old limits
 	if lim.MaxBulkLen > 0 {
 		rd.lim.MaxBulkLen = lim.MaxBulkLen
 	}
@@ -101,16 +104,6 @@ func (rd *Reader) SetLimits(lim Limits) {
 
 // Buffered is the number of bytes read but not yet parsed.
 func (rd *Reader) Buffered() int { return rd.w - rd.r + rd.bigGot + rd.bigLen - len(rd.big) }
-
-// Unparsed is the buffered bytes from the start of the next request on,
-// for RequestKey's hints, or nil while a request is partly parsed (its
-// big bulks are no longer in the buffer). Valid until the next Fill.
-func (rd *Reader) Unparsed() []byte {
-	if rd.want != 0 || rd.big != nil {
-		return nil
-	}
-	return rd.buf[rd.r:rd.w]
-}
 
 // Take reports whether arg, an argument of the command Next returned
 // last, has a buffer of its own that the reader will not reuse, and hands
@@ -144,6 +137,13 @@ func (rd *Reader) Release() int {
 // selects the smaller limits Redis applies before authentication.
 func (rd *Reader) Next(authed bool) (args [][]byte, ok bool, err error) {
 	rd.dropBigs()
+	if q := &rd.ahead; q.at < len(q.reqs) {
+		if q.authed == authed {
+			return rd.nextAhead(), true, nil
+		}
+		q.reset() // parsed under other limits: again, under these
+	}
+	rd.ahead.lastKey = nil
 	for {
 		if rd.want == 0 {
 			if rd.r == rd.w {
@@ -302,6 +302,7 @@ func (rd *Reader) inline() ([][]byte, bool, error) {
 // has sent more than client-query-buffer-limit bytes it cannot complete.
 func (rd *Reader) Fill() error {
 	rd.dropBigs()
+	rd.ahead.reset() // its offsets are about to move
 	if rd.big != nil && rd.bigGot < len(rd.big) {
 		// Straight into the big bulk's own buffer, never past its end.
 		n, err := rd.src.Read(rd.big[rd.bigGot:])
@@ -318,6 +319,7 @@ func (rd *Reader) Fill() error {
 		rd.r, rd.w = 0, 0
 		if len(rd.buf) > 1<<20 { // give back what a big request needed
 			rd.buf = make([]byte, minReadSpace)
+			rd.ahead.forget()
 		}
 	}
 	if len(rd.buf)-rd.w < minReadSpace {
@@ -335,6 +337,7 @@ func (rd *Reader) Fill() error {
 			nb := make([]byte, size)
 			copy(nb, rd.buf[rd.r:rd.w])
 			rd.buf = nb
+			rd.ahead.forget()
 		}
 		rd.r, rd.w = 0, pending
 	}

@@ -61,6 +61,12 @@ func BenchmarkWriterThrottleReply(b *testing.B) {
 // the boundaries of their formatting.
 func TestWriterIntRange(t *testing.T) {
 	vals := []int64{math.MinInt64, math.MinInt64 + 1, -1000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 1 << 40, math.MaxInt64}
+	for p := int64(10); p <= 1e10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, p*5, p*10-1)
+	}
+	for v := int64(0); v < 100_000; v += 37 {
+		vals = append(vals, v)
+	}
 	for _, v := range vals {
 		w := NewWriter()
 		w.Int(v)
@@ -73,6 +79,37 @@ func TestWriterIntRange(t *testing.T) {
 			if want := "*" + strconv.FormatInt(v, 10) + "\r\n"; string(w.buf) != want {
 				t.Errorf("Array(%d) = %q, want %q", v, w.buf, want)
 			}
+		}
+	}
+}
+
+// TestWriterOneInt: OneInt gives the number exactly when the buffer holds
+// one integer reply that Int wrote, and nothing else.
+func TestWriterOneInt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(w *Writer)
+		want  int64 // -1: none
+	}{
+		{"int", func(w *Writer) { w.Int(59321) }, 59321},
+		{"small", func(w *Writer) { w.Int(7) }, 7},
+		{"negative", func(w *Writer) { w.Int(-2) }, -2},
+		{"empty", func(w *Writer) {}, -1},
+		{"error", func(w *Writer) { w.Error("ERR x") }, -1},
+		{"raw int", func(w *Writer) { w.Raw([]byte(":5\r\n")) }, -1},
+		{"in an array", func(w *Writer) { w.Array(1); w.Int(5) }, -1},
+		{"two", func(w *Writer) { w.Int(5); w.Int(6) }, -1},
+		{"then more", func(w *Writer) { w.Int(5); w.OK() }, -1},
+		{"reset", func(w *Writer) { w.Int(5); w.Reset(); w.Raw([]byte(":6\r\n")) }, -1},
+		{"truncated", func(w *Writer) { w.Int(5); w.Truncate(0); w.Raw([]byte(":6\r\n")) }, -1},
+		{"truncated after", func(w *Writer) { w.Int(5); w.OK(); w.Truncate(4) }, 5},
+		{"reset then int", func(w *Writer) { w.OK(); w.Reset(); w.Int(8) }, 8},
+	} {
+		w := NewWriter()
+		tc.write(w)
+		v, ok := w.OneInt()
+		if ok != (tc.want != -1) || ok && v != tc.want {
+			t.Errorf("%s: OneInt %d %v, want %d", tc.name, v, ok, tc.want)
 		}
 	}
 }

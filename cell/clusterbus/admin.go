@@ -86,10 +86,6 @@ func (c *Cluster) Info() string {
 	if c.stateOK {
 		state = "ok"
 	}
-	myEpoch := c.myself.ConfigEpoch
-	if m := c.myMaster(); m != nil {
-		myEpoch = m.ConfigEpoch
-	}
 	var b strings.Builder
 	f := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
 	f("cluster_state", state)
@@ -100,7 +96,7 @@ func (c *Cluster) Info() string {
 	f("cluster_known_nodes", len(c.nodes))
 	f("cluster_size", c.size)
 	f("cluster_current_epoch", c.currentEpoch)
-	f("cluster_my_epoch", myEpoch)
+	f("cluster_my_epoch", c.myself.epoch())
 	var sent, recv uint64
 	for t := Type(0); t < TypeCount; t++ {
 		if n := c.statsSent[t]; n > 0 {
@@ -396,7 +392,7 @@ func (c *Cluster) Reset(hard bool) error {
 func (c *Cluster) SaveConfig() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.save(); err != nil {
+	if err := c.saveConf(true); err != nil {
 		return errorf("error saving the cluster node config: %s", err)
 	}
 	return nil

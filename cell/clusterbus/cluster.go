@@ -110,6 +110,8 @@ type Cluster struct {
 	wg                  sync.WaitGroup
 	iteration           int
 	path                string
+	syncedMark          uint64 // epochMark at the last synced save
+	syncs               int    // synced saves, for tests
 }
 
 // now is the time in Unix milliseconds.

@@ -228,6 +228,49 @@ func TestNodesConfRoundTrip(t *testing.T) {
 	}
 }
 
+// TestNodesConfSyncsEpochs: every change is written to nodes.conf, but
+// synced only when an epoch changed (a vote, BUMPEPOCH, SET-CONFIG-EPOCH),
+// as Redis fsyncs it; slots alone are written unsynced.
+func TestNodesConfSyncsEpochs(t *testing.T) {
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	syncs := func() int {
+		n.c.mu.Lock()
+		defer n.c.mu.Unlock()
+		return n.c.syncs
+	}
+	conf := func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "nodes.conf"))
+		return string(b)
+	}
+	before := syncs()
+	for _, step := range []struct {
+		what   string
+		do     func() error
+		synced bool
+		want   string
+	}{
+		{"ADDSLOTS", func() error { return n.c.AddSlots([]int{1, 2, 3}) }, false, " 0 connected 1-3\n"},
+		{"DELSLOTS", func() error { return n.c.DelSlots([]int{2}) }, false, " 0 connected 1 3\n"},
+		{"SET-CONFIG-EPOCH", func() error { return n.c.SetConfigEpoch(5) }, true, " 5 connected 1 3\nvars currentEpoch 5 "},
+		{"ADDSLOTS", func() error { return n.c.AddSlots([]int{2}) }, false, " 5 connected 1-3\n"},
+		{"BUMPEPOCH", func() error { n.c.BumpEpoch(); return nil }, false, "vars currentEpoch 5 "}, // already the highest: STILL
+		{"SAVECONFIG", n.c.SaveConfig, true, " 5 connected 1-3\n"},                                 // synced whatever changed, as Redis's
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		after := syncs()
+		if synced := after > before; synced != step.synced {
+			t.Errorf("%s: synced %v, want %v", step.what, synced, step.synced)
+		}
+		before = after
+		if !strings.Contains(conf(), step.want) {
+			t.Errorf("%s: nodes.conf lacks %q:\n%s", step.what, step.want, conf())
+		}
+	}
+}
+
 // TestHostileLink: whatever a connection to the bus port sends that is not
 // a well-formed message closes that link; the node carries on.
 func TestHostileLink(t *testing.T) {

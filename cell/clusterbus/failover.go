@@ -228,7 +228,7 @@ func (c *Cluster) failoverAuthRequest(sender *Node, m *Message) {
 	c.lastVoteEpoch = c.currentEpoch
 	master.VotedTime = t
 	c.todoSave = true
-	if err := c.save(); err != nil {
+	if err := c.saveConf(true); err != nil {
 		// A vote not on disk could be given twice after a restart.
 		c.cfg.Log.Warn("cluster: could not save the vote; not voting", "err", err)
 		return

@@ -1,6 +1,8 @@
 package clusterbus
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,7 +25,12 @@ func formWithReplica(t *testing.T) (masters []*testNode, replica *testNode) {
 			t.Fatal(err)
 		}
 	}
+	// redis-cli --cluster create gives every node an epoch of its own,
+	// replicas included.
 	replica = startNode(t, "")
+	if err := replica.c.SetConfigEpoch(4); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range append(masters[1:], replica) {
 		if err := n.c.Meet("127.0.0.1", int64(masters[0].port), 0); err != nil {
 			t.Fatal(err)
@@ -43,6 +50,28 @@ func formWithReplica(t *testing.T) (masters []*testNode, replica *testNode) {
 		return true
 	})
 	return masters, replica
+}
+
+// TestReplicaShowsMastersEpoch: a replica's line in CLUSTER NODES (its
+// own and the others') and in nodes.conf gives its master's config epoch,
+// not its own, and its CLUSTER INFO cluster_my_epoch too, as Redis's
+// nodeEpoch.
+func TestReplicaShowsMastersEpoch(t *testing.T) {
+	masters, replica := formWithReplica(t)
+	id := replica.c.MyID()
+	for i, n := range append(masters, replica) {
+		if f := strings.Fields(lineOf(n.c.Nodes(), id)); len(f) < 7 || f[6] != "1" {
+			t.Errorf("node %d shows the replica as %v; want its master's epoch 1", i, f)
+		}
+	}
+	if info := replica.c.Info(); !strings.Contains(info, "cluster_my_epoch:1\r\n") {
+		t.Errorf("the replica's CLUSTER INFO:\n%s", info)
+	}
+	replica.c.Close()
+	conf, err := os.ReadFile(filepath.Join(replica.dir, "nodes.conf"))
+	if f := strings.Fields(lineOf(string(conf), id)); err != nil || len(f) < 7 || f[6] != "1" {
+		t.Errorf("nodes.conf: %v\n%s", err, conf)
+	}
 }
 
 // ownsSlot0 reports whether every node of ns routes slot 0 to id.

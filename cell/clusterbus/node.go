@@ -47,6 +47,17 @@ func (n *Node) is(flag uint16) bool { return n.Flags&flag != 0 }
 func (n *Node) IsMaster() bool  { return n.is(FlagMaster) }
 func (n *Node) IsReplica() bool { return n.is(FlagReplica) }
 
+// epoch is the config epoch CLUSTER NODES and nodes.conf print for the
+// node: a replica's master's, as Redis's nodeEpoch (a replica's own
+// epoch is only the one it had as a master, or was given by
+// SET-CONFIG-EPOCH).
+func (n *Node) epoch() uint64 {
+	if n.IsReplica() && n.ReplicaOf != nil {
+		return n.ReplicaOf.ConfigEpoch
+	}
+	return n.ConfigEpoch
+}
+
 // Failing reports FAIL or PFAIL.
 func (n *Node) Failing() bool { return n.is(FlagFail | FlagPFail) }
 

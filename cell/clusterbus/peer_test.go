@@ -28,12 +28,18 @@ func startRedisCluster(t *testing.T) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
-	err = p.WaitReady("127.0.0.1:"+strconv.Itoa(port), 10*time.Second, func(addr string) error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
+	// Both ports: redis-server listens on its client port a moment
+	// before its bus port (clusterInit comes later in initServer), and a
+	// dial to the bus in between is refused.
+	err = p.WaitReady("127.0.0.1:"+strconv.Itoa(port), 10*time.Second, func(string) error {
+		for _, pt := range []int{port, port + 10000} {
+			c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(pt), time.Second)
+			if err != nil {
+				return err
+			}
 			c.Close()
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, p.LogTail(20))

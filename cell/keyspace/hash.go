@@ -125,6 +125,20 @@ func (h *Hash) Delete(field []byte) bool {
 	return true
 }
 
+// Clone returns a copy of h in the same encoding, as Redis's hashTypeDup
+// copies a hash (COPY, MOVE): a large hash stays large, however few
+// fields it has left.
+func (h *Hash) Clone() *Hash {
+	c := &Hash{pairs: make([]hashPair, len(h.pairs))}
+	for i, p := range h.pairs {
+		c.pairs[i] = hashPair{field: p.field, value: append([]byte(nil), p.value...)}
+	}
+	if h.index != nil {
+		c.convert()
+	}
+	return c
+}
+
 // convert switches to the large encoding. Redis never converts back.
 func (h *Hash) convert() {
 	h.index = make(map[string]int, len(h.pairs))

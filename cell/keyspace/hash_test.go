@@ -129,3 +129,32 @@ func TestHashValuesAreCopies(t *testing.T) {
 		t.Fatalf("got %q %v", got, ok)
 	}
 }
+
+// TestHashClone: a copy keeps the encoding (a large hash shrunk to a few
+// fields stays large), the fields in their order, and is independent of
+// the original.
+func TestHashClone(t *testing.T) {
+	for _, n := range []int{3, hashMaxListpackEntries + 1} {
+		h := NewHash()
+		for i := range n {
+			h.Set([]byte("f"+strconv.Itoa(i)), []byte("v"))
+		}
+		for i := 3; i < n; i++ {
+			h.Delete([]byte("f" + strconv.Itoa(i)))
+		}
+		c := h.Clone()
+		if c.Encoding() != h.Encoding() || c.Len() != h.Len() {
+			t.Fatalf("%d fields: clone %s of %d, original %s of %d", n, c.Encoding(), c.Len(), h.Encoding(), h.Len())
+		}
+		for i := range h.pairs {
+			if c.pairs[i].field != h.pairs[i].field || string(c.pairs[i].value) != string(h.pairs[i].value) {
+				t.Errorf("pair %d: %q=%q, original %q=%q", i, c.pairs[i].field, c.pairs[i].value, h.pairs[i].field, h.pairs[i].value)
+			}
+		}
+		c.Set([]byte("f0"), []byte("changed"))
+		c.Set([]byte("new"), []byte("x"))
+		if v, _ := h.Get([]byte("f0")); string(v) != "v" || h.Len() != 3 {
+			t.Errorf("the original changed with its clone: f0=%q, %d fields", v, h.Len())
+		}
+	}
+}

@@ -126,9 +126,17 @@ func (ix *keyIndex) prefetchEntry(h uint32) {
 	if i := v.probeHint(h); i >= 0 {
 		if e := v.slots[i]; e != nil {
 			prefetch.Line((*byte)(unsafe.Pointer(e)))
+			// An entry is not aligned to a line: one of 48 bytes (a
+			// key of up to 16) starts a third of the time so far into
+			// its line that its hash or key is on the next.
+			prefetch.Addr(uintptr(unsafe.Pointer(e)) + entryPrefetchEnd)
 		}
 	}
 }
+
+// entryPrefetchEnd is the last byte of an entry that prefetchEntry asks
+// for: the header and the first 16 bytes of the key.
+const entryPrefetchEnd = unsafe.Sizeof(Entry{}) + 15
 
 // prefetchValue is the third step, once the entry's line has arrived:
 // it asks for the first line of the entry's value (a string's bytes, an

@@ -520,3 +520,47 @@ func TestPrefetchRacesWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestKnowHash: a Tx uses the hash it was told for the very slice it was
+// told about, and hashes any other slice, even of the same bytes; a
+// known hash serves as a computed one.
+func TestKnowHash(t *testing.T) {
+	for _, bySlot := range []bool{false, true} {
+		ks := NewKeyspace(1, 8)
+		if bySlot {
+			ks.PlaceBySlot()
+		}
+		var l LockSet
+		l.AddDB(ks, 0)
+		l.Lock(false)
+		x := new(Tx)
+		x.Begin(ks, nil, 0, 1000)
+		buf := []byte("xkey:1")
+		key := buf[1:]
+		x.KnowHash(key, KeyHash(key))
+		x.SetInt(key, 7, 0)
+		if e := x.Lookup([]byte("key:1")); e == nil {
+			t.Fatalf("bySlot %v: a key stored with its known hash is not found by its bytes", bySlot)
+		}
+		x.KnowHash(nil, 0)
+		if e := x.Lookup(key); e == nil {
+			t.Fatalf("bySlot %v: not found by the slice once forgotten", bySlot)
+		}
+		// A wrong hash for key: only key itself is looked up with it.
+		x.KnowHash(key, KeyHash(key)+1<<40)
+		if e := x.Lookup(key); e != nil {
+			t.Errorf("bySlot %v: the known hash was not used for the known slice", bySlot)
+		}
+		if e := x.Lookup([]byte("key:1")); e == nil {
+			t.Errorf("bySlot %v: the known hash was used for a copy", bySlot)
+		}
+		if e := x.Lookup(buf[:5]); e != nil {
+			t.Errorf("bySlot %v: the known hash was used for another slice of the same memory", bySlot)
+		}
+		x.Begin(ks, nil, 0, 1000)
+		if e := x.Lookup(key); e == nil {
+			t.Errorf("bySlot %v: Begin kept the known hash", bySlot)
+		}
+		l.Unlock()
+	}
+}

@@ -186,11 +186,27 @@ func (ks *Keyspace) shardOf(db int, key []byte) *Shard {
 // locate returns the shard that owns key in db and the key's keyHash,
 // from one hash of the key.
 func (ks *Keyspace) locate(db int, key []byte) (*Shard, uint32) {
-	h := keyHash64(key)
+	return ks.locateHash(db, key, keyHash64(key))
+}
+
+// locateHash is locate for a key whose KeyHash is h.
+func (ks *Keyspace) locateHash(db int, key []byte, h uint64) (*Shard, uint32) {
 	if ks.bySlot {
 		return &ks.dbs[db].shards[uint64(hashslot.Of(key))&ks.mask], indexHash(h)
 	}
 	return &ks.dbs[db].shards[h&ks.mask], indexHash(h)
+}
+
+// KeyHash is key's hash, which places it in its shard (outside cluster
+// mode) and in the shard's index. A caller that hashed a key once (the
+// key hints of a pipeline) hands it to ShardOfHash, HintHash and
+// Tx.KnowHash, so that the key is not hashed again.
+func KeyHash(key []byte) uint64 { return keyHash64(key) }
+
+// ShardOfHash is ShardOf for a key whose KeyHash is h.
+func (ks *Keyspace) ShardOfHash(db int, key []byte, h uint64) *Shard {
+	s, _ := ks.locateHash(db, key, h)
+	return s
 }
 
 // LockSet is the set of shards one execution holds, locked in ascending id
@@ -343,11 +359,14 @@ type KeyHint struct {
 // without locking or waiting (keyIndex.prefetchHome): for the keys of
 // requests that are about to run. It returns the key's place for the
 // next steps.
-func (ks *Keyspace) Hint(db int, key []byte) KeyHint {
+func (ks *Keyspace) Hint(db int, key []byte) KeyHint { return ks.HintHash(db, key, keyHash64(key)) }
+
+// HintHash is Hint for a key whose KeyHash is h.
+func (ks *Keyspace) HintHash(db int, key []byte, h64 uint64) KeyHint {
 	if uint(db) >= uint(len(ks.dbs)) {
 		return KeyHint{}
 	}
-	s, h := ks.locate(db, key)
+	s, h := ks.locateHash(db, key, h64)
 	s.keys.prefetchHome(h)
 	return KeyHint{&s.keys, h}
 }

@@ -199,6 +199,28 @@ func (s *Set) convert() {
 	}
 }
 
+// ToIntset turns a set of another form back into an intset when its
+// members are all integers (as Add accepts them) and at most maxInts, and
+// reports whether it did. SPOP needs it: where Redis 7.0 pops most of a
+// set (spopWithCountCommand's third case) it builds the members that stay
+// into a new set, which setTypeCreate makes an intset when they allow.
+func (s *Set) ToIntset(maxInts int) bool {
+	if s.isInts || len(s.members) > maxInts {
+		return false
+	}
+	ints := make([]int64, 0, len(s.members))
+	for _, m := range s.members {
+		v, ok := resp.ParseInt([]byte(m))
+		if !ok {
+			return false
+		}
+		ints = append(ints, v)
+	}
+	slices.Sort(ints)
+	s.ints, s.members, s.index, s.isInts = ints, nil, nil, true
+	return true
+}
+
 func (s *Set) makeIndex() {
 	s.index = make(map[string]int, len(s.members))
 	for i, m := range s.members {

@@ -119,3 +119,58 @@ func TestSetStoredDuplicate(t *testing.T) {
 		t.Error("a set with a duplicate member was loaded")
 	}
 }
+
+// TestSetToIntset: a set of another form goes back to an intset only when
+// every member is a canonical integer and there are at most maxInts; the
+// intset is ascending and has the same members.
+func TestSetToIntset(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		members []string
+		maxInts int
+		want    bool
+	}{
+		{"integers", []string{"9", "-3", "0", "9223372036854775807"}, 512, true},
+		{"at the limit", []string{"3", "1", "2"}, 3, true},
+		{"past the limit", []string{"3", "1", "2"}, 2, false},
+		{"limit 0", []string{"1"}, 0, false},
+		{"a word", []string{"1", "a"}, 512, false},
+		{"not canonical", []string{"1", "01"}, 512, false},
+		{"indexed", func() []string {
+			var out []string
+			for i := range 200 {
+				out = append(out, strconv.Itoa(200-i))
+			}
+			return out
+		}(), 512, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSet()
+			s.Add([]byte("x"), 512) // leave the intset form
+			for _, m := range tc.members {
+				s.Add([]byte(m), 512)
+			}
+			s.Remove([]byte("x"))
+			if s.IsIntset() {
+				t.Fatal("still an intset before ToIntset")
+			}
+			if got := s.ToIntset(tc.maxInts); got != tc.want || s.IsIntset() != tc.want {
+				t.Fatalf("ToIntset(%d) = %v, intset %v; want %v", tc.maxInts, got, s.IsIntset(), tc.want)
+			}
+			if s.Len() != len(tc.members) {
+				t.Fatalf("%d members, want %d", s.Len(), len(tc.members))
+			}
+			for _, m := range tc.members {
+				if !s.Has([]byte(m)) {
+					t.Errorf("%q lost", m)
+				}
+			}
+			if tc.want && !slices.IsSorted(s.ints) {
+				t.Errorf("not ascending: %v", s.ints)
+			}
+			if tc.want && s.Add([]byte("7"), tc.maxInts) && !s.Has([]byte("7")) {
+				t.Error("the intset does not take a new member")
+			}
+		})
+	}
+}

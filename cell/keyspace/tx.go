@@ -1,6 +1,10 @@
 package keyspace
 
-import "github.com/cellserver/cellserver/resp"
+import (
+	"unsafe"
+
+	"github.com/cellserver/cellserver/resp"
+)
 
 // Tx is one execution's access to the keyspace: a command, a whole EXEC
 // or a script. Every read and write of a key goes through its methods, and
@@ -21,12 +25,45 @@ type Tx struct {
 	// ready notes the keys that get a list or sorted set while clients
 	// wait on keys (ready.go); nil: not noted.
 	ready *Ready
+	// known is a key whose KeyHash, knownHash, the caller computed
+	// already (KnowHash): the very slice, not a copy of its bytes.
+	known     []byte
+	knownHash uint64
+}
+
+// KnowHash tells the execution that key's KeyHash is h, so that its
+// lookups and writes of that slice of bytes (the same memory, not merely
+// equal bytes) do not hash it again; nil forgets. The slice's bytes must
+// not change while it is known.
+func (x *Tx) KnowHash(key []byte, h uint64) { x.known, x.knownHash = key, h }
+
+// KnownHash is what KnowHash was told last, for an execution inside this
+// one that works on the same keys (a script's calls).
+func (x *Tx) KnownHash() ([]byte, uint64) { return x.known, x.knownHash }
+
+// locate is Keyspace.locate in the execution's database, without hashing
+// the known key again.
+func (x *Tx) locate(key []byte) (*Shard, uint32) {
+	if k := x.known; k != nil && len(key) == len(k) && unsafe.SliceData(key) == unsafe.SliceData(k) {
+		return x.ks.locateHash(x.db, key, x.knownHash)
+	}
+	return x.ks.locate(x.db, key)
+}
+
+// shardOf is the shard of key in the execution's database, without
+// hashing the known key again.
+func (x *Tx) shardOf(key []byte) *Shard {
+	if k := x.known; k != nil && len(key) == len(k) && unsafe.SliceData(key) == unsafe.SliceData(k) {
+		return x.ks.ShardOfHash(x.db, key, x.knownHash)
+	}
+	return x.ks.shardOf(x.db, key)
 }
 
 // Begin starts an execution on ks's database db at now (Unix ms), its
 // changes collected in fx (nil: not collected).
 func (x *Tx) Begin(ks *Keyspace, fx *Effects, db int, now int64) {
 	x.ks, x.fx, x.db, x.now = ks, fx, db, now
+	x.known = nil
 }
 
 // DB is the selected database.
@@ -50,7 +87,7 @@ func (x *Tx) Effects() *Effects { return x.fx }
 // Lookup returns key's live entry or nil. An expired entry is deleted on
 // the way, as Redis's expireIfNeeded does on every access.
 func (x *Tx) Lookup(key []byte) *Entry {
-	s, h := x.ks.locate(x.db, key)
+	s, h := x.locate(key)
 	e := s.keys.getH(h, key)
 	if e == nil {
 		return nil
@@ -77,7 +114,7 @@ func (x *Tx) SetStringOwned(key, val []byte, exp int64) *Entry {
 }
 
 func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
-	s, h := x.ks.locate(x.db, key)
+	s, h := x.locate(key)
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if e == nil {
@@ -115,7 +152,7 @@ func (x *Tx) setString(key, val []byte, exp int64, own bool) *Entry {
 // SetInt stores the string value of v's decimal form under key, as
 // SetString would, without formatting it: it is kept as the number.
 func (x *Tx) SetInt(key []byte, v, exp int64) *Entry {
-	s, h := x.ks.locate(x.db, key)
+	s, h := x.locate(key)
 	e := s.keys.getH(h, key)
 	if e == nil {
 		x.created(key)
@@ -126,7 +163,7 @@ func (x *Tx) SetInt(key []byte, v, exp int64) *Entry {
 // SetIntOn is setInt for key's live string entry e, just looked up: it
 // spares the second lookup (CL.THROTTLE's write-back).
 func (x *Tx) SetIntOn(key []byte, e *Entry, v, exp int64) {
-	s := x.ks.shardOf(x.db, key)
+	s := x.shardOf(key)
 	e.SetStrEnc(EncAuto)
 	e.SetInt(v)
 	s.setExp(e, exp)
@@ -149,7 +186,7 @@ func (x *Tx) storeInt(s *Shard, h uint32, e *Entry, key []byte, v, exp int64, wi
 
 // SetObject stores an aggregate value under key, replacing what it held.
 func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
-	s, h := x.ks.locate(x.db, key)
+	s, h := x.locate(key)
 	e := s.keys.getH(h, key)
 	wide := isWide(e)
 	if e == nil {
@@ -167,7 +204,7 @@ func (x *Tx) SetObject(key []byte, obj any, exp int64) *Entry {
 // is one the effect log can give as a big value's head alone
 // (delta_persist.go).
 func (x *Tx) SetExpire(key []byte, e *Entry, exp int64) {
-	s := x.ks.shardOf(x.db, key)
+	s := x.shardOf(key)
 	s.setExp(e, exp)
 	if x.fx != nil && x.fx.jr != nil {
 		x.fx.jr.note(x.db, key, false, false, true)
@@ -177,7 +214,7 @@ func (x *Tx) SetExpire(key []byte, e *Entry, exp int64) {
 
 // Touched records an in-place change of key's value.
 func (x *Tx) Touched(key []byte) {
-	x.wrote(x.ks.shardOf(x.db, key), key)
+	x.wrote(x.shardOf(key), key)
 }
 
 // TouchedNoted is Touched for a change whose every part the handler gave
@@ -185,7 +222,7 @@ func (x *Tx) Touched(key []byte) {
 // NoteStrRange): the effect log can then hold what changed instead of the
 // whole value (delta_persist.go).
 func (x *Tx) TouchedNoted(key []byte) {
-	x.changed(x.ks.shardOf(x.db, key), key, false, false, false)
+	x.changed(x.shardOf(key), key, false, false, false)
 }
 
 // RemovedFrom ends a change that removed elements from key's aggregate
@@ -207,7 +244,7 @@ func (x *Tx) removedFrom(key []byte, left int, changed, noted bool) {
 	case left == 0:
 		x.Remove(key)
 	case changed:
-		x.changed(x.ks.shardOf(x.db, key), key, false, false, !noted)
+		x.changed(x.shardOf(key), key, false, false, !noted)
 	}
 }
 
@@ -218,7 +255,7 @@ func (x *Tx) Remove(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	s := x.ks.shardOf(x.db, key)
+	s := x.shardOf(key)
 	s.drop(string(key))
 	x.wroteOver(s, key, isWide(e))
 	return true
@@ -228,8 +265,8 @@ func (x *Tx) Remove(key []byte) bool {
 // whatever dst held (RENAME keeps the source's TTL). Both keys' shards must
 // be locked; src and dst differ.
 func (x *Tx) Rename(src, dst []byte, e *Entry) {
-	ss := x.ks.shardOf(x.db, src)
-	ds := x.ks.shardOf(x.db, dst)
+	ss := x.shardOf(src)
+	ds := x.shardOf(dst)
 	old := ds.keys.get(dst)
 	dstWide := isWide(old)
 	ss.drop(string(src))
