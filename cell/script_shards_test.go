@@ -284,3 +284,79 @@ func TestScriptReachCycle(t *testing.T) {
 	}
 	t.Logf("%d of 5 rounds met the cycle", cycles)
 }
+
+// TestScriptsSerialReaching is TestScriptsSerialInterleaving for scripts
+// running on their declared shards that reach past them: each body is
+// called first with the total declared (its probing run, holding every
+// shard, then a run on its two shards), then with the total passed in
+// ARGV, so that it reaches the total's shard after writing its counter
+// (writeFirst: it takes the shard as it goes) or before writing anything
+// (readFirst: the run is dropped and run again holding every shard).
+// Every call adds one to a counter and one to the total; readers check in
+// one atomic step that the counters add up to the total.
+func TestScriptsSerialReaching(t *testing.T) {
+	srv := startServer(t, nil)
+	const writers, rounds, counters = 4, 40, 8
+	writeFirst := "local t = KEYS[2] or ARGV[1] redis.call('incr', KEYS[1]) return redis.call('incr', t)"
+	readFirst := "local t = KEYS[2] or ARGV[1] local v = tonumber(redis.call('get', t) or '0') redis.call('incr', KEYS[1]) redis.call('set', t, v + 1) return v + 1"
+	var names []string
+	for i := range counters {
+		names = append(names, "c"+strconv.Itoa(i))
+	}
+	check := "local s = 0 for _, k in ipairs(ARGV) do s = s + tonumber(redis.call('get', k) or '0') end " +
+		"local t = tonumber(redis.call('get', 'total') or '0') if s ~= t then return redis.error_reply('sum ' .. s .. ' total ' .. t) end return t"
+	done := make(chan struct{})
+	var wg, readers sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		c := dial(t, srv)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				body := writeFirst
+				if (i+w)%2 == 1 {
+					body = readFirst
+				}
+				body += " -- " + strconv.Itoa(w) + "/" + strconv.Itoa(i) // a new script each round
+				k := names[(i*writers+w)%counters]
+				for _, args := range [][]string{{"2", k, "total"}, {"2", k, "total"}, {"1", k, "total"}} {
+					if got := c.do(append([]string{"EVAL", body}, args...)...); got[0] != ':' {
+						t.Errorf("writer: %q", got)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for r := range 2 {
+		readers.Add(1)
+		c := dial(t, srv)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				var got string
+				if r == 0 {
+					got = c.do(append([]string{"EVAL", check, "0"}, names...)...)
+				} else {
+					got = sumMGET(c.do(append([]string{"MGET", "total"}, names...)...))
+				}
+				if strings.HasPrefix(got, "-") {
+					t.Errorf("reader %d: %q", r, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	c := dial(t, srv)
+	if got := c.do("GET", "total"); got != "$3\r\n"+strconv.Itoa(3*writers*rounds)+"\r\n" {
+		t.Errorf("total %q, want %d", got, 3*writers*rounds)
+	}
+}
