@@ -59,12 +59,7 @@ func BenchmarkNativePipeline(b *testing.B) {
 			}
 			sha := script.SHA1Hex([]byte(tc.body))
 			request := func(dst []byte, key string, batch int) []byte {
-				argv := tc.argv(batch)
-				dst = append(dst, '*')
-				dst = strconv.AppendInt(dst, int64(4+len(argv)), 10)
-				dst = append(dst, '\r', '\n')
-				dst = appendBulks(dst, "EVALSHA", sha, "1", key)
-				return appendBulks(dst, argv...)
+				return append(dst, encode(append([]string{"EVALSHA", sha, "1", key}, tc.argv(batch)...)...)...)
 			}
 			run := func(src *batchSource, n int) {
 				c.rd = resp.NewReader(src, resp.Limits{})
@@ -113,16 +108,4 @@ func BenchmarkNativePipeline(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// appendBulks appends each of args as a bulk string.
-func appendBulks(dst []byte, args ...string) []byte {
-	for _, a := range args {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
 }

@@ -75,28 +75,6 @@ func TestAhead(t *testing.T) {
 	}
 }
 
-// readFrom is readAll's loop on rd, which has read its first input.
-func readFrom(rd *Reader, authed bool) ([]string, error) {
-	var got []string
-	for {
-		args, ok, err := rd.Next(authed)
-		if err != nil {
-			return got, err
-		}
-		if ok {
-			var parts []string
-			for _, a := range args {
-				parts = append(parts, string(a))
-			}
-			got = append(got, strings.Join(parts, "|"))
-			continue
-		}
-		if err := rd.Fill(); err != nil {
-			return got, nil
-		}
-	}
-}
-
 // TestKeyTag: the tag of a queued request's key is given back for that
 // very key while the request is the last Next returned, and for nothing
 // else.

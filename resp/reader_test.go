@@ -40,6 +40,11 @@ func readAllBig(input string, chunk int, lim Limits, authed bool, bigArg int) ([
 	if bigArg > 0 {
 		rd.bigArg = bigArg
 	}
+	return readFrom(rd, authed)
+}
+
+// readFrom is readAll's loop on rd: every command, until the input ends.
+func readFrom(rd *Reader, authed bool) ([]string, error) {
 	var got []string
 	for {
 		args, ok, err := rd.Next(authed)
