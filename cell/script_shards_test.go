@@ -94,10 +94,28 @@ func TestScriptsOnDifferentShardsOverlap(t *testing.T) {
 // counters add up to the total. A reader seeing anything else has seen an
 // interleaving no serial order of the scripts shows.
 func TestScriptsSerialInterleaving(t *testing.T) {
-	srv := startServer(t, nil)
-	const writers, rounds, counters = 4, 150, 8
 	writeFirst := "redis.call('incr', KEYS[1]) return redis.call('incr', 'total')"
 	readFirst := "local t = tonumber(redis.call('get', 'total') or '0') redis.call('incr', KEYS[1]) redis.call('set', 'total', t + 1) return t + 1"
+	checkSerial(t, 150, func(c *testConn, w, i int, counter string) bool {
+		body := writeFirst
+		if (i+w)%2 == 1 {
+			body = readFirst
+		}
+		body += " -- " + strconv.Itoa(i%7) // several scripts, some new each time
+		return c.do("EVAL", body, "1", counter)[0] == ':'
+	}, 1)
+}
+
+// checkSerial runs 4 writers for rounds rounds each, write adding one to
+// the given counter and one to the total each of its calls (calls of
+// them), against two readers that check in one atomic step that the
+// counters add up to the total: a script, and MGET, which locks its
+// shards in order. A reader seeing anything else has seen an interleaving
+// no serial order of the writers' scripts shows. false from write: its
+// reply was not an integer.
+func checkSerial(t *testing.T, rounds int, write func(c *testConn, w, i int, counter string) bool, calls int) {
+	srv := startServer(t, nil)
+	const writers, counters = 4, 8
 	var names []string
 	for i := range counters {
 		names = append(names, "c"+strconv.Itoa(i))
@@ -112,13 +130,8 @@ func TestScriptsSerialInterleaving(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range rounds {
-				body := writeFirst
-				if (i+w)%2 == 1 {
-					body = readFirst
-				}
-				body += " -- " + strconv.Itoa(i%7) // several scripts, some new each time
-				if got := c.do("EVAL", body, "1", names[(i*writers+w)%counters]); got[0] != ':' {
-					t.Errorf("writer: %q", got)
+				if !write(c, w, i, names[(i*writers+w)%counters]) {
+					t.Errorf("writer %d, round %d: a reply other than an integer", w, i)
 					return
 				}
 			}
@@ -139,10 +152,7 @@ func TestScriptsSerialInterleaving(t *testing.T) {
 				if r == 0 {
 					got = c.do(append([]string{"EVAL", check, "0"}, names...)...)
 				} else {
-					// MGET locks its shards in order: it must see the
-					// same consistent states.
-					got = c.do(append([]string{"MGET", "total"}, names...)...)
-					got = sumMGET(got)
+					got = sumMGET(c.do(append([]string{"MGET", "total"}, names...)...))
 				}
 				if strings.HasPrefix(got, "-") {
 					t.Errorf("reader %d: %q", r, got)
@@ -155,10 +165,11 @@ func TestScriptsSerialInterleaving(t *testing.T) {
 	close(done)
 	readers.Wait()
 	c := dial(t, srv)
-	if got := c.do("GET", "total"); got != "$3\r\n"+strconv.Itoa(writers*rounds)+"\r\n" {
-		t.Errorf("total %q, want %d", got, writers*rounds)
+	want := strconv.Itoa(calls * writers * rounds)
+	if got := c.do("GET", "total"); got != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
+		t.Errorf("total %q, want %s", got, want)
 	}
-	if got := c.do(append([]string{"EVAL", check, "0"}, names...)...); got != ":"+strconv.Itoa(writers*rounds)+"\r\n" {
+	if got := c.do(append([]string{"EVAL", check, "0"}, names...)...); got != ":"+want+"\r\n" {
 		t.Errorf("final check %q", got)
 	}
 }
@@ -295,68 +306,19 @@ func TestScriptReachCycle(t *testing.T) {
 // Every call adds one to a counter and one to the total; readers check in
 // one atomic step that the counters add up to the total.
 func TestScriptsSerialReaching(t *testing.T) {
-	srv := startServer(t, nil)
-	const writers, rounds, counters = 4, 40, 8
 	writeFirst := "local t = KEYS[2] or ARGV[1] redis.call('incr', KEYS[1]) return redis.call('incr', t)"
 	readFirst := "local t = KEYS[2] or ARGV[1] local v = tonumber(redis.call('get', t) or '0') redis.call('incr', KEYS[1]) redis.call('set', t, v + 1) return v + 1"
-	var names []string
-	for i := range counters {
-		names = append(names, "c"+strconv.Itoa(i))
-	}
-	check := "local s = 0 for _, k in ipairs(ARGV) do s = s + tonumber(redis.call('get', k) or '0') end " +
-		"local t = tonumber(redis.call('get', 'total') or '0') if s ~= t then return redis.error_reply('sum ' .. s .. ' total ' .. t) end return t"
-	done := make(chan struct{})
-	var wg, readers sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		c := dial(t, srv)
-		go func() {
-			defer wg.Done()
-			for i := range rounds {
-				body := writeFirst
-				if (i+w)%2 == 1 {
-					body = readFirst
-				}
-				body += " -- " + strconv.Itoa(w) + "/" + strconv.Itoa(i) // a new script each round
-				k := names[(i*writers+w)%counters]
-				for _, args := range [][]string{{"2", k, "total"}, {"2", k, "total"}, {"1", k, "total"}} {
-					if got := c.do(append([]string{"EVAL", body}, args...)...); got[0] != ':' {
-						t.Errorf("writer: %q", got)
-						return
-					}
-				}
+	checkSerial(t, 40, func(c *testConn, w, i int, counter string) bool {
+		body := writeFirst
+		if (i+w)%2 == 1 {
+			body = readFirst
+		}
+		body += " -- " + strconv.Itoa(w) + "/" + strconv.Itoa(i) // a new script each round
+		for _, args := range [][]string{{"2", counter, "total"}, {"2", counter, "total"}, {"1", counter, "total"}} {
+			if c.do(append([]string{"EVAL", body}, args...)...)[0] != ':' {
+				return false
 			}
-		}()
-	}
-	for r := range 2 {
-		readers.Add(1)
-		c := dial(t, srv)
-		go func() {
-			defer readers.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				var got string
-				if r == 0 {
-					got = c.do(append([]string{"EVAL", check, "0"}, names...)...)
-				} else {
-					got = sumMGET(c.do(append([]string{"MGET", "total"}, names...)...))
-				}
-				if strings.HasPrefix(got, "-") {
-					t.Errorf("reader %d: %q", r, got)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(done)
-	readers.Wait()
-	c := dial(t, srv)
-	if got := c.do("GET", "total"); got != "$3\r\n"+strconv.Itoa(3*writers*rounds)+"\r\n" {
-		t.Errorf("total %q, want %d", got, 3*writers*rounds)
-	}
+		}
+		return true
+	}, 3)
 }
