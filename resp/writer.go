@@ -77,12 +77,11 @@ func appendLine(b []byte, s string) []byte {
 
 // Int writes :n.
 func (w *Writer) Int(n int64) {
-	if len(w.buf) != 0 {
-		w.header(':', n)
-		return
-	}
+	first := len(w.buf) == 0
 	w.header(':', n)
-	w.oneEnd, w.oneInt = len(w.buf), n
+	if first {
+		w.oneEnd, w.oneInt = len(w.buf), n
+	}
 }
 
 // OneInt reports whether the buffer holds exactly one reply, an integer
