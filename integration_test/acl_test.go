@@ -584,12 +584,20 @@ func TestACLUserLinesInConfigFile(t *testing.T) {
 // it to exit with status 1 without serving; it returns the output.
 func refusedStart(t *testing.T, bin, conf string) string {
 	t.Helper()
+	return refusedStartIn(t, bin, t.TempDir(), conf)
+}
+
+// refusedStartIn starts bin on dir (its --dir and working directory)
+// with args first and requires it to exit with status 1 without
+// serving; it returns the output.
+func refusedStartIn(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
 	port, err := serverproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	sp, err := serverproc.Start(bin, []string{conf, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, dir, false)
+	args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir)
+	sp, err := serverproc.Start(bin, args, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +605,7 @@ func refusedStart(t *testing.T, bin, conf string) string {
 	case <-sp.Exited():
 	case <-time.After(startTimeout):
 		sp.Stop()
-		t.Fatalf("%s started with %s", filepath.Base(bin), conf)
+		t.Fatalf("%s started with %q", filepath.Base(bin), args)
 	}
 	var ee *exec.ExitError
 	if !errors.As(sp.Err(), &ee) || ee.ExitCode() != 1 {

@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cellserver/cellserver/internal/serverproc"
 )
 
 // Redis's data formats across the two servers: a DUMP of either RESTOREs
@@ -347,25 +344,7 @@ func TestBadRDBAtStart(t *testing.T) {
 			if err := os.WriteFile(path, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			port, err := serverproc.FreePort()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sp, err := serverproc.Start(harness.binary, []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir}, t.TempDir(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-sp.Exited():
-			case <-time.After(startTimeout):
-				sp.Stop()
-				t.Fatal("cellserver did not exit on a bad RDB file")
-			}
-			var ee *exec.ExitError
-			if !errors.As(sp.Err(), &ee) || ee.ExitCode() != 1 {
-				t.Errorf("exit: %v, want status 1", sp.Err())
-			}
-			log := sp.LogTail(10)
+			log := refusedStartIn(t, harness.binary, dir)
 			if !strings.Contains(log, path) || !strings.Contains(log, "offset") {
 				t.Errorf("log does not name the file and offset:\n%s", log)
 			}
